@@ -15,18 +15,18 @@ The two directions are named as an inverse pair:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from zorder.curves.morton import (
     _as_points,
-    _bit_planes,
     _check_coordinate,
     _check_shape,
     deinterleave_bits,
+    interleave_array,
     interleave_bits,
-    pack_bit_rows,
 )
 
 __all__ = ["hilbert_index", "hilbert_index_array", "hilbert_point"]
@@ -110,6 +110,59 @@ def hilbert_point(index: int, dims: int, bits: int) -> tuple[int, ...]:
     return tuple(transposed)
 
 
+def _narrowest_unsigned(bits: int) -> type[np.unsignedinteger[Any]]:
+    for dtype in (np.uint8, np.uint16, np.uint32):
+        if bits <= np.iinfo(dtype).bits:
+            return dtype
+    return np.uint64
+
+
+# Rows per slice of the transform: small enough that a slice's coordinates
+# stay in the CPU cache through the bits x dims passes.
+_SLICE_ROWS = 1 << 15
+
+
+def _axes_to_transpose_arrays(x: list[npt.NDArray[Any]], bits: int) -> None:
+    """Vectorized :func:`_axes_to_transpose`, branch-free, in place."""
+    dims = len(x)
+    dtype = x[0].dtype.type
+    q = 1 << (bits - 1)
+    flag = np.empty_like(x[0])
+    t = np.empty_like(x[0])
+    while q > 1:
+        level = dtype(q.bit_length() - 1)
+        low = dtype(q - 1)
+        for i in range(dims):
+            # flag = all ones where x[i] has bit q, else 0.
+            np.right_shift(x[i], level, out=flag)
+            np.bitwise_and(flag, dtype(1), out=flag)
+            np.negative(flag, out=flag)
+            # t = low bits to swap where the bit is clear.
+            np.bitwise_xor(x[0], x[i], out=t)
+            np.bitwise_and(t, low, out=t)
+            np.bitwise_and(t, np.invert(flag), out=t)
+            if i:
+                np.bitwise_xor(x[i], t, out=x[i])
+            # Where the bit is set, reflect x[0]'s low bits; else swap with x[i].
+            np.bitwise_and(flag, low, out=flag)
+            np.bitwise_or(flag, t, out=flag)
+            np.bitwise_xor(x[0], flag, out=x[0])
+        q >>= 1
+    for i in range(1, dims):
+        np.bitwise_xor(x[i], x[i - 1], out=x[i])
+    t.fill(0)
+    q = 1 << (bits - 1)
+    while q > 1:
+        np.right_shift(x[dims - 1], dtype(q.bit_length() - 1), out=flag)
+        np.bitwise_and(flag, dtype(1), out=flag)
+        np.negative(flag, out=flag)
+        np.bitwise_and(flag, dtype(q - 1), out=flag)
+        np.bitwise_xor(t, flag, out=t)
+        q >>= 1
+    for i in range(dims):
+        np.bitwise_xor(x[i], t, out=x[i])
+
+
 def hilbert_index_array(
     points: npt.ArrayLike, bits: int
 ) -> npt.NDArray[np.uint64] | npt.NDArray[np.uint8]:
@@ -121,28 +174,12 @@ def hilbert_index_array(
     array = _as_points(points, bits)
     n, dims = array.shape
     _check_shape(dims, bits)
-    x = [array[:, i].copy() for i in range(dims)]
-    zero = np.uint64(0)
-    q = 1 << (bits - 1)
-    while q > 1:
-        bit, low = np.uint64(q), np.uint64(q - 1)
+    dtype = _narrowest_unsigned(bits)
+    transposed = np.empty((n, dims), dtype=np.uint64)
+    for start in range(0, n, _SLICE_ROWS):
+        rows = slice(start, min(n, start + _SLICE_ROWS))
+        x = [array[rows, i].astype(dtype) for i in range(dims)]
+        _axes_to_transpose_arrays(x, bits)
         for i in range(dims):
-            has_bit = (x[i] & bit) != zero
-            # Where the bit is set, reflect x[0]'s low bits; else swap them with x[i]'s.
-            swap = np.where(has_bit, zero, (x[0] ^ x[i]) & low)
-            x[0] ^= np.where(has_bit, low, swap)
-            if i:
-                x[i] ^= swap
-        q >>= 1
-    for i in range(1, dims):
-        x[i] ^= x[i - 1]
-    t = np.zeros(n, dtype=np.uint64)
-    q = 1 << (bits - 1)
-    while q > 1:
-        t ^= np.where((x[dims - 1] & np.uint64(q)) != zero, np.uint64(q - 1), zero)
-        q >>= 1
-    for i in range(dims):
-        x[i] ^= t
-    transposed = np.stack(x, axis=1)
-    planes = _bit_planes(transposed, bits)
-    return pack_bit_rows(planes.reshape(n, bits * dims))
+            transposed[rows, i] = x[i]
+    return interleave_array(transposed, bits)

@@ -7,6 +7,7 @@ level first, the first dimension's bit comes first. So for two 3-bit values
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import struct
@@ -192,23 +193,49 @@ def _bit_planes(points: npt.NDArray[np.uint64], bits: int) -> npt.NDArray[np.uin
     return planes.transpose(0, 2, 1)
 
 
-def pack_bit_rows(
-    bit_rows: npt.NDArray[np.uint8],
-) -> npt.NDArray[np.uint64] | npt.NDArray[np.uint8]:
-    """Pack rows of bits (most significant first) into integers.
-
-    Rows of at most 64 bits become uint64; longer rows become a fixed-width
-    big-endian byte key, left-padded with zero bits so that comparing keys
-    byte by byte is comparing the integers.
-    """
+def _pack_bit_rows(bit_rows: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
+    """Rows of bits (most significant first) -> big-endian bytes, left-padded with zeros."""
     n, width = bit_rows.shape
-    target = 64 if width <= 64 else 8 * ((width + 7) // 8)
-    padded = np.zeros((n, target), dtype=np.uint8)
-    padded[:, target - width :] = bit_rows
-    packed = np.packbits(padded, axis=1)
-    if width <= 64:
-        return packed.view(">u8").reshape(n).astype(np.uint64)
-    return packed
+    padded = np.zeros((n, 8 * ((width + 7) // 8)), dtype=np.uint8)
+    padded[:, padded.shape[1] - width :] = bit_rows
+    return np.packbits(padded, axis=1)
+
+
+@functools.cache
+def _spread_table(chunk_bits: int, stride: int) -> npt.NDArray[np.uint64]:
+    """table[v] = v's bits moved from position k to position k * stride."""
+    values = np.arange(1 << chunk_bits, dtype=np.uint64)
+    table = np.zeros(1 << chunk_bits, dtype=np.uint64)
+    for k in range(chunk_bits):
+        table |= ((values >> np.uint64(k)) & np.uint64(1)) << np.uint64(k * stride)
+    return table
+
+
+def _interleave_levels(
+    points: npt.NDArray[np.uint64], low_level: int, levels: int
+) -> npt.NDArray[np.uint64]:
+    """Z-value of bit levels ``low_level .. low_level + levels - 1`` (levels * d <= 64)."""
+    n, dims = points.shape
+    chunk = min(16, levels)  # a 2**16-entry table still sits in the L2 cache
+    table = _spread_table(chunk, dims)
+    out = np.zeros(n, dtype=np.uint64)
+    mask = np.uint64((1 << chunk) - 1)
+    for dim in range(dims):
+        column = points[:, dim] >> np.uint64(low_level)
+        if low_level + levels < 64:
+            column &= np.uint64((1 << levels) - 1)
+        for start in range(0, levels, chunk):
+            spread = table[(column >> np.uint64(start)) & mask]
+            out |= spread << np.uint64(start * dims + dims - 1 - dim)
+    return out
+
+
+def _levels_per_word(dims: int) -> int:
+    """Most bit levels whose interleaving fills whole bytes of one 64-bit word (0: none)."""
+    for levels in range(64 // dims, 0, -1):
+        if levels * dims % 8 == 0:
+            return levels
+    return 0
 
 
 def interleave_array(
@@ -217,11 +244,25 @@ def interleave_array(
     """Vectorized :func:`interleave_bits` over the rows of an (n x d) array.
 
     Returns uint64 Z-values when ``d * bits <= 64``, else an (n x bytes) uint8
-    array of big-endian keys (see :func:`key_bytes`) whose lexicographic order
-    is the Z-order.
+    array of big-endian keys (see :func:`key_bytes`), left-padded with zero
+    bits, whose lexicographic order is the Z-order.
     """
     array = _as_points(points, bits)
     n, dims = array.shape
     _check_shape(dims, bits)
-    planes = _bit_planes(array, bits)
-    return pack_bit_rows(planes.reshape(n, bits * dims))
+    if dims * bits <= 64:
+        return _interleave_levels(array, 0, bits)
+    per_word = _levels_per_word(dims)
+    if per_word == 0:  # more than 8 dimensions: go through bit planes
+        return _pack_bit_rows(_bit_planes(array, bits).reshape(n, bits * dims))
+    # Whole bytes from the lowest levels up; the top word takes the remainder
+    # and the left padding.
+    pieces = []
+    low = 0
+    while low < bits:
+        levels = min(per_word, bits - low)
+        word = _interleave_levels(array, low, levels)
+        width = (levels * dims + 7) // 8
+        pieces.append(word.astype(">u8").view(np.uint8).reshape(n, 8)[:, 8 - width :])
+        low += levels
+    return np.ascontiguousarray(np.hstack(pieces[::-1]))

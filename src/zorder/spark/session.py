@@ -1,0 +1,39 @@
+"""SparkSession factory that keeps Spark on the loopback interface."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from pyspark.sql import SparkSession
+
+LOOPBACK = "127.0.0.1"
+
+
+def local_session(
+    *,
+    master: str = "local[2]",
+    app_name: str = "zorder",
+    ui: bool = False,
+    conf: Mapping[str, str] | None = None,
+) -> SparkSession:
+    """Get or create a SparkSession whose driver binds to 127.0.0.1.
+
+    Spark otherwise binds to the first non-loopback interface it finds. The
+    settings here are defaults: anything in ``conf`` wins, so a cluster's
+    driver host can still be set by the caller (or by spark-submit).
+    """
+    os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)
+    settings = {
+        "spark.driver.bindAddress": LOOPBACK,
+        "spark.driver.host": LOOPBACK,
+        "spark.ui.enabled": "true" if ui else "false",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.shuffle.partitions": "8",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+    }
+    settings.update(conf or {})
+    builder = SparkSession.builder.master(master).appName(app_name)
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()

@@ -1,0 +1,28 @@
+"""The benchmarks run at tiny scale in the suite, so that they cannot rot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from benchmarks import curves, report
+
+
+def test_curves_benchmark_smoke() -> None:
+    payload = curves.main(["--points", "3000", "--scalar-points", "300", "--repeat", "1"])
+    for name in ("zorder", "hilbert"):
+        row = payload["results"][name]
+        assert row["scalar_points_per_s"] > 0
+        assert row["speedup"] == row["vectorized_points_per_s"] / row["scalar_points_per_s"]
+    assert "| zorder |" in curves.markdown(payload)
+
+
+def test_replace_section_keeps_other_sections(tmp_path: Path) -> None:
+    md = tmp_path / "B.md"
+    report.replace_section("a", "first", md)
+    report.replace_section("b", "second", md)
+    report.replace_section("a", "third", md)
+    text = md.read_text()
+    assert "third" in text
+    assert "second" in text
+    assert "first" not in text
+    assert text.index("third") < text.index("second")
