@@ -1,0 +1,29 @@
+"""Per-file statistics for Delta add actions, from Parquet footers.
+
+Only footers are read (a few kilobytes a file), never the data. The rules
+follow what Delta readers trust for skipping: a bound is written only when it
+truly bounds every value of the file, and anything unsure is left out (a
+missing bound only means "might match").
+"""
+
+from __future__ import annotations
+
+from zorder.stats.delta import (
+    DEFAULT_NUM_INDEXED_COLS,
+    STRING_PREFIX_LENGTH,
+    FileStats,
+    indexed_columns,
+    stats_from_parquet,
+    truncate_max_string,
+    truncate_min_string,
+)
+
+__all__ = [
+    "DEFAULT_NUM_INDEXED_COLS",
+    "STRING_PREFIX_LENGTH",
+    "FileStats",
+    "indexed_columns",
+    "stats_from_parquet",
+    "truncate_max_string",
+    "truncate_min_string",
+]

@@ -1,0 +1,136 @@
+"""Rank buckets and direct words over Arrow arrays against scalar references."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import math
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from zorder.curves import encoding_for
+from zorder.curves.ranks import (
+    bucket_ids,
+    direct_words,
+    quantile_boundaries,
+    reference_bucket,
+    reference_direct_word,
+)
+
+UTC = dt.UTC
+
+# (Spark type name, Arrow type, strategy of non-null values)
+TYPES: list[tuple[str, pa.DataType, st.SearchStrategy[Any]]] = [
+    ("boolean", pa.bool_(), st.booleans()),
+    ("tinyint", pa.int8(), st.integers(-128, 127)),
+    ("smallint", pa.int16(), st.integers(-(2**15), 2**15 - 1)),
+    ("int", pa.int32(), st.integers(-(2**31), 2**31 - 1)),
+    ("bigint", pa.int64(), st.integers(-(2**63), 2**63 - 1)),
+    ("float", pa.float32(), st.floats(width=32)),
+    ("double", pa.float64(), st.floats()),
+    (
+        "decimal(10,2)",
+        pa.decimal128(10, 2),
+        st.decimals(min_value=-(10**8) + 1, max_value=10**8 - 1, places=2),
+    ),
+    (
+        "decimal(38,4)",
+        pa.decimal128(38, 4),
+        st.integers(-(10**38) + 1, 10**38 - 1).map(
+            lambda u: decimal.Decimal(u).scaleb(-4, context=decimal.Context(prec=60))
+        ),
+    ),
+    ("date", pa.date32(), st.dates()),
+    (
+        "timestamp",
+        pa.timestamp("us", tz="UTC"),
+        st.datetimes(timezones=st.just(UTC)),
+    ),
+    ("timestamp_ntz", pa.timestamp("us"), st.datetimes()),
+    ("string", pa.string(), st.text(max_size=12)),
+    ("binary", pa.binary(), st.binary(max_size=12)),
+]
+IDS = [t[0] for t in TYPES]
+
+
+def column(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[list[Any]]:
+    return st.lists(st.one_of(st.none(), strategy), max_size=40)
+
+
+@pytest.mark.parametrize(("type_name", "arrow_type", "values"), TYPES, ids=IDS)
+@given(data=st.data())
+def test_bucket_ids_match_reference(
+    type_name: str, arrow_type: pa.DataType, values: st.SearchStrategy[Any], data: st.DataObject
+) -> None:
+    sample = data.draw(column(values))
+    rows = data.draw(column(values))
+    count = data.draw(st.integers(1, 12))
+    boundaries = quantile_boundaries(pa.array(sample, arrow_type), count)
+    assert len(boundaries) <= count
+    bounds = boundaries.to_pylist()
+    enc = encoding_for(type_name)
+    got = bucket_ids(pa.array(rows, arrow_type), boundaries)
+    assert got.dtype == np.uint64
+    assert list(got) == [reference_bucket(v, bounds, enc) for v in rows]
+
+
+@pytest.mark.parametrize(("type_name", "arrow_type", "values"), TYPES, ids=IDS)
+@given(data=st.data())
+def test_direct_words_match_reference(
+    type_name: str, arrow_type: pa.DataType, values: st.SearchStrategy[Any], data: st.DataObject
+) -> None:
+    rows = data.draw(column(values))
+    nulls = data.draw(st.sampled_from(["first", "last"]))
+    enc = encoding_for(type_name, nulls=nulls)
+    array = pa.array(rows, arrow_type)
+    # Sliced arrays (non-zero offset) are what Arrow batches often are.
+    for candidate in (array, pa.array([None, *rows], arrow_type).slice(1)):
+        got = direct_words(candidate, enc)
+        assert [int(w) for w in got] == [reference_direct_word(v, enc) for v in rows]
+
+
+def test_nulls_take_bucket_zero_and_are_not_mixed_with_the_minimum() -> None:
+    boundaries = quantile_boundaries(pa.array([1, 2, 3, 4]), 3)
+    got = bucket_ids(pa.array([None, -(2**63), 1, 4, 5]), boundaries)
+    assert got[0] == 0
+    assert got[1] == 1
+    assert list(got) == sorted(got)
+
+
+def test_quantile_boundaries_are_sorted_distinct_and_spread() -> None:
+    sample = pa.array(list(range(1000)) * 2)
+    bounds = quantile_boundaries(sample, 9).to_pylist()
+    assert bounds == sorted(set(bounds))
+    assert bounds == [100, 200, 300, 400, 500, 600, 700, 800, 900]
+
+
+def test_heavy_duplicates_collapse_boundaries() -> None:
+    sample = pa.array([7] * 990 + list(range(10)))
+    bounds = quantile_boundaries(sample, 100).to_pylist()
+    assert bounds == sorted(set(bounds))
+    assert 7 in bounds
+    ids = bucket_ids(pa.array([7, 7, 0, 9]), quantile_boundaries(sample, 100))
+    assert ids[0] == ids[1] > ids[2]
+
+
+def test_nan_and_signed_zero() -> None:
+    sample = pa.array([-0.0, 0.0, 1.0, math.nan, -math.inf, math.inf])
+    bounds = quantile_boundaries(sample, 10)
+    ids = bucket_ids(pa.array([-0.0, 0.0, math.nan, math.inf, None]), bounds)
+    assert ids[0] == ids[1]
+    assert ids[2] > ids[3] > ids[0] > ids[4] == 0
+
+
+def test_shared_prefix_strings_are_spread_by_rank() -> None:
+    prefix = "customer-account-identifier-"
+    sample = pa.array([f"{prefix}{i:06d}" for i in range(1000)])
+    bounds = quantile_boundaries(sample, 15)
+    ids = bucket_ids(sample, bounds)
+    counts = np.bincount(ids.astype(np.int64))
+    assert len(np.flatnonzero(counts)) == 16
+    assert counts[1:].max() - counts[1:].min() <= 2
