@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
+from zorder.api import ClusterMetrics, optimize, write
 from zorder.curves import (
     OrderedEncoding,
     deinterleave_bits,
@@ -29,6 +30,7 @@ except PackageNotFoundError:  # running from a source tree that was not installe
     __version__ = "0.0.0+unknown"
 
 __all__ = [
+    "ClusterMetrics",
     "OrderedEncoding",
     "__version__",
     "deinterleave_bits",
@@ -38,5 +40,7 @@ __all__ = [
     "hilbert_point",
     "interleave_array",
     "interleave_bits",
+    "optimize",
+    "write",
     "zorder_less",
 ]

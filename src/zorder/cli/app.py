@@ -1,9 +1,12 @@
-"""Typer application behind the ``zorder`` command."""
+"""Typer application behind the ``zorder`` command: parse, call the API, print."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from enum import StrEnum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -11,6 +14,13 @@ from rich.table import Table
 
 import zorder
 from zorder.curves import hilbert_index, interleave_bits
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from zorder.api import ClusterMetrics
+
+T = TypeVar("T")
 
 app = typer.Typer(
     name="zorder",
@@ -24,6 +34,48 @@ console = Console()
 class Curve(StrEnum):
     zorder = "zorder"
     hilbert = "hilbert"
+
+
+class LayoutCurve(StrEnum):
+    zorder = "zorder"
+    hilbert = "hilbert"
+    linear = "linear"
+
+
+class KeyMethod(StrEnum):
+    rank = "rank"
+    direct = "direct"
+
+
+class SourceFormat(StrEnum):
+    parquet = "parquet"
+    csv = "csv"
+    delta = "delta"
+
+
+class Mode(StrEnum):
+    error = "error"
+    append = "append"
+    overwrite = "overwrite"
+
+
+MasterOption = Annotated[
+    str,
+    typer.Option(help="Spark master: local[*], local-cluster[2,1,1024], spark://host:7077, yarn."),
+]
+ConfOption = Annotated[
+    list[str] | None,
+    typer.Option("--conf", help="Extra Spark setting KEY=VALUE (repeatable)."),
+]
+CurveOption = Annotated[LayoutCurve, typer.Option(help="Curve to cluster along.")]
+ByOption = Annotated[str, typer.Option(help="Clustering columns, comma-separated: a,b,c.")]
+NumFilesOption = Annotated[int | None, typer.Option(min=1, help="Exact number of files.")]
+TargetSizeOption = Annotated[
+    str | None, typer.Option(help="Target file size instead, e.g. 256MB (default 128MB).")
+]
+MethodOption = Annotated[
+    KeyMethod, typer.Option(help="Keys from sampled ranks (default) or raw encodings.")
+]
 
 
 def _version_callback(value: bool) -> None:
@@ -72,6 +124,205 @@ def demo() -> None:
     """Show the 8x8 Z-order and Hilbert grids (the clustering demo arrives with `write`)."""
     for which in Curve:
         console.print(curve_table(which, 3))
+
+
+def _columns(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _session(master: str, conf: list[str] | None) -> SparkSession:
+    from zorder.spark import local_session
+
+    settings: dict[str, str] = {}
+    for item in conf or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            _fail(f"--conf takes KEY=VALUE, got {item!r}")
+        settings[key.strip()] = value
+    with console.status(f"Starting Spark ({master})..."):
+        spark = local_session(master=master, conf=settings)
+        spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def _fail(message: str) -> None:
+    console.print(f"[bold red]error:[/] {message}", highlight=False)
+    raise typer.Exit(code=2)
+
+
+def _guarded(action: Callable[[], T]) -> T:
+    """Bad input becomes one red line and exit code 2, not a traceback."""
+    from zorder.table import NotADeltaTableError
+
+    try:
+        return action()
+    except (ValueError, FileExistsError, FileNotFoundError, NotADeltaTableError) as error:
+        _fail(str(error))
+        raise  # unreachable: _fail exits
+
+
+def _bytes(count: int) -> str:
+    size = float(count)
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if size < 1024 or unit == "TB":
+            return f"{size:,.1f} {unit}" if unit != "B" else f"{int(size):,} B"
+        size /= 1024
+    return f"{count} B"
+
+
+def _summary(metrics: ClusterMetrics) -> Table:
+    table = Table(title=f"{metrics.operation} {metrics.table_uri}", show_header=False)
+    table.add_column("what", style="bold")
+    table.add_column("value", justify="right")
+    rows = [
+        ("clustered by", f"{', '.join(metrics.by)} ({metrics.curve}, {metrics.method} keys)"),
+        ("files removed", f"{metrics.files_removed:,} ({_bytes(metrics.bytes_removed)})"),
+        ("files added", f"{metrics.files_added:,} ({_bytes(metrics.bytes_added)})"),
+        ("rows", f"{metrics.rows:,}"),
+        ("table version", "unchanged" if metrics.version is None else str(metrics.version)),
+        ("seconds", f"{metrics.seconds:.1f}"),
+    ]
+    for name, value in rows:
+        table.add_row(name, value)
+    return table
+
+
+@contextmanager
+def _working(message: str) -> Iterator[None]:
+    # Spark's own stage progress bar shows on stderr meanwhile.
+    console.print(f"[bold]{message}[/]")
+    yield
+
+
+def _read_source(spark: SparkSession, source: str, source_format: SourceFormat) -> DataFrame:
+    if source_format is SourceFormat.delta:
+        from zorder.table import load_snapshot, normalize_uri
+
+        return load_snapshot(normalize_uri(source)).dataframe(spark)
+    if source_format is SourceFormat.csv:
+        return spark.read.option("header", True).option("inferSchema", True).csv(source)
+    return spark.read.parquet(source)
+
+
+@app.command()
+def write(
+    source: Annotated[str, typer.Argument(help="Input path (Parquet, CSV or Delta).")],
+    dest: Annotated[str, typer.Argument(help="Delta table to write.")],
+    by: ByOption,
+    source_format: Annotated[
+        SourceFormat, typer.Option("--format", help="Format of SOURCE.")
+    ] = SourceFormat.parquet,
+    curve: Annotated[
+        LayoutCurve, typer.Option(help="Curve to cluster along.")
+    ] = LayoutCurve.zorder,
+    num_files: NumFilesOption = None,
+    target_file_size: TargetSizeOption = None,
+    mode: Annotated[
+        Mode, typer.Option(help="If DEST exists: error, append, overwrite.")
+    ] = Mode.error,
+    method: MethodOption = KeyMethod.rank,
+    master: MasterOption = "local[*]",
+    conf: ConfOption = None,
+) -> None:
+    """Cluster SOURCE by columns into the Delta table DEST."""
+    if num_files is not None and target_file_size is not None:
+        _fail("give --num-files or --target-file-size, not both")
+    spark = _session(master, conf)
+    df = _guarded(lambda: _read_source(spark, source, source_format))
+    with _working(f"Clustering {source} by {by} along the {curve.value} curve..."):
+        metrics = _guarded(
+            lambda: zorder.write(
+                df,
+                dest,
+                by=_columns(by),
+                mode=mode.value,
+                curve=curve.value,
+                num_files=num_files,
+                target_file_size=target_file_size,
+                method=method.value,
+            )
+        )
+    console.print(_summary(metrics))
+
+
+@app.command()
+def optimize(
+    path: Annotated[str, typer.Argument(help="Delta table to rewrite clustered.")],
+    by: ByOption,
+    curve: Annotated[
+        LayoutCurve, typer.Option(help="Curve to cluster along.")
+    ] = LayoutCurve.zorder,
+    num_files: NumFilesOption = None,
+    target_file_size: TargetSizeOption = None,
+    method: MethodOption = KeyMethod.rank,
+    master: MasterOption = "local[*]",
+    conf: ConfOption = None,
+) -> None:
+    """Rewrite the Delta table at PATH clustered by columns, in one commit."""
+    if num_files is not None and target_file_size is not None:
+        _fail("give --num-files or --target-file-size, not both")
+    spark = _session(master, conf)
+    with _working(f"Optimizing {path} by {by} along the {curve.value} curve..."):
+        metrics = _guarded(
+            lambda: zorder.optimize(
+                spark,
+                path,
+                by=_columns(by),
+                curve=curve.value,
+                num_files=num_files,
+                target_file_size=target_file_size,
+                method=method.value,
+            )
+        )
+    console.print(_summary(metrics))
+
+
+def _plain(value: Any) -> Any:
+    if value is None or isinstance(value, int | float | str | bool):
+        return value
+    return str(value)
+
+
+@app.command()
+def stats(
+    path: Annotated[str, typer.Argument(help="Delta table.")],
+    columns: Annotated[
+        str | None,
+        typer.Option(help="Columns to show min/max of (default: the clustering columns)."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """One row per file: record count and min/max of the clustering columns."""
+    from zorder.table import file_statistics, latest_clustering, normalize_uri
+
+    uri = normalize_uri(path)
+    actions = _guarded(lambda: file_statistics(uri))
+    if columns:
+        shown = _columns(columns)
+    else:
+        clustering = latest_clustering(uri)
+        shown = list(clustering["by"]) if clustering else []
+        if not shown:
+            shown = [n[4:] for n in actions.column_names if n.startswith("min.")][:4]
+    missing = [c for c in shown if f"min.{c}" not in actions.column_names]
+    if missing:
+        _fail(f"no statistics for {', '.join(map(repr, missing))} in {uri}")
+    rows = []
+    for row in actions.to_pylist():
+        entry: dict[str, Any] = {"path": row["path"], "records": row.get("num_records")}
+        for column in shown:
+            entry[f"{column} min"] = _plain(row.get(f"min.{column}"))
+            entry[f"{column} max"] = _plain(row.get(f"max.{column}"))
+        rows.append(entry)
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    table = Table(title=f"{uri}: {len(rows)} files")
+    for name in ["path", "records", *[f"{c} {side}" for c in shown for side in ("min", "max")]]:
+        table.add_column(name, justify="left" if name == "path" else "right", overflow="fold")
+    for entry in rows:
+        table.add_row(*["" if v is None else str(v) for v in entry.values()])
+    console.print(table)
 
 
 def main() -> None:

@@ -68,7 +68,8 @@ def _numeric_view(array: pa.Array) -> npt.NDArray[Any]:
     if array.null_count:
         fill = pa.scalar(0, array.type) if not pa.types.is_floating(array.type) else 0.0
         array = pc.fill_null(array, fill)
-    return array.to_numpy(zero_copy_only=False)
+    values: npt.NDArray[Any] = array.to_numpy(zero_copy_only=False)
+    return values
 
 
 def _canonical_floats(values: npt.NDArray[Any]) -> npt.NDArray[Any]:
@@ -231,7 +232,7 @@ def direct_words(array: pa.Array, encoding: OrderedEncoding) -> npt.NDArray[np.u
 # Scalar references (slow, obviously correct)
 
 
-def _sort_key(value: object, encoding: OrderedEncoding) -> object:
+def _sort_key(value: object, encoding: OrderedEncoding) -> Any:
     if isinstance(value, str):
         return value.encode("utf-8", errors="surrogatepass")
     if isinstance(value, bytes | bytearray | memoryview):
@@ -244,7 +245,7 @@ def reference_bucket(value: object, boundaries: Sequence[object], encoding: Orde
     if value is None:
         return 0
     keys = [_sort_key(b, encoding) for b in boundaries]
-    return 1 + bisect.bisect_right(keys, _sort_key(value, encoding))  # type: ignore[arg-type]
+    return 1 + bisect.bisect_right(keys, _sort_key(value, encoding))
 
 
 def reference_direct_word(value: object, encoding: OrderedEncoding) -> int:

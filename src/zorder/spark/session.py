@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 
 from pyspark.sql import SparkSession
@@ -24,6 +25,10 @@ def local_session(
     driver host can still be set by the caller (or by spark-submit).
     """
     os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)
+    if master.startswith("local"):
+        # Python workers on this machine run this interpreter (and its pyarrow),
+        # not whatever python3 comes first on PATH.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     settings = {
         "spark.driver.bindAddress": LOOPBACK,
         "spark.driver.host": LOOPBACK,

@@ -1,0 +1,217 @@
+"""Clustering-key Columns computed inside Spark.
+
+Column in, Column out: the curve keys are Arrow-batched UDFs whose NumPy
+bodies are the vectorized curve core, so no Python code runs per row and
+nothing but a sample and its boundaries travels to the driver.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+import numpy as np
+import pyarrow as pa
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.pandas.functions import ArrowUDFType, arrow_udf
+from pyspark.sql.types import BinaryType, DataType, LongType
+
+from zorder.curves import encoding_for, hilbert_index_array, interleave_array
+from zorder.curves.encodings import SUPPORTED_TYPES, OrderedEncoding, canonical_type_name
+from zorder.curves.ranks import (
+    STRING_SAMPLE_PREFIX,
+    bucket_ids,
+    direct_words,
+    quantile_boundaries,
+)
+
+__all__ = [
+    "DEFAULT_SAMPLE_SEED",
+    "DEFAULT_SAMPLE_SIZE",
+    "MAX_RANK_BITS",
+    "WARN_ABOVE_COLUMNS",
+    "Curve",
+    "KeyMethod",
+    "bits_per_column",
+    "direct_key",
+    "rank_boundaries",
+    "rank_key",
+    "resolve_clustering_columns",
+]
+
+Curve = Literal["zorder", "hilbert", "linear"]
+KeyMethod = Literal["rank", "direct"]
+CURVES: tuple[str, ...] = get_args(Curve)
+KEY_METHODS: tuple[str, ...] = get_args(KeyMethod)
+
+DEFAULT_SAMPLE_SIZE = 100_000
+# Not 0: data made with rand(0) would otherwise be sampled by its own values.
+DEFAULT_SAMPLE_SEED = 0x5EED_2026
+MAX_RANK_BITS = 10  # 1,024 buckets a column: far finer than any file box
+_KEY_BITS = 62  # rank keys stay non-negative Spark longs
+WARN_ABOVE_COLUMNS = 8
+
+
+@dataclass(frozen=True)
+class ClusteringColumn:
+    """A clustering column as resolved against a DataFrame's schema."""
+
+    name: str
+    type_name: str  # Spark's simpleString, canonical
+
+
+def _type_name(data_type: DataType) -> str:
+    return str(data_type.simpleString())
+
+
+def resolve_clustering_columns(df: DataFrame, by: Sequence[str]) -> list[ClusteringColumn]:
+    """Check ``by`` against ``df``'s schema; names resolve case-insensitively, as in Spark.
+
+    Raises ValueError, naming the bad value and what would be accepted, for an
+    empty or duplicated list, an unknown column or an unsupported type.
+    """
+    if isinstance(by, str):
+        by = [by]
+    names = list(df.columns)
+    if not by:
+        raise ValueError(f"no clustering columns given; table columns: {', '.join(names)}")
+    by_lower: dict[str, str] = {}
+    for name in names:
+        by_lower.setdefault(name.lower(), name)
+    fields = {f.name: f for f in df.schema.fields}
+    resolved: list[ClusteringColumn] = []
+    seen: set[str] = set()
+    for wanted in by:
+        if not isinstance(wanted, str) or not wanted:
+            raise ValueError(f"clustering column names must be non-empty strings, got {wanted!r}")
+        actual = by_lower.get(wanted.lower())
+        if actual is None:
+            raise ValueError(
+                f"unknown clustering column {wanted!r}; table columns: {', '.join(names)}"
+            )
+        if actual in seen:
+            raise ValueError(f"clustering column {actual!r} is listed twice in by={list(by)}")
+        seen.add(actual)
+        spark_type = _type_name(fields[actual].dataType)
+        try:
+            type_name = canonical_type_name(spark_type)
+        except ValueError:
+            raise ValueError(
+                f"clustering column {actual!r} has type {spark_type}, which has no order a "
+                f"clustering key can use; accepted types: {', '.join(SUPPORTED_TYPES)}"
+            ) from None
+        resolved.append(ClusteringColumn(actual, type_name))
+    return resolved
+
+
+def bits_per_column(dims: int) -> int:
+    """Bits of each column's bucket number in a rank key of ``dims`` columns."""
+    if not 1 <= dims <= _KEY_BITS:
+        raise ValueError(f"rank keys take 1 .. {_KEY_BITS} columns, got {dims}")
+    bits = min(MAX_RANK_BITS, _KEY_BITS // dims)
+    if dims > WARN_ABOVE_COLUMNS:
+        warnings.warn(
+            f"clustering on {dims} columns: each column gets only {bits} bits "
+            f"({1 << bits} buckets) of the key, so each is clustered more coarsely",
+            UserWarning,
+            stacklevel=3,
+        )
+    return bits
+
+
+def _sampled(column: ClusteringColumn) -> Column:
+    if column.type_name in ("string", "binary"):
+        # A prefix is a valid boundary; whole 1 MB strings are not worth the memory.
+        return F.substring(F.col(f"`{column.name}`"), 1, STRING_SAMPLE_PREFIX).alias(column.name)
+    return F.col(f"`{column.name}`")
+
+
+def rank_boundaries(
+    df: DataFrame,
+    columns: Sequence[ClusteringColumn],
+    *,
+    bits: int,
+    sample_size: int = DEFAULT_SAMPLE_SIZE,
+    seed: int = DEFAULT_SAMPLE_SEED,
+) -> dict[str, pa.Array]:
+    """Quantile boundaries of each column from a uniform sample of ``df``.
+
+    One pass over the clustering columns: each task keeps its ``sample_size``
+    rows with the smallest random tags, and only those reach the driver.
+    """
+    if sample_size < 1:
+        raise ValueError(f"sample_size must be >= 1, got {sample_size}")
+    sample = (
+        df.select(*[_sampled(c) for c in columns])
+        .orderBy(F.rand(seed))
+        .limit(sample_size)
+        .toArrow()
+    )
+    count = (1 << bits) - 2  # bucket 0 is for nulls, and 2**bits - 1 ids remain
+    return {
+        c.name: quantile_boundaries(sample.column(i).combine_chunks(), count)
+        for i, c in enumerate(columns)
+    }
+
+
+def _curve_keys(ids: np.ndarray, curve: Curve, bits: int) -> np.ndarray:
+    if curve == "hilbert":
+        return hilbert_index_array(ids, bits)
+    return interleave_array(ids, bits)
+
+
+def _arrow_udf(function: Callable[..., pa.Array], return_type: DataType) -> Callable[..., Column]:
+    with warnings.catch_warnings():
+        # Spark prefers type hints; the variadic key functions cannot state their arity.
+        warnings.simplefilter("ignore", UserWarning)
+        udf: Callable[..., Column] = arrow_udf(function, return_type, ArrowUDFType.SCALAR)
+    return udf
+
+
+def rank_key(
+    columns: Sequence[ClusteringColumn],
+    boundaries: Mapping[str, pa.Array],
+    *,
+    curve: Curve,
+    bits: int,
+) -> Column:
+    """Long key: each column's bucket number (0 = null), combined along ``curve``."""
+    if curve not in ("zorder", "hilbert"):
+        raise ValueError(f"rank keys combine columns along 'zorder' or 'hilbert', got {curve!r}")
+    bounds = [boundaries[c.name] for c in columns]
+
+    def keys(*arrays: pa.Array) -> pa.Array:
+        ids = np.stack([bucket_ids(a, b) for a, b in zip(arrays, bounds, strict=True)], axis=1)
+        return pa.array(_curve_keys(ids, curve, bits).astype(np.int64), pa.int64())
+
+    udf = _arrow_udf(keys, LongType())
+    return udf(*[F.col(f"`{c.name}`") for c in columns])
+
+
+def direct_key(columns: Sequence[ClusteringColumn], *, curve: Curve) -> Column:
+    """Binary key: 64-bit direct words per column, combined along ``curve``.
+
+    Big-endian bytes, so Spark's unsigned byte-wise order of binaries is the
+    order along the curve.
+    """
+    if curve not in ("zorder", "hilbert"):
+        raise ValueError(f"direct keys combine columns along 'zorder' or 'hilbert', got {curve!r}")
+    encodings: list[OrderedEncoding] = [encoding_for(c.type_name) for c in columns]
+    width = 8 * len(columns)
+
+    def keys(*arrays: pa.Array) -> pa.Array:
+        words = np.stack(
+            [direct_words(a, e) for a, e in zip(arrays, encodings, strict=True)], axis=1
+        )
+        packed = np.ascontiguousarray(_curve_keys(words, curve, 64))
+        n = len(words)
+        offsets = np.arange(0, (n + 1) * width, width, dtype=np.int32)
+        return pa.Array.from_buffers(
+            pa.binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(packed.tobytes())]
+        )
+
+    udf = _arrow_udf(keys, BinaryType())
+    return udf(*[F.col(f"`{c.name}`") for c in columns])

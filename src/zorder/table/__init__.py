@@ -1,0 +1,33 @@
+"""Delta log access through the ``deltalake`` package (never hand-written)."""
+
+from __future__ import annotations
+
+from zorder.table.delta import (
+    DataFile,
+    NotADeltaTableError,
+    TableSnapshot,
+    WrittenFile,
+    commit_files,
+    delete_directory,
+    describe_written_files,
+    file_statistics,
+    is_delta_table,
+    latest_clustering,
+    load_snapshot,
+    normalize_uri,
+)
+
+__all__ = [
+    "DataFile",
+    "NotADeltaTableError",
+    "TableSnapshot",
+    "WrittenFile",
+    "commit_files",
+    "delete_directory",
+    "describe_written_files",
+    "file_statistics",
+    "is_delta_table",
+    "latest_clustering",
+    "load_snapshot",
+    "normalize_uri",
+]

@@ -1,0 +1,292 @@
+"""Delta tables through the ``deltalake`` package: snapshots, files, commits.
+
+The log is only ever written through deltalake's transaction API, so every
+commit is atomic and conflict-checked by delta-rs. Spark reads a snapshot's
+files as plain Parquet with the table's schema (no Delta jars needed).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import urlparse
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+from deltalake import DeltaTable
+from deltalake import Schema as DeltaSchema
+from deltalake.transaction import (
+    AddAction,
+    CommitProperties,
+    RemoveAction,
+    create_table_with_add_actions,
+)
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import StructType
+
+from zorder.stats import FileStats, indexed_columns, stats_from_parquet
+
+__all__ = [
+    "DataFile",
+    "NotADeltaTableError",
+    "TableSnapshot",
+    "WrittenFile",
+    "commit_files",
+    "delete_directory",
+    "describe_written_files",
+    "file_statistics",
+    "is_delta_table",
+    "latest_clustering",
+    "load_snapshot",
+    "normalize_uri",
+]
+
+# Reader features whose data plain Parquet reads would get wrong.
+_UNREADABLE_FEATURES = {"deletionVectors", "columnMapping", "v2Checkpoint_unknown"}
+
+
+class NotADeltaTableError(ValueError):
+    """The path holds no Delta table (no ``_delta_log``)."""
+
+
+def normalize_uri(path: str | os.PathLike[str]) -> str:
+    """Absolute local path, or the URI unchanged when it has a scheme (s3://, abfss://, ...)."""
+    text = os.fspath(path)
+    scheme = urlparse(text).scheme
+    if scheme and len(scheme) > 1 and scheme != "file":
+        return text.rstrip("/")
+    if scheme == "file":
+        text = urlparse(text).path
+    return os.path.abspath(text)
+
+
+def is_delta_table(uri: str, storage_options: Mapping[str, str] | None = None) -> bool:
+    return bool(DeltaTable.is_deltatable(uri, dict(storage_options or {})))
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """One data file of a table, as its add action describes it."""
+
+    path: str  # relative to the table root, as in the log
+    size: int
+    num_records: int | None
+    stats: str | None
+
+
+@dataclass(frozen=True)
+class TableSnapshot:
+    """A version of a table, pinned: what optimize reads and conflict-checks against."""
+
+    uri: str
+    table: DeltaTable
+    version: int
+    schema: StructType
+    configuration: Mapping[str, str | None]
+    partition_columns: tuple[str, ...]
+    files: tuple[DataFile, ...]
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(f.size for f in self.files)
+
+    def file_uri(self, data_file: DataFile) -> str:
+        return f"{self.uri.rstrip('/')}/{data_file.path}"
+
+    def dataframe(self, spark: SparkSession) -> DataFrame:
+        """The snapshot's rows: its files read by Spark's Parquet reader, with the table schema."""
+        if not self.files:
+            return spark.createDataFrame([], self.schema)
+        return spark.read.schema(self.schema).parquet(*[self.file_uri(f) for f in self.files])
+
+
+def load_snapshot(
+    uri: str, storage_options: Mapping[str, str] | None = None, *, version: int | None = None
+) -> TableSnapshot:
+    """Pin the table's current (or given) version and list its files with their stats."""
+    if not is_delta_table(uri, storage_options):
+        raise NotADeltaTableError(f"not a Delta table: {uri} (no readable _delta_log found)")
+    table = DeltaTable(uri, version=version, storage_options=dict(storage_options or {}))
+    protocol = table.protocol()
+    features = set(protocol.reader_features or []) & _UNREADABLE_FEATURES
+    if features:
+        raise ValueError(
+            f"table {uri} uses Delta reader features {sorted(features)}, which zorder cannot "
+            "read as plain Parquet; supported: tables without deletion vectors or column mapping"
+        )
+    metadata = table.metadata()
+    actions = pa.table(table.get_add_actions(flatten=True))
+    columns = set(actions.column_names)
+    files = []
+    for row in actions.to_pylist():
+        files.append(
+            DataFile(
+                path=row["path"],
+                size=int(row["size_bytes"]),
+                num_records=row.get("num_records") if "num_records" in columns else None,
+                stats=None,
+            )
+        )
+    schema = StructType.fromJson(json.loads(table.schema().to_json()))
+    return TableSnapshot(
+        uri=uri,
+        table=table,
+        version=table.version(),
+        schema=schema,
+        configuration=dict(metadata.configuration),
+        partition_columns=tuple(metadata.partition_columns),
+        files=tuple(files),
+    )
+
+
+def _filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
+    filesystem, root = pafs.FileSystem.from_uri(uri)
+    return filesystem, root
+
+
+@dataclass(frozen=True)
+class WrittenFile:
+    """A Parquet file Spark wrote for this run, with its footer statistics."""
+
+    path: str  # relative to the table root
+    size: int
+    stats: FileStats
+
+
+def describe_written_files(
+    uri: str,
+    relative_dir: str,
+    schema: StructType,
+    configuration: Mapping[str, str | None],
+) -> list[WrittenFile]:
+    """List the Parquet files under ``relative_dir`` and read each footer's statistics.
+
+    Only footers travel to the driver. Files without rows (Spark writes one
+    for an empty input) are left out.
+    """
+    filesystem, root = _filesystem(uri)
+    directory = f"{root.rstrip('/')}/{relative_dir}"
+    infos = filesystem.get_file_info(pafs.FileSelector(directory, recursive=True))
+    names = [field.name for field in schema.fields]
+    written = []
+    for info in sorted(infos, key=lambda i: i.path):
+        base = info.base_name
+        if info.type != pafs.FileType.File or not base.endswith(".parquet") or base[0] in "._":
+            continue
+        with filesystem.open_input_file(info.path) as handle:
+            metadata = pq.read_metadata(handle)
+        if metadata.num_rows == 0:
+            continue
+        arrow_schema = metadata.schema.to_arrow_schema()
+        wanted = indexed_columns(
+            pa.schema([arrow_schema.field(n) for n in names if n in arrow_schema.names]),
+            configuration,
+        )
+        stats = stats_from_parquet(metadata, arrow_schema, wanted)
+        relative = info.path[len(root.rstrip("/")) + 1 :]
+        written.append(WrittenFile(path=relative, size=int(info.size or 0), stats=stats))
+    return written
+
+
+def delete_directory(uri: str, relative_dir: str) -> None:
+    """Best-effort removal of a run's directory (its files were never committed)."""
+    filesystem, root = _filesystem(uri)
+    with contextlib.suppress(OSError):
+        filesystem.delete_dir(f"{root.rstrip('/')}/{relative_dir}")
+
+
+def _add_actions(files: Sequence[WrittenFile], *, data_change: bool) -> list[AddAction]:
+    now = int(time.time() * 1000)
+    return [
+        AddAction(
+            path=f.path,
+            size=f.size,
+            partition_values={},
+            modification_time=now,
+            data_change=data_change,
+            stats=f.stats.to_json(),
+        )
+        for f in files
+    ]
+
+
+def commit_files(
+    uri: str,
+    schema: StructType,
+    files: Sequence[WrittenFile],
+    *,
+    mode: Literal["create", "append", "overwrite", "rewrite"],
+    snapshot: TableSnapshot | None = None,
+    removed: Sequence[DataFile] = (),
+    custom_metadata: Mapping[str, Any] | None = None,
+    storage_options: Mapping[str, str] | None = None,
+) -> int:
+    """Commit ``files`` in one transaction; returns the new table version.
+
+    - ``create``: a new table whose first version holds the files.
+    - ``append`` / ``overwrite``: a data change on ``snapshot``'s table
+      (overwrite removes every file of the version it replaces).
+    - ``rewrite``: optimize's commit, adding ``files`` and removing
+      ``removed`` with ``dataChange = false``, checked by delta-rs against
+      everything committed since ``snapshot``.
+    """
+    properties = CommitProperties(
+        custom_metadata={k: json.dumps(v) for k, v in (custom_metadata or {}).items()}
+    )
+    delta_schema = DeltaSchema.from_json(schema.json())
+    if mode == "create":
+        create_table_with_add_actions(
+            uri,
+            delta_schema,
+            _add_actions(files, data_change=True),
+            mode="error",
+            storage_options=dict(storage_options or {}),
+            commit_properties=properties,
+        )
+        return int(DeltaTable(uri, storage_options=dict(storage_options or {})).version())
+    if snapshot is None:
+        raise ValueError(f"mode {mode!r} needs the snapshot it applies to")
+    table = snapshot.table
+    actions: list[AddAction | RemoveAction]
+    if mode == "rewrite":
+        now = int(time.time() * 1000)
+        actions = [*_add_actions(files, data_change=False)]
+        actions += [
+            RemoveAction(path=f.path, data_change=False, deletion_timestamp=now, size=f.size)
+            for f in removed
+        ]
+        table.create_write_transaction(
+            actions, mode="append", schema=delta_schema, commit_properties=properties
+        )
+    else:
+        actions = [*_add_actions(files, data_change=True)]
+        table.create_write_transaction(
+            actions, mode=mode, schema=delta_schema, commit_properties=properties
+        )
+    table.update_incremental()
+    return int(table.version())
+
+
+def file_statistics(uri: str, storage_options: Mapping[str, str] | None = None) -> pa.Table:
+    """One row per data file: path, size_bytes, num_records, min.<c>, max.<c>, null_count.<c>."""
+    table = load_snapshot(uri, storage_options).table
+    return pa.table(table.get_add_actions(flatten=True))
+
+
+def latest_clustering(
+    uri: str, storage_options: Mapping[str, str] | None = None, *, metadata_key: str = "zorder"
+) -> dict[str, Any] | None:
+    """The zorder metadata of the newest commit that carries it, if any."""
+    table = DeltaTable(uri, storage_options=dict(storage_options or {}))
+    for commit in table.history():
+        raw = commit.get(metadata_key)
+        if raw:
+            parsed = json.loads(raw) if isinstance(raw, str) else raw
+            return dict(parsed)
+    return None
