@@ -20,6 +20,7 @@ from zorder.curves.ranks import (
     quantile_boundaries,
     reference_bucket,
     reference_direct_word,
+    spread_buckets,
 )
 
 UTC = dt.UTC
@@ -134,3 +135,18 @@ def test_shared_prefix_strings_are_spread_by_rank() -> None:
     counts = np.bincount(ids.astype(np.int64))
     assert len(np.flatnonzero(counts)) == 16
     assert counts[1:].max() - counts[1:].min() <= 2
+
+
+@given(st.integers(1, 10).flatmap(lambda b: st.tuples(st.just(b), st.integers(0, (1 << b) - 2))))
+def test_spread_buckets_fill_the_bit_range_in_order(case: tuple[int, int]) -> None:
+    bits, boundaries = case
+    ids = np.arange(0, boundaries + 2, dtype=np.uint64)
+    spread = spread_buckets(ids, boundaries, bits)
+    assert spread[0] == 0
+    assert list(spread[1:]) == sorted(set(spread[1:]))  # strictly increasing
+    assert spread[1] == 1
+    assert int(spread[-1]) <= (1 << bits) - 1
+    if boundaries >= 1:
+        # The middle bucket lands near the middle of the bit range.
+        middle = int(spread[1 + (boundaries + 1) // 2])
+        assert abs(middle - (1 << (bits - 1))) <= (1 << bits) // (boundaries + 1) + 1

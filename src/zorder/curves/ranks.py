@@ -36,6 +36,7 @@ __all__ = [
     "quantile_boundaries",
     "reference_bucket",
     "reference_direct_word",
+    "spread_buckets",
 ]
 
 # Sampled strings are cut to this many characters before boundaries are
@@ -137,6 +138,24 @@ def _merge_rank(values: pa.Array, boundaries: pa.Array) -> npt.NDArray[np.uint64
     value_slots = ~is_boundary
     out[order[value_slots] - nb] = seen[value_slots].astype(_U64) + _U64(1)
     return out
+
+
+def spread_buckets(
+    ids: npt.NDArray[np.uint64], num_boundaries: int, bits: int
+) -> npt.NDArray[np.uint64]:
+    """Stretch bucket ids ``1 .. num_boundaries + 1`` over ``1 .. 2**bits - 1`` (0 stays null).
+
+    A column with few distinct values has few boundaries; left as they are,
+    its ids would use only the low bits, and the curve's first split of it
+    would fall far from its median. Stretched, every bit level halves the
+    column's rows, as it does for columns with a full set of boundaries.
+    """
+    top = (1 << bits) - 1
+    if num_boundaries + 1 > top:
+        raise ValueError(f"{num_boundaries} boundaries need more than {bits} bits")
+    buckets = num_boundaries + 1
+    stretched = _U64(1) + ((ids - _U64(1)) * _U64(top)) // _U64(buckets)
+    return np.where(ids == 0, _U64(0), stretched)
 
 
 # --------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from zorder.curves.ranks import (
     bucket_ids,
     direct_words,
     quantile_boundaries,
+    spread_buckets,
 )
 
 __all__ = [
@@ -184,7 +185,13 @@ def rank_key(
     bounds = [boundaries[c.name] for c in columns]
 
     def keys(*arrays: pa.Array) -> pa.Array:
-        ids = np.stack([bucket_ids(a, b) for a, b in zip(arrays, bounds, strict=True)], axis=1)
+        ids = np.stack(
+            [
+                spread_buckets(bucket_ids(a, b), len(b), bits)
+                for a, b in zip(arrays, bounds, strict=True)
+            ],
+            axis=1,
+        )
         return pa.array(_curve_keys(ids, curve, bits).astype(np.int64), pa.int64())
 
     udf = _arrow_udf(keys, LongType())

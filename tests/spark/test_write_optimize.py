@@ -1,0 +1,297 @@
+"""zorder.write and zorder.optimize on a real local Spark, real Parquet, a real Delta log."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import warnings
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from deltalake import DeltaTable, write_deltalake
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+import zorder
+from tests.spark.helpers import (
+    all_types_frame,
+    assert_stats_bound_files,
+    delta_rows,
+    logged_stats,
+    spark_rows,
+)
+from zorder.table import latest_clustering
+
+pytestmark = pytest.mark.spark
+
+CLUSTERABLE = [
+    "b",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "f32",
+    "f64",
+    "dec",
+    "wide",
+    "d",
+    "ts",
+    "ntz",
+    "s",
+    "bin",
+]
+
+
+@pytest.fixture(scope="module")
+def mixed(spark: SparkSession):  # type: ignore[no-untyped-def]
+    return all_types_frame(spark, 600).cache()
+
+
+@pytest.mark.parametrize(
+    ("curve", "method", "by"),
+    [
+        ("zorder", "rank", ["i32", "s", "ts"]),
+        ("hilbert", "rank", ["f64", "dec", "d", "bin"]),
+        ("zorder", "direct", ["i64", "f32", "ntz", "s"]),
+        ("hilbert", "direct", ["wide", "b", "i8"]),
+        ("linear", "rank", ["s", "i16"]),
+        ("zorder", "rank", ["f64"]),
+    ],
+)
+def test_write_keeps_every_row_and_stats_bound_data(
+    spark: SparkSession,
+    mixed,
+    tmp_path: Path,
+    curve: str,
+    method: str,
+    by: list[str],  # type: ignore[no-untyped-def]
+) -> None:
+    path = tmp_path / "t"
+    metrics = zorder.write(mixed, str(path), by=by, curve=curve, method=method, num_files=5)
+    assert metrics.rows == 600
+    assert metrics.files_added == len(logged_stats(path)) <= 5
+    assert metrics.version == 0
+    expected = spark_rows(mixed)
+    assert delta_rows(path, mixed.columns) == expected
+    assert assert_stats_bound_files(path) == metrics.files_added
+    # Spark reading the files back agrees too.
+    assert spark_rows(zorder.table.load_snapshot(str(path)).dataframe(spark)) == expected
+
+
+def test_optimize_rewrites_in_one_commit_and_keeps_rows(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    path = str(tmp_path / "t")
+    data = spark.range(3000).select(
+        (F.col("id") * 7919 % 1000).alias("x"), (F.col("id") * 104729 % 997).alias("y"), "id"
+    )
+    arrow = data.toArrow()
+    for start in range(0, 3000, 500):  # six files from another writer (delta-rs)
+        write_deltalake(path, arrow.slice(start, 500), mode="append")
+    before = DeltaTable(path)
+    old_files = set(before.file_uris())
+    assert len(old_files) == 6
+    metrics = zorder.optimize(spark, path, by=["x", "y"], curve="hilbert", num_files=4)
+    after = DeltaTable(path)
+    assert after.version() == before.version() + 1 == 6
+    assert metrics.files_removed == 6
+    assert metrics.files_added == 4
+    assert not old_files & set(after.file_uris())
+    assert delta_rows(path, ["x", "y", "id"]) == spark_rows(data)
+    assert assert_stats_bound_files(path) == 4
+    last = after.history(1)[0]
+    assert json.loads(last["zorder"])["by"] == ["x", "y"]
+    log = sorted((Path(path) / "_delta_log").glob("*.json"))[-1].read_text()
+    actions = [json.loads(line) for line in log.splitlines()]
+    adds = [a["add"] for a in actions if "add" in a]
+    removes = [a["remove"] for a in actions if "remove" in a]
+    assert len(adds) == 4
+    assert len(removes) == 6
+    assert not any(a["dataChange"] for a in adds)
+    assert not any(r["dataChange"] for r in removes)
+
+
+def test_seed_example_gives_compact_boxes(spark: SparkSession, tmp_path: Path) -> None:
+    # c1 = x, c2 = 99 - x, c3 = (x + 50) % 100: the points lie on a line (with a fold
+    # in c3), so 4 files should each hold a short stretch of it.
+    df = spark.range(100).select(
+        F.col("id").cast("int").alias("c1"),
+        (99 - F.col("id")).cast("int").alias("c2"),
+        ((F.col("id") + 50) % 100).cast("int").alias("c3"),
+    )
+    path = tmp_path / "seed"
+    zorder.write(df, str(path), by=["c1", "c2", "c3"], num_files=4)
+    stats = list(logged_stats(path).values())
+    assert len(stats) == 4
+    assert sum(s["numRecords"] for s in stats) == 100
+    for s in stats:
+        # A quarter of the line: 25 consecutive values in every column (the
+        # fold of c3 falls on a file boundary).
+        for column in ("c1", "c2", "c3"):
+            assert s["maxValues"][column] - s["minValues"][column] <= 24
+    c1_ranges = sorted((s["minValues"]["c1"], s["maxValues"]["c1"]) for s in stats)
+    assert all(a[1] < b[0] for a, b in itertools.pairwise(c1_ranges))
+
+
+def test_modes_append_overwrite_error(spark: SparkSession, tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    df = spark.range(100).select((F.col("id") % 10).alias("a"), "id")
+    zorder.write(df, path, by=["a", "id"], num_files=2)
+    with pytest.raises(FileExistsError, match="already exists"):
+        zorder.write(df, path, by=["a"], num_files=2)
+    zorder.write(df, path, by=["a", "id"], num_files=3, mode="append")
+    assert DeltaTable(path).to_pyarrow_table().num_rows == 200
+    metrics = zorder.write(df, path, by=["id"], num_files=2, mode="overwrite")
+    assert metrics.version == 2
+    assert DeltaTable(path).to_pyarrow_table().num_rows == 100
+    assert len(logged_stats(path)) == 2
+
+
+def test_append_schema_mismatch_names_columns(spark: SparkSession, tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    zorder.write(spark.range(10).select("id", F.lit("x").alias("s")), path, by=["id"], num_files=1)
+    other = spark.range(10).select(F.col("id").cast("string").alias("id"), F.lit(1).alias("n"))
+    with pytest.raises(
+        ValueError, match=r"'id' is bigint in the table but string in the data.*'s'"
+    ):
+        zorder.write(other, path, by=["id"], mode="append", num_files=1)
+    assert DeltaTable(path).version() == 0
+
+
+def test_bad_input_is_refused_before_anything_is_written(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    path = tmp_path / "t"
+    df = spark.range(10).select(
+        "id",
+        F.array("id").alias("arr"),
+        F.create_map(F.lit("k"), "id").alias("m"),
+        F.struct("id").alias("st"),
+        F.col("id").alias("src_ip"),
+    )
+    cases = [
+        (
+            {"by": ["src_ipp"]},
+            r"unknown clustering column 'src_ipp'; table columns: id, arr, m, st, src_ip",
+        ),
+        ({"by": []}, "no clustering columns given"),
+        ({"by": ["id", "ID"]}, "listed twice"),
+        ({"by": ["arr"]}, r"'arr' has type array<bigint>.*accepted types: boolean"),
+        ({"by": ["m", "id"]}, r"'m' has type map<string,bigint>"),
+        ({"by": ["st", "id"]}, r"'st' has type struct<id:bigint>"),
+        (
+            {"by": ["id"], "curve": "peano"},
+            "unknown curve 'peano'; accepted: zorder, hilbert, linear",
+        ),
+        ({"by": ["id"], "method": "fast"}, "unknown key method 'fast'"),
+        ({"by": ["id"], "mode": "merge"}, "unknown mode 'merge'"),
+        ({"by": ["id"], "num_files": 0}, "num_files must be a positive int"),
+        ({"by": ["id"], "target_file_size": "lots"}, "invalid size 'lots'"),
+        ({"by": ["id"], "num_files": 2, "target_file_size": "1MB"}, "not both"),
+    ]
+    for kwargs, message in cases:
+        with pytest.raises(ValueError, match=message):
+            zorder.write(df, str(path), **kwargs)  # type: ignore[arg-type]
+        assert not path.exists(), kwargs
+    with pytest.raises(zorder.table.NotADeltaTableError, match="not a Delta table"):
+        zorder.optimize(spark, str(tmp_path / "nothing"), by=["id"])
+
+
+def test_case_insensitive_columns_and_odd_names(spark: SparkSession, tmp_path: Path) -> None:
+    df = spark.range(50).select(F.col("id").alias("Src IP.v4"), (F.col("id") % 7).alias("ünï"))
+    path = tmp_path / "t"
+    metrics = zorder.write(df, str(path), by=["src ip.V4", "ÜNÏ"], num_files=3)
+    assert metrics.by == ("Src IP.v4", "ünï")
+    assert delta_rows(path, df.columns) == spark_rows(df)
+    assert_stats_bound_files(path)
+
+
+def test_empty_dataframe_makes_an_empty_table(spark: SparkSession, tmp_path: Path) -> None:
+    df = spark.createDataFrame([], "a int, b string")
+    path = str(tmp_path / "t")
+    metrics = zorder.write(df, path, by=["a", "b"], num_files=4)
+    assert metrics.files_added == 0
+    table = DeltaTable(path)
+    assert table.to_pyarrow_table().num_rows == 0
+    assert [f.name for f in table.schema().fields] == ["a", "b"]
+
+
+def test_failure_before_commit_leaves_table_unchanged(spark: SparkSession, tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    good = spark.range(100).select((F.col("id") % 10).alias("a"), "id")
+    zorder.write(good, str(path), by=["a", "id"], num_files=2)
+    entries_before = sorted(p.name for p in path.iterdir())
+    bad = good.withColumn(
+        "a", F.when(F.col("id") == 77, F.raise_error("boom")).otherwise(F.col("a"))
+    )
+    with pytest.raises(Exception, match="boom"):
+        zorder.write(bad, str(path), by=["a", "id"], num_files=2, mode="append")
+    assert DeltaTable(str(path)).version() == 0
+    assert sorted(p.name for p in path.iterdir()) == entries_before  # run directory removed
+    assert delta_rows(path, ["a", "id"]) == spark_rows(good)
+
+
+def test_num_files_and_target_file_size(spark: SparkSession, tmp_path: Path) -> None:
+    df = spark.range(20_000).select("id", (F.col("id") * 31 % 1009).alias("v"))
+    exact = zorder.write(df, str(tmp_path / "a"), by=["id", "v"], num_files=7)
+    assert exact.files_added == 7
+    few_rows = df.limit(30)
+    many = zorder.write(few_rows, str(tmp_path / "b"), by=["id", "v"], num_files=64)
+    assert many.files_added <= 30
+    assert many.rows == 30
+    sized = zorder.write(df, str(tmp_path / "c"), by=["id", "v"], target_file_size="64KB")
+    assert sized.num_files_target > 1
+    assert sized.files_added == sized.num_files_target
+
+
+def test_many_columns_warn(spark: SparkSession, tmp_path: Path) -> None:
+    df = spark.range(200).select(*[(F.col("id") * (i + 3) % 17).alias(f"c{i}") for i in range(9)])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        metrics = zorder.write(df, str(tmp_path / "t"), by=df.columns, num_files=3)
+    assert any("9 columns" in str(w.message) for w in caught)
+    assert metrics.rows == 200
+
+
+def test_nan_in_a_file_leaves_its_double_bounds_out(spark: SparkSession, tmp_path: Path) -> None:
+    df = spark.createDataFrame(
+        [(1.0, 1), (math.nan, 2), (2.0, 3), (math.inf, 4)], "x double, k int"
+    ).coalesce(1)
+    path = tmp_path / "t"
+    zorder.write(df, str(path), by=["k"], num_files=1)
+    (stats,) = logged_stats(path).values()
+    assert "x" not in stats["minValues"]
+    assert "x" not in stats["maxValues"]
+    assert stats["minValues"]["k"] == 1
+
+
+def test_statistics_columns_follow_table_properties(spark: SparkSession, tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    base = spark.range(40).select(*[(F.col("id") + i).alias(f"c{i}") for i in range(40)])
+    zorder.write(base, path, by=["c0", "c1"], num_files=2)
+    stats = next(iter(logged_stats(path).values()))
+    assert sorted(stats["minValues"], key=lambda n: int(n[1:])) == [f"c{i}" for i in range(32)]
+    write_deltalake(
+        str(tmp_path / "p"),
+        pa.table({"a": [1], "b": [2]}),
+        configuration={"delta.dataSkippingStatsColumns": "b"},
+    )
+    extra = spark.createDataFrame([(3, 4)], "a bigint, b bigint")
+    zorder.write(extra, str(tmp_path / "p"), by=["a"], mode="append", num_files=1)
+    newest = [s for p, s in logged_stats(tmp_path / "p").items() if p.startswith("zorder-")]
+    assert newest[0]["minValues"] == {"b": 4}
+
+
+def test_clustering_is_recorded_in_the_commit(spark: SparkSession, tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    metrics = zorder.write(spark.range(10).select("id"), path, by=["id"], num_files=1)
+    recorded = latest_clustering(path)
+    assert recorded is not None
+    assert recorded["runId"] == metrics.run_id
+    assert recorded["by"] == ["id"]
+    assert all(
+        p.startswith(f"zorder-{recorded['fingerprint']}-{metrics.run_id}/")
+        for p in logged_stats(path)
+    )
