@@ -95,8 +95,11 @@ def quantile_boundaries(sample: pa.Array, count: int) -> pa.Array:
     ordered = values.take(pc.sort_indices(values))
     # Boundaries cut the sorted sample into count + 1 equally full parts.
     positions = sorted({min(n - 1, (i * n) // (count + 1)) for i in range(1, count + 1)})
-    picked = ordered.take(pa.array(positions, pa.int64()))
-    return picked.unique()  # sorted input: unique keeps the order
+    picked = ordered.take(pa.array(positions, pa.int64())).unique()  # keeps the sorted order
+    if len(picked) and picked[0] == ordered[0]:
+        # A boundary at the sample's minimum would leave bucket 1 empty.
+        picked = picked.slice(1)
+    return picked
 
 
 def bucket_ids(values: pa.Array, boundaries: pa.Array) -> npt.NDArray[np.uint64]:

@@ -1,0 +1,63 @@
+"""The zorder command's Spark commands, run in-process on the test session."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from deltalake import DeltaTable
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+from typer.testing import CliRunner
+
+from zorder.cli import app
+
+pytestmark = pytest.mark.spark
+runner = CliRunner()
+
+
+def test_write_optimize_stats(spark: SparkSession, tmp_path: Path) -> None:
+    source = tmp_path / "src.csv"
+    df = spark.range(500).select(
+        (F.col("id") * 37 % 101).alias("a"), (F.col("id") * 53 % 89).alias("b"), "id"
+    )
+    df.coalesce(1).write.option("header", True).csv(str(source))
+    dest = tmp_path / "table"
+    result = runner.invoke(
+        app, ["write", str(source), str(dest), "--by", "a,b", "--format", "csv", "--num-files", "4"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "files added" in result.output
+    assert "500" in result.output
+    assert len(DeltaTable(str(dest)).file_uris()) == 4
+
+    result = runner.invoke(
+        app, ["optimize", str(dest), "--by", "b,a", "--curve", "hilbert", "--num-files", "2"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "files removed" in result.output
+    assert DeltaTable(str(dest)).version() == 1
+
+    result = runner.invoke(app, ["stats", str(dest), "--json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)
+    assert len(rows) == 2
+    assert sum(r["records"] for r in rows) == 500
+    assert {"b min", "b max", "a min", "a max"} <= set(rows[0])
+
+    table = runner.invoke(app, ["stats", str(dest)])
+    assert table.exit_code == 0
+    assert "2 files" in table.output
+
+
+def test_bad_input_is_one_clear_line(spark: SparkSession, tmp_path: Path) -> None:
+    source = tmp_path / "src"
+    spark.range(10).write.parquet(str(source))
+    result = runner.invoke(app, ["write", str(source), str(tmp_path / "t"), "--by", "idd"])
+    assert result.exit_code == 2
+    assert "unknown clustering column 'idd'; table columns: id" in result.output
+    assert "Traceback" not in result.output
+    result = runner.invoke(app, ["optimize", str(tmp_path / "none"), "--by", "id"])
+    assert result.exit_code == 2
+    assert "not a Delta table" in result.output
