@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from benchmarks import curves, report
 
 
@@ -26,3 +27,24 @@ def test_replace_section_keeps_other_sections(tmp_path: Path) -> None:
     assert "second" in text
     assert "first" not in text
     assert text.index("third") < text.index("second")
+
+
+@pytest.mark.spark
+def test_layout_benchmark_smoke(spark: object) -> None:
+    from benchmarks import layout
+
+    payload = layout.main(["--rows", "3000", "--files", "8", "--filters", "10"])
+    network = {row["layout"]: row for row in payload["results"]["network"]}
+    assert set(network) >= {
+        "as written",
+        "linear",
+        "zorder",
+        "hilbert",
+        "delta-rs optimize.z_order",
+    }
+    for row in network.values():
+        assert 0.0 <= row["mean"] <= 1.0
+        assert row["files"] >= 1
+    # Even at this size clustering beats the unclustered table by far.
+    assert network["hilbert"]["mean"] > network["as written"]["mean"] + 0.2
+    assert "### prefixes" in layout.markdown(payload)
