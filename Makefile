@@ -28,7 +28,7 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	@touch $(VENV)/.installed $@
 
 demo: java $(VENV)/.installed
-	$(BIN)/zorder demo
+	$(BIN)/zorder demo --master "local[2]"
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check src tests benchmarks
@@ -44,6 +44,7 @@ test: lint typecheck unit
 
 bench: java $(VENV)/.installed-dev
 	$(BIN)/python -m benchmarks.curves --write-markdown
+	$(BIN)/python -m benchmarks.layout --write-markdown
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -32,26 +32,15 @@ from pyspark.sql import DataFrame, SparkSession
 
 import zorder
 from benchmarks.report import command_line, machine_facts, replace_section, write_json
+from zorder.demo import ceiling, equality_effectiveness, file_count, network_connections
 from zorder.spark import local_session
 
 TARGETS = {"zorder": 0.85, "hilbert": 0.88}
 PER_COLUMN_TARGET = 0.70
 
 
-def _ips(rng: np.random.Generator, n: int) -> list[str]:
-    octets = rng.integers(0, 256, size=(n, 4))
-    return [".".join(map(str, row)) for row in octets.tolist()]
-
-
 def network(rng: np.random.Generator, n: int) -> pa.Table:
-    return pa.table(
-        {
-            "src_ip": _ips(rng, n),
-            "dst_ip": _ips(rng, n),
-            "src_port": rng.integers(0, 65536, n).astype(np.int32),
-            "dst_port": rng.integers(0, 65536, n).astype(np.int32),
-        }
-    )
+    return network_connections(n, seed=int(rng.integers(2**31)))
 
 
 def skewed(rng: np.random.Generator, n: int) -> pa.Table:
@@ -114,48 +103,15 @@ class Layout:
     curve: str
 
 
-def file_boxes(
-    path: str, columns: list[str]
-) -> tuple[np.ndarray, dict[str, tuple[list[Any], list[Any]]]]:
-    actions = pa.table(DeltaTable(path).get_add_actions(flatten=True))
-    records = np.array(actions.column("num_records").to_pylist(), dtype=np.int64)
-    boxes = {}
-    for c in columns:
-        lows = (
-            actions.column(f"min.{c}").to_pylist()
-            if f"min.{c}" in actions.column_names
-            else [None] * len(records)
-        )
-        highs = (
-            actions.column(f"max.{c}").to_pylist()
-            if f"max.{c}" in actions.column_names
-            else [None] * len(records)
-        )
-        boxes[c] = (lows, highs)
-    return records, boxes
-
-
 def effectiveness(
     path: str, data: pa.Table, columns: list[str], filters: int, rng: np.random.Generator
 ) -> dict[str, float]:
     """Mean fraction of rows skipped by ``column = value`` for values sampled from the data."""
-    records, boxes = file_boxes(path, columns)
-    total = int(records.sum())
-    result = {}
+    values = {}
     for c in columns:
-        present = data.column(c).drop_null().to_pylist()
-        values = [present[i] for i in rng.integers(0, len(present), filters)]
-        lows, highs = boxes[c]
-        skipped = []
-        for v in values:
-            scanned = sum(
-                int(n)
-                for n, lo, hi in zip(records, lows, highs, strict=True)
-                if lo is None or hi is None or lo <= v <= hi
-            )
-            skipped.append(1 - scanned / total)
-        result[c] = float(np.mean(skipped))
-    return result
+        present = data.column(c).drop_null()
+        values[c] = [present[int(i)].as_py() for i in rng.integers(0, len(present), filters)]
+    return equality_effectiveness(path, values)
 
 
 def run_layouts(
@@ -239,17 +195,17 @@ def _measure(
 ) -> dict[str, Any]:
     rng = np.random.default_rng(seed)
     per_column = effectiveness(path, data, columns, filters, rng)
-    file_count = len(DeltaTable(path).file_uris())
-    ceiling = 1 - file_count ** (-1 / len(columns))
+    files = file_count(path)
+    best = ceiling(files, len(columns))
     mean = float(np.mean(list(per_column.values())))
     return {
         "layout": layout,
-        "files": file_count,
-        "ceiling": ceiling,
+        "files": files,
+        "ceiling": best,
         "per_column": per_column,
         "mean": mean,
-        "mean_of_ceiling": mean / ceiling if ceiling else 0.0,
-        "min_column_of_ceiling": min(per_column.values()) / ceiling if ceiling else 0.0,
+        "mean_of_ceiling": mean / best if best else 0.0,
+        "min_column_of_ceiling": min(per_column.values()) / best if best else 0.0,
         "seconds": seconds,
     }
 

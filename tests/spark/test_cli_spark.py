@@ -61,3 +61,15 @@ def test_bad_input_is_one_clear_line(spark: SparkSession, tmp_path: Path) -> Non
     result = runner.invoke(app, ["optimize", str(tmp_path / "none"), "--by", "id"])
     assert result.exit_code == 2
     assert "not a Delta table" in result.output
+
+
+def test_demo_runs_small(spark: SparkSession, tmp_path: Path) -> None:
+    output = tmp_path / "demo"
+    result = runner.invoke(
+        app, ["demo", "--rows", "3000", "--files", "8", "--filters", "20", "--output", str(output)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "Skipping effectiveness" in result.output
+    for curve in ("linear", "zorder", "hilbert"):
+        assert DeltaTable(str(output / f"connections_{curve}")).to_pyarrow_table().num_rows == 3000
+    assert "Ceiling for 8 files" in result.output

@@ -120,10 +120,61 @@ def curve(
 
 
 @app.command()
-def demo() -> None:
-    """Show the 8x8 Z-order and Hilbert grids (the clustering demo arrives with `write`)."""
-    for which in Curve:
-        console.print(curve_table(which, 3))
+def demo(
+    rows: Annotated[int, typer.Option(min=100, help="Connections to generate.")] = 1_000_000,
+    files: Annotated[int, typer.Option(min=1, help="Files per table.")] = 100,
+    filters: Annotated[int, typer.Option(min=1, help="Equality filters per column.")] = 200,
+    output: Annotated[str, typer.Option(help="Where the Delta tables go.")] = "demo-output",
+    master: MasterOption = "local[*]",
+) -> None:
+    """The network-connections experiment: linear vs Z-order vs Hilbert layouts."""
+    import numpy as np
+
+    from zorder.demo import (
+        NETWORK_COLUMNS,
+        LayoutResult,
+        equality_effectiveness,
+        file_count,
+        network_connections,
+    )
+
+    spark = _session(master, None)
+    with console.status(f"Generating {rows:,} random connections..."):
+        data = network_connections(rows)
+        df = spark.createDataFrame(data).cache()
+        df.count()
+    rng = np.random.default_rng(7)
+    picks = rng.integers(0, rows, filters)
+    values = {c: [data.column(c)[int(i)].as_py() for i in picks] for c in NETWORK_COLUMNS}
+    results = []
+    for curve in ("linear", "zorder", "hilbert"):
+        path = f"{output}/connections_{curve}"
+        with _working(f"Writing {path} ({curve}, {files} files)..."):
+            metrics = zorder.write(
+                df, path, by=list(NETWORK_COLUMNS), curve=curve, num_files=files, mode="overwrite"
+            )
+        console.print(
+            f"  {metrics.files_added} files, {metrics.rows:,} rows, {metrics.seconds:.1f} s"
+        )
+        effect = equality_effectiveness(path, values)
+        results.append(LayoutResult(curve, file_count(path), effect))
+    table = Table(title="Skipping effectiveness: fraction of rows skipped by column = value")
+    for name in ("layout", "files", *NETWORK_COLUMNS, "mean", "of ceiling"):
+        table.add_column(name, justify="left" if name == "layout" else "right")
+    for result in results:
+        table.add_row(
+            result.layout,
+            str(result.files),
+            *(f"{result.per_column[c]:.2f}" for c in NETWORK_COLUMNS),
+            f"{result.mean:.2f}",
+            f"{result.mean / result.ceiling:.0%}" if result.ceiling else "-",
+        )
+    console.print(table)
+    ceiling_value = results[0].ceiling
+    console.print(
+        f"Ceiling for {results[0].files} files and {len(NETWORK_COLUMNS)} columns: "
+        f"1 - F^(-1/d) = {ceiling_value:.3f}. Tables are in {output}/."
+    )
 
 
 def _columns(text: str) -> list[str]:
