@@ -18,9 +18,9 @@ from zorder.curves.ranks import (
     bucket_ids,
     direct_words,
     quantile_boundaries,
+    rank_buckets,
     reference_bucket,
     reference_direct_word,
-    spread_buckets,
 )
 
 UTC = dt.UTC
@@ -137,16 +137,43 @@ def test_shared_prefix_strings_are_spread_by_rank() -> None:
     assert counts[1:].max() - counts[1:].min() <= 2
 
 
-@given(st.integers(1, 10).flatmap(lambda b: st.tuples(st.just(b), st.integers(0, (1 << b) - 2))))
-def test_spread_buckets_fill_the_bit_range_in_order(case: tuple[int, int]) -> None:
-    bits, boundaries = case
-    ids = np.arange(0, boundaries + 2, dtype=np.uint64)
-    spread = spread_buckets(ids, boundaries, bits)
-    assert spread[0] == 0
-    assert list(spread[1:]) == sorted(set(spread[1:]))  # strictly increasing
-    assert spread[1] == 1
-    assert int(spread[-1]) <= (1 << bits) - 1
-    if boundaries >= 1:
-        # The middle bucket lands near the middle of the bit range.
-        middle = int(spread[1 + (boundaries + 1) // 2])
-        assert abs(middle - (1 << (bits - 1))) <= (1 << bits) // (boundaries + 1) + 1
+@given(
+    st.lists(st.one_of(st.none(), st.integers(-50, 50)), max_size=300),
+    st.integers(1, 10),
+)
+def test_rank_bucket_ids_are_ordered_and_in_range(sample: list[int | None], bits: int) -> None:
+    buckets = rank_buckets(pa.array(sample, pa.int64()), bits)
+    ids = [int(i) for i in buckets.ids]
+    assert ids[0] == 0
+    assert ids[1:] == sorted(ids[1:])
+    assert all(1 <= i <= (1 << bits) - 1 for i in ids[1:])
+    values = pa.array([*sample, -1000, 1000, None], pa.int64())
+    bounds = buckets.boundaries.to_pylist()
+    enc = encoding_for("bigint")
+    expected = [ids[reference_bucket(v, bounds, enc)] for v in values.to_pylist()]
+    assert list(buckets.key_ids(values)) == expected
+
+
+def test_rank_ids_follow_row_mass_not_bucket_count() -> None:
+    # A hot value holding a quarter of the rows, then a long tail of distinct values.
+    sample = pa.array([0] * 2500 + list(range(1, 7501)))
+    buckets = rank_buckets(sample, 10)
+    ids = buckets.key_ids(sample).astype(np.int64)
+    top = 1023
+    assert abs(ids[0] - top * 0.125) <= 2  # the hot value sits at its mid-rank
+    # The key's top bit splits the rows in half, as it would without the skew.
+    assert abs(np.mean(ids >= 512) - 0.5) < 0.01
+
+
+def test_rank_ids_of_distinct_values_are_evenly_spread() -> None:
+    buckets = rank_buckets(pa.array(list(range(8))), 4)
+    assert [int(i) for i in buckets.key_ids(pa.array(list(range(8))))] == [
+        1,
+        3,
+        5,
+        7,
+        9,
+        11,
+        13,
+        15,
+    ]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -31,12 +32,13 @@ from zorder.curves.encodings import OrderedEncoding
 
 __all__ = [
     "STRING_SAMPLE_PREFIX",
+    "RankBuckets",
     "bucket_ids",
     "direct_words",
     "quantile_boundaries",
+    "rank_buckets",
     "reference_bucket",
     "reference_direct_word",
-    "spread_buckets",
 ]
 
 # Sampled strings are cut to this many characters before boundaries are
@@ -143,22 +145,43 @@ def _merge_rank(values: pa.Array, boundaries: pa.Array) -> npt.NDArray[np.uint64
     return out
 
 
-def spread_buckets(
-    ids: npt.NDArray[np.uint64], num_boundaries: int, bits: int
-) -> npt.NDArray[np.uint64]:
-    """Stretch bucket ids ``1 .. num_boundaries + 1`` over ``1 .. 2**bits - 1`` (0 stays null).
+@dataclass(frozen=True)
+class RankBuckets:
+    """One column's rank buckets: boundaries, and the key id of every bucket."""
 
-    A column with few distinct values has few boundaries; left as they are,
-    its ids would use only the low bits, and the curve's first split of it
-    would fall far from its median. Stretched, every bit level halves the
-    column's rows, as it does for columns with a full set of boundaries.
+    boundaries: pa.Array
+    ids: npt.NDArray[np.uint64]  # ids[bucket]; ids[0] = 0 is the null bucket
+
+    def key_ids(self, values: pa.Array) -> npt.NDArray[np.uint64]:
+        return self.ids[bucket_ids(values, self.boundaries).astype(np.intp)]
+
+
+def rank_buckets(sample: pa.Array, bits: int) -> RankBuckets:
+    """Boundaries from ``sample`` and ids that place each bucket at its mid-rank.
+
+    Bucket ``j`` gets id ``1 + floor(mid_j * (2**bits - 1))`` where ``mid_j``
+    is the fraction of sampled rows below the middle of the bucket. With
+    distinct values the buckets are equally full and the ids evenly spread;
+    a value held by a quarter of the rows gets a quarter of the id range
+    around its place, so every bit level of the key still halves the rows,
+    however skewed or duplicated the column (a few distinct values included).
     """
     top = (1 << bits) - 1
-    if num_boundaries + 1 > top:
-        raise ValueError(f"{num_boundaries} boundaries need more than {bits} bits")
-    buckets = num_boundaries + 1
-    stretched = _U64(1) + ((ids - _U64(1)) * _U64(top)) // _U64(buckets)
-    return np.where(ids == 0, _U64(0), stretched)
+    boundaries = quantile_boundaries(sample, top - 1) if top > 1 else sample.slice(0, 0)
+    values = sample.drop_null()
+    buckets = len(boundaries) + 1
+    masses = np.bincount(bucket_ids(values, boundaries).astype(np.intp), minlength=buckets + 1)[
+        1:
+    ].astype(np.float64)
+    total = masses.sum()
+    if total == 0:
+        masses = np.ones(buckets)
+        total = float(buckets)
+    middles = (np.cumsum(masses) - masses / 2) / total
+    ids = np.empty(buckets + 1, dtype=_U64)
+    ids[0] = 0
+    ids[1:] = np.minimum(_U64(1) + np.floor(middles * top).astype(_U64), _U64(top))
+    return RankBuckets(boundaries=boundaries, ids=ids)
 
 
 # --------------------------------------------------------------------------

@@ -23,10 +23,9 @@ from zorder.curves import encoding_for, hilbert_index_array, interleave_array
 from zorder.curves.encodings import SUPPORTED_TYPES, OrderedEncoding, canonical_type_name
 from zorder.curves.ranks import (
     STRING_SAMPLE_PREFIX,
-    bucket_ids,
+    RankBuckets,
     direct_words,
-    quantile_boundaries,
-    spread_buckets,
+    rank_buckets,
 )
 
 __all__ = [
@@ -137,8 +136,8 @@ def rank_boundaries(
     bits: int,
     sample_size: int = DEFAULT_SAMPLE_SIZE,
     seed: int = DEFAULT_SAMPLE_SEED,
-) -> dict[str, pa.Array]:
-    """Quantile boundaries of each column from a uniform sample of ``df``.
+) -> dict[str, RankBuckets]:
+    """Rank buckets (quantile boundaries and ids) of each column from a uniform sample of ``df``.
 
     One pass over the clustering columns: each task keeps its ``sample_size``
     rows with the smallest random tags, and only those reach the driver.
@@ -151,10 +150,8 @@ def rank_boundaries(
         .limit(sample_size)
         .toArrow()
     )
-    count = (1 << bits) - 2  # bucket 0 is for nulls, and 2**bits - 1 ids remain
     return {
-        c.name: quantile_boundaries(sample.column(i).combine_chunks(), count)
-        for i, c in enumerate(columns)
+        c.name: rank_buckets(sample.column(i).combine_chunks(), bits) for i, c in enumerate(columns)
     }
 
 
@@ -174,24 +171,18 @@ def _arrow_udf(function: Callable[..., pa.Array], return_type: DataType) -> Call
 
 def rank_key(
     columns: Sequence[ClusteringColumn],
-    boundaries: Mapping[str, pa.Array],
+    buckets: Mapping[str, RankBuckets],
     *,
     curve: Curve,
     bits: int,
 ) -> Column:
-    """Long key: each column's bucket number (0 = null), combined along ``curve``."""
+    """Long key: each column's rank-bucket id (0 = null), combined along ``curve``."""
     if curve not in ("zorder", "hilbert"):
         raise ValueError(f"rank keys combine columns along 'zorder' or 'hilbert', got {curve!r}")
-    bounds = [boundaries[c.name] for c in columns]
+    per_column = [buckets[c.name] for c in columns]
 
     def keys(*arrays: pa.Array) -> pa.Array:
-        ids = np.stack(
-            [
-                spread_buckets(bucket_ids(a, b), len(b), bits)
-                for a, b in zip(arrays, bounds, strict=True)
-            ],
-            axis=1,
-        )
+        ids = np.stack([b.key_ids(a) for a, b in zip(arrays, per_column, strict=True)], axis=1)
         return pa.array(_curve_keys(ids, curve, bits).astype(np.int64), pa.int64())
 
     udf = _arrow_udf(keys, LongType())
