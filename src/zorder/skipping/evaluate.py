@@ -1,0 +1,274 @@
+"""Evaluate a bound predicate against one file's statistics.
+
+The answer is conservative: ``ROWS_CANNOT_MATCH`` only when no row of the
+file can satisfy the predicate; anything unknown means ``ROWS_MIGHT_MATCH``.
+Statistics written by other Delta writers are not all alike, so bounds are
+read defensively:
+
+- a string bound of 32 or more characters may be a truncated prefix;
+- timestamp bounds are kept at millisecond precision and some writers cut
+  the maximum down, so the maximum is widened by a millisecond;
+- some writers leave NaN out of double bounds (NaN sorts above every number
+  in Spark); only files written by zorder, which leave the bounds out when a
+  file holds NaN, are trusted on the upper side of double columns.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from zorder.skipping.predicates import (
+    AlwaysFalse,
+    AlwaysTrue,
+    And,
+    Comparison,
+    InList,
+    IsNaN,
+    IsNull,
+    Not,
+    Or,
+    Predicate,
+    StartsWith,
+    Unknown,
+    rewrite_not,
+)
+
+__all__ = ["FileSummary", "Outcome", "evaluate"]
+
+STRING_PREFIX_LENGTH = 32
+_FLOAT_TYPES = {"float", "double"}
+
+
+class Outcome(enum.Enum):
+    ROWS_MIGHT_MATCH = "rows might match"
+    ROWS_CANNOT_MATCH = "rows cannot match"
+
+
+@dataclass(frozen=True)
+class FileSummary:
+    """What a file's add action tells: row count and per-column bounds and null counts."""
+
+    path: str
+    num_records: int | None
+    min_values: Mapping[str, Any] = field(default_factory=dict)
+    max_values: Mapping[str, Any] = field(default_factory=dict)
+    null_count: Mapping[str, int | None] = field(default_factory=dict)
+    nan_free_bounds: bool = False  # written by zorder: double bounds exclude NaN files
+
+
+@dataclass(frozen=True)
+class _Column:
+    """One column's statistics in one file, read defensively."""
+
+    low: Any  # None: unknown
+    high: Any  # None: unknown (or unbounded)
+    high_is_prefix: bool  # string maximum that may have been truncated
+    nulls: int | None
+    rows: int | None
+    may_hold_nan: bool
+
+    @property
+    def all_null(self) -> bool:
+        return self.nulls is not None and self.rows is not None and self.nulls >= self.rows
+
+    @property
+    def has_null(self) -> bool:
+        return self.nulls is None or self.nulls > 0
+
+
+def _column(summary: FileSummary, name: str, type_name: str) -> _Column:
+    low = summary.min_values.get(name)
+    high = summary.max_values.get(name)
+    high_is_prefix = False
+    if isinstance(low, float) and math.isnan(low):
+        low = None
+    if isinstance(high, float) and math.isnan(high):
+        high = None
+    if isinstance(high, str) and len(high) >= STRING_PREFIX_LENGTH:
+        # A cut maximum (with or without a writer's tie-breaker character):
+        # the true maximum may be any string that starts with its first 32.
+        high = high[:STRING_PREFIX_LENGTH]
+        high_is_prefix = True
+    if isinstance(high, dt.datetime):
+        try:
+            high = high + dt.timedelta(milliseconds=1)
+        except OverflowError:
+            high = None
+    may_hold_nan = type_name in _FLOAT_TYPES and not (
+        summary.nan_free_bounds and low is not None and high is not None
+    )
+    return _Column(
+        low=low,
+        high=high,
+        high_is_prefix=high_is_prefix,
+        nulls=summary.null_count.get(name),
+        rows=summary.num_records,
+        may_hold_nan=may_hold_nan,
+    )
+
+
+def _comparable(bound: Any, value: Any) -> tuple[Any, Any] | None:
+    """The pair in one domain (dates meet timestamps at UTC midnight), or None."""
+    if bound is None:
+        return None
+    if isinstance(value, dt.datetime) and not isinstance(bound, dt.datetime):
+        if isinstance(bound, dt.date):
+            midnight = dt.datetime(bound.year, bound.month, bound.day)
+            bound = midnight.replace(tzinfo=dt.UTC) if value.tzinfo else midnight
+        else:
+            return None
+    elif isinstance(bound, dt.datetime) and not isinstance(value, dt.datetime):
+        if isinstance(value, dt.date):
+            midnight = dt.datetime(value.year, value.month, value.day)
+            value = midnight.replace(tzinfo=dt.UTC) if bound.tzinfo else midnight
+        else:
+            return None
+    if (
+        isinstance(bound, dt.datetime)
+        and isinstance(value, dt.datetime)
+        and (bound.tzinfo is None) != (value.tzinfo is None)
+    ):
+        return None
+    return bound, value
+
+
+def _below_low(column: _Column, value: Any, *, inclusive: bool) -> bool:
+    """Is every value of the file above ``value`` (>= when not inclusive)?"""
+    pair = _comparable(column.low, value)
+    if pair is None:
+        return False
+    low, v = pair
+    try:
+        return bool(v < low) if inclusive else bool(v <= low)
+    except TypeError:
+        return False
+
+
+def _above_high(column: _Column, value: Any, *, inclusive: bool) -> bool:
+    """Is every value of the file below ``value`` (<= when not inclusive)?"""
+    if column.may_hold_nan:
+        return False  # NaN is above every number
+    pair = _comparable(column.high, value)
+    if pair is None:
+        return False
+    high, v = pair
+    try:
+        if column.high_is_prefix and isinstance(v, str):
+            # Every string with this prefix is a possible value.
+            return bool(v[: len(high)] > high)
+        return bool(v > high) if inclusive else bool(v >= high)
+    except TypeError:
+        return False
+
+
+def _might_equal(column: _Column, value: Any) -> bool:
+    if column.all_null:
+        return False
+    if isinstance(value, float) and math.isnan(value):
+        return column.may_hold_nan
+    return not (
+        _below_low(column, value, inclusive=True) or _above_high(column, value, inclusive=True)
+    )
+
+
+def _comparison(node: Comparison, column: _Column) -> bool:
+    if column.all_null:
+        return False
+    value = node.value
+    if isinstance(value, float) and math.isnan(value):
+        return True  # NaN literals: leave them to the rows
+    match node.op:
+        case "=" | "<=>":
+            return _might_equal(column, value)
+        case "!=":
+            pair_low, pair_high = _comparable(column.low, value), _comparable(column.high, value)
+            if pair_low is None or pair_high is None or column.may_hold_nan:
+                return True
+            if column.high_is_prefix:
+                return True
+            try:
+                return not (pair_low[0] == value == pair_high[0])
+            except TypeError:
+                return True
+        case "<":
+            return not _below_low(column, value, inclusive=False)
+        case "<=":
+            return not _below_low(column, value, inclusive=True)
+        case ">":
+            return not _above_high(column, value, inclusive=False)
+        case ">=":
+            return not _above_high(column, value, inclusive=True)
+    return True
+
+
+def _prefix(node: StartsWith, column: _Column) -> bool:
+    if column.all_null:
+        return False
+    if node.negated:
+        return True
+    prefix = node.prefix
+    # Strings with the prefix lie in [prefix, prefix + anything).
+    if column.low is not None and isinstance(column.low, str):
+        low = column.low
+        if low[: len(prefix)] > prefix:
+            return False
+    if column.high is not None and isinstance(column.high, str):
+        high = column.high
+        if column.high_is_prefix:
+            if prefix[: len(high)] > high:
+                return False
+        elif high < prefix:
+            return False
+    return True
+
+
+def _leaf(node: Predicate, summary: FileSummary, types: Mapping[str, str]) -> bool:
+    match node:
+        case AlwaysTrue() | Unknown():
+            return True
+        case AlwaysFalse():
+            return False
+        case Comparison():
+            return _comparison(node, _column(summary, node.column, types[node.column]))
+        case InList():
+            column = _column(summary, node.column, types[node.column])
+            if node.negated:
+                # x NOT IN (.., NULL) is never TRUE, nor is NULL NOT IN (..).
+                return not (column.all_null or node.has_null)
+            return any(_might_equal(column, v) for v in node.values)
+        case IsNull():
+            column = _column(summary, node.column, types[node.column])
+            if node.negated:
+                return not column.all_null
+            return column.has_null
+        case IsNaN():
+            column = _column(summary, node.column, types[node.column])
+            if node.negated:
+                return True  # isnan(NULL) is false, so NOT isnan holds for nulls too
+            return not column.all_null and column.may_hold_nan
+        case StartsWith():
+            return _prefix(node, _column(summary, node.column, types[node.column]))
+    return True
+
+
+def _might_match(node: Predicate, summary: FileSummary, types: Mapping[str, str]) -> bool:
+    if isinstance(node, And):
+        return _might_match(node.left, summary, types) and _might_match(node.right, summary, types)
+    if isinstance(node, Or):
+        return _might_match(node.left, summary, types) or _might_match(node.right, summary, types)
+    if isinstance(node, Not):
+        return True  # rewrite_not leaves NOT only around what cannot be decided
+    return _leaf(node, summary, types)
+
+
+def evaluate(predicate: Predicate, summary: FileSummary, types: Mapping[str, str]) -> Outcome:
+    """Can any row of the file satisfy the bound ``predicate``? ``types``: column -> Spark type."""
+    tree = rewrite_not(predicate)
+    if _might_match(tree, summary, types):
+        return Outcome.ROWS_MIGHT_MATCH
+    return Outcome.ROWS_CANNOT_MATCH

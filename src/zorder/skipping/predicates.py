@@ -1,0 +1,336 @@
+"""Predicate trees for file skipping: unbound (names as written) and bound (to a schema).
+
+Construction folds what it can (``AND TRUE``, ``OR FALSE``, ``NOT NOT``) and
+:func:`rewrite_not` pushes every NOT down to the leaves, so the evaluator
+never sees one except around :class:`Unknown`. :class:`Unknown` stands for
+anything that statistics cannot decide (UDFs, arithmetic on columns, other
+functions): it always "might match", negated or not.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+__all__ = [
+    "AlwaysFalse",
+    "AlwaysTrue",
+    "And",
+    "Comparison",
+    "InList",
+    "IsNaN",
+    "IsNull",
+    "Not",
+    "Or",
+    "Predicate",
+    "StartsWith",
+    "Unknown",
+    "and_",
+    "bind",
+    "not_",
+    "or_",
+    "rewrite_not",
+]
+
+CompareOp = Literal["=", "<=>", "!=", "<", "<=", ">", ">="]
+_FLIPPED: dict[str, CompareOp] = {
+    "=": "=",
+    "<=>": "<=>",
+    "!=": "!=",
+    "<": ">",
+    "<=": ">=",
+    ">": "<",
+    ">=": "<=",
+}
+_NEGATED: dict[str, CompareOp] = {"=": "!=", "!=": "=", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
+
+
+@dataclass(frozen=True)
+class AlwaysTrue:
+    pass
+
+
+@dataclass(frozen=True)
+class AlwaysFalse:
+    pass
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """Statistics cannot decide this: might match, and so might its negation."""
+
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Comparison:
+    op: CompareOp
+    column: str
+    value: Any  # after binding: in the column's domain; never None
+
+
+@dataclass(frozen=True)
+class InList:
+    column: str
+    values: tuple[Any, ...]  # non-null values
+    negated: bool = False
+    has_null: bool = False  # NULL among the listed values
+
+
+@dataclass(frozen=True)
+class IsNull:
+    column: str
+    negated: bool = False
+
+
+@dataclass(frozen=True)
+class IsNaN:
+    column: str
+    negated: bool = False
+
+
+@dataclass(frozen=True)
+class StartsWith:
+    column: str
+    prefix: str
+    negated: bool = False
+
+
+@dataclass(frozen=True)
+class And:
+    left: Predicate
+    right: Predicate
+
+
+@dataclass(frozen=True)
+class Or:
+    left: Predicate
+    right: Predicate
+
+
+@dataclass(frozen=True)
+class Not:
+    child: Predicate
+
+
+Predicate = (
+    AlwaysTrue
+    | AlwaysFalse
+    | Unknown
+    | Comparison
+    | InList
+    | IsNull
+    | IsNaN
+    | StartsWith
+    | And
+    | Or
+    | Not
+)
+
+
+def and_(left: Predicate, right: Predicate) -> Predicate:
+    if isinstance(left, AlwaysFalse) or isinstance(right, AlwaysFalse):
+        return AlwaysFalse()
+    if isinstance(left, AlwaysTrue):
+        return right
+    if isinstance(right, AlwaysTrue):
+        return left
+    return And(left, right)
+
+
+def or_(left: Predicate, right: Predicate) -> Predicate:
+    if isinstance(left, AlwaysTrue) or isinstance(right, AlwaysTrue):
+        return AlwaysTrue()
+    if isinstance(left, AlwaysFalse):
+        return right
+    if isinstance(right, AlwaysFalse):
+        return left
+    return Or(left, right)
+
+
+def not_(child: Predicate) -> Predicate:
+    if isinstance(child, Not):
+        return child.child
+    return Not(child)
+
+
+def rewrite_not(predicate: Predicate) -> Predicate:
+    """Push NOT to the leaves (De Morgan; inverse comparisons), keeping SQL's semantics.
+
+    A row is kept when the predicate is TRUE; NULL is not TRUE either way, so
+    NOT (x < 5) is x >= 5, and a NULL x satisfies neither.
+    """
+    if isinstance(predicate, And):
+        return and_(rewrite_not(predicate.left), rewrite_not(predicate.right))
+    if isinstance(predicate, Or):
+        return or_(rewrite_not(predicate.left), rewrite_not(predicate.right))
+    if not isinstance(predicate, Not):
+        return predicate
+    child = predicate.child
+    match child:
+        case Not():
+            return rewrite_not(child.child)
+        case And():
+            return or_(rewrite_not(Not(child.left)), rewrite_not(Not(child.right)))
+        case Or():
+            return and_(rewrite_not(Not(child.left)), rewrite_not(Not(child.right)))
+        case AlwaysTrue():
+            return AlwaysFalse()
+        case AlwaysFalse():
+            return AlwaysTrue()
+        case Unknown():
+            return child
+        case Comparison(op="<=>"):
+            # NOT (x <=> v) is TRUE for NULL x too: statistics cannot cheaply say no.
+            return Unknown("NOT <=>")
+        case Comparison():
+            return Comparison(_NEGATED[child.op], child.column, child.value)
+        case InList():
+            return InList(child.column, child.values, not child.negated, child.has_null)
+        case IsNull():
+            return IsNull(child.column, not child.negated)
+        case IsNaN():
+            return IsNaN(child.column, not child.negated)
+        case StartsWith():
+            return StartsWith(child.column, child.prefix, not child.negated)
+    return Unknown("unexpected NOT")  # pragma: no cover
+
+
+def flip(op: CompareOp) -> CompareOp:
+    """The operator with its sides swapped: ``5 < x`` is ``x > 5``."""
+    return _FLIPPED[op]
+
+
+# --------------------------------------------------------------------------
+# Binding: column names resolved, literals brought into the column's domain
+
+_INTEGER_TYPES = {"tinyint", "smallint", "int", "bigint"}
+_FLOAT_TYPES = {"float", "double"}
+
+
+def _to_number(value: Any) -> Any:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float | decimal.Decimal):
+        return value
+    if isinstance(value, str):
+        try:
+            return decimal.Decimal(value.strip())
+        except decimal.InvalidOperation:
+            return None
+    return None
+
+
+def _to_date(value: Any) -> Any:
+    if isinstance(value, dt.datetime):
+        return value  # compared in the timestamp domain
+    if isinstance(value, dt.date):
+        return value
+    if isinstance(value, str):
+        try:
+            return (
+                dt.date.fromisoformat(value.strip()[:10])
+                if len(value.strip()) == 10
+                else (_to_timestamp(value, aware=True))
+            )
+        except ValueError:
+            return None
+    return None
+
+
+def _to_timestamp(value: Any, *, aware: bool) -> Any:
+    if isinstance(value, dt.datetime):
+        parsed = value
+    elif isinstance(value, dt.date):
+        parsed = dt.datetime(value.year, value.month, value.day)
+    elif isinstance(value, str):
+        try:
+            parsed = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    else:
+        return None
+    if aware:
+        # Literals without a zone are read in UTC, the session time zone zorder sets.
+        return parsed.replace(tzinfo=dt.UTC) if parsed.tzinfo is None else parsed
+    return parsed.replace(tzinfo=None) if parsed.tzinfo is None else None
+
+
+def coerce_literal(value: Any, type_name: str) -> Any:
+    """``value`` in the domain of a ``type_name`` column; None when Spark's meaning is unclear."""
+    if type_name in _INTEGER_TYPES or type_name in _FLOAT_TYPES or type_name.startswith("decimal"):
+        number = _to_number(value)
+        if isinstance(number, float) and math.isnan(number) and type_name not in _FLOAT_TYPES:
+            return None
+        return number
+    if type_name == "string":
+        return value if isinstance(value, str) else None
+    if type_name == "date":
+        return _to_date(value)
+    if type_name == "timestamp":
+        return _to_timestamp(value, aware=True)
+    if type_name == "timestamp_ntz":
+        return _to_timestamp(value, aware=False)
+    if type_name == "boolean":
+        return value if isinstance(value, bool) else None
+    return None
+
+
+def bind(predicate: Predicate, columns: Mapping[str, str]) -> Predicate:
+    """Resolve names (case-insensitively, as Spark does) and coerce literals.
+
+    ``columns`` maps each column name to its Spark type name. An unknown
+    column raises ValueError listing the table's columns; a literal whose
+    meaning against the column is unclear makes that leaf :class:`Unknown`.
+    """
+    by_lower: dict[str, str] = {}
+    for name in columns:
+        by_lower.setdefault(name.lower(), name)
+
+    def resolve(name: str) -> str:
+        actual = by_lower.get(name.lower())
+        if actual is None:
+            raise ValueError(
+                f"unknown column {name!r} in filter; table columns: {', '.join(columns)}"
+            )
+        return actual
+
+    def visit(node: Predicate) -> Predicate:
+        match node:
+            case And():
+                return and_(visit(node.left), visit(node.right))
+            case Or():
+                return or_(visit(node.left), visit(node.right))
+            case Not():
+                return not_(visit(node.child))
+            case Comparison():
+                name = resolve(node.column)
+                value = coerce_literal(node.value, columns[name])
+                if value is None:
+                    return Unknown(f"literal {node.value!r} against {columns[name]} column {name}")
+                return Comparison(node.op, name, value)
+            case InList():
+                name = resolve(node.column)
+                values = tuple(coerce_literal(v, columns[name]) for v in node.values)
+                if any(v is None for v in values):
+                    return Unknown(f"IN list against {columns[name]} column {name}")
+                return InList(name, values, node.negated, node.has_null)
+            case IsNull():
+                return IsNull(resolve(node.column), node.negated)
+            case IsNaN():
+                name = resolve(node.column)
+                if columns[name] not in _FLOAT_TYPES:
+                    return AlwaysTrue() if node.negated else AlwaysFalse()
+                return IsNaN(name, node.negated)
+            case StartsWith():
+                name = resolve(node.column)
+                if columns[name] != "string":
+                    return Unknown(f"prefix match on {columns[name]} column {name}")
+                return StartsWith(name, node.prefix, node.negated)
+        return node
+
+    return visit(predicate)

@@ -1,0 +1,213 @@
+"""SQL boolean text -> unbound predicate tree, parsed with sqlglot (Spark dialect)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError
+
+from zorder.skipping.predicates import (
+    AlwaysFalse,
+    AlwaysTrue,
+    CompareOp,
+    Comparison,
+    InList,
+    IsNaN,
+    IsNull,
+    Predicate,
+    StartsWith,
+    Unknown,
+    and_,
+    flip,
+    not_,
+    or_,
+)
+
+__all__ = ["parse_predicate"]
+
+_COMPARISONS: dict[type[exp.Expression], CompareOp] = {
+    exp.EQ: "=",
+    exp.NullSafeEQ: "<=>",
+    exp.NEQ: "!=",
+    exp.LT: "<",
+    exp.LTE: "<=",
+    exp.GT: ">",
+    exp.GTE: ">=",
+}
+
+
+class _NotALiteralError(Exception):
+    pass
+
+
+_NULL = object()
+
+
+def parse_predicate(text: str) -> Predicate:
+    """Parse a Spark SQL boolean expression into an unbound predicate tree.
+
+    Raises ValueError with the position for text that does not parse.
+    Anything that parses but that statistics cannot decide becomes
+    :class:`Unknown` (never an error, never a wrong skip).
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"filter must be non-empty SQL text, got {text!r}")
+    try:
+        tree = sqlglot.parse_one(text, dialect="spark")
+    except ParseError as error:
+        detail = error.errors[0] if error.errors else {}
+        where = f" at line {detail.get('line')}, column {detail.get('col')}" if detail else ""
+        description = detail.get("description", str(error)) if detail else str(error)
+        raise ValueError(f"cannot parse filter {text!r}{where}: {description}") from None
+    if not isinstance(tree, exp.Expression):
+        raise ValueError(f"filter {text!r} is not an expression")
+    return _convert(tree)
+
+
+def _column_name(node: exp.Expression) -> str | None:
+    if isinstance(node, exp.Column) and not node.table:
+        return str(node.name)
+    if isinstance(node, exp.Paren):
+        return _column_name(node.this)
+    return None
+
+
+def _literal(node: exp.Expression) -> Any:
+    """Python value of a literal expression (``_NULL`` for NULL); raises _NotALiteralError."""
+    if isinstance(node, exp.Paren):
+        return _literal(node.this)
+    if isinstance(node, exp.Null):
+        return _NULL
+    if isinstance(node, exp.Boolean):
+        return bool(node.this)
+    if isinstance(node, exp.Literal):
+        if node.is_string:
+            return str(node.this)
+        text = str(node.this)
+        try:
+            return int(text)
+        except ValueError:
+            return decimal.Decimal(text)
+    if isinstance(node, exp.Neg):
+        value = _literal(node.this)
+        if isinstance(value, int | decimal.Decimal) and not isinstance(value, bool):
+            return -value
+        raise _NotALiteralError
+    if isinstance(node, exp.Cast):  # also TryCast, and typed literals DATE'..'
+        value = _literal(node.this)
+        return _cast(value, node.to)
+    raise _NotALiteralError
+
+
+def _cast(value: Any, to: exp.DataType) -> Any:
+    if value is _NULL:
+        return _NULL
+    kind = to.this
+    types = exp.DataType.Type
+    try:
+        if kind == types.DATE:
+            return dt.date.fromisoformat(str(value).strip()[:10])
+        if kind in (types.TIMESTAMP, types.TIMESTAMPLTZ, types.TIMESTAMPTZ):
+            parsed = dt.datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
+            return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
+        if kind == types.TIMESTAMPNTZ:
+            return dt.datetime.fromisoformat(str(value).strip())
+        if kind in (types.DOUBLE, types.FLOAT):
+            return float(value)
+        if kind == types.DECIMAL:
+            return decimal.Decimal(str(value))
+        if kind in (types.INT, types.BIGINT, types.SMALLINT, types.TINYINT):
+            return int(decimal.Decimal(str(value)).to_integral_value(rounding=decimal.ROUND_DOWN))
+        if kind in (types.VARCHAR, types.TEXT, types.CHAR):
+            return str(value)
+    except (ValueError, decimal.InvalidOperation):
+        raise _NotALiteralError from None
+    raise _NotALiteralError
+
+
+def _comparison(op: CompareOp, left: exp.Expression, right: exp.Expression) -> Predicate:
+    column, other = _column_name(left), right
+    if column is None:
+        column, other, op = _column_name(right), left, flip(op)
+    if column is None:
+        return Unknown("comparison without a plain column on one side")
+    try:
+        value = _literal(other)
+    except _NotALiteralError:
+        return Unknown("comparison with something other than a literal")
+    if value is _NULL:
+        if op == "<=>":
+            return IsNull(column)
+        return AlwaysFalse()  # x = NULL is NULL: never TRUE
+    return Comparison(op, column, value)
+
+
+def _like(node: exp.Like) -> Predicate:
+    column = _column_name(node.this)
+    if column is None or node.args.get("escape") is not None:
+        return Unknown("LIKE on an expression or with ESCAPE")
+    try:
+        pattern = _literal(node.expression)
+    except _NotALiteralError:
+        return Unknown("LIKE with a non-literal pattern")
+    if not isinstance(pattern, str):
+        return Unknown("LIKE with a non-string pattern")
+    body = pattern[:-1] if pattern.endswith("%") else pattern
+    if any(c in body for c in "%_\\"):
+        return Unknown("LIKE pattern with inner wildcards")
+    if pattern.endswith("%"):
+        return StartsWith(column, body)
+    return Comparison("=", column, body)
+
+
+def _convert(node: exp.Expression) -> Predicate:
+    if isinstance(node, exp.Paren):
+        return _convert(node.this)
+    if isinstance(node, exp.And):
+        return and_(_convert(node.this), _convert(node.expression))
+    if isinstance(node, exp.Or):
+        return or_(_convert(node.this), _convert(node.expression))
+    if isinstance(node, exp.Not):
+        return not_(_convert(node.this))
+    if isinstance(node, exp.Boolean):
+        return AlwaysTrue() if node.this else AlwaysFalse()
+    op = _COMPARISONS.get(type(node))
+    if op is not None:
+        return _comparison(op, node.this, node.expression)
+    if isinstance(node, exp.Between):
+        return and_(
+            _comparison(">=", node.this, node.args["low"]),
+            _comparison("<=", node.this, node.args["high"]),
+        )
+    if isinstance(node, exp.In):
+        column = _column_name(node.this)
+        if column is None or node.args.get("query") is not None:
+            return Unknown("IN on an expression or a subquery")
+        try:
+            values = [_literal(v) for v in node.expressions]
+        except _NotALiteralError:
+            return Unknown("IN list with non-literals")
+        present = tuple(v for v in values if v is not _NULL)
+        return InList(column, present, has_null=len(present) < len(values))
+    if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
+        column = _column_name(node.this)
+        return IsNull(column) if column is not None else Unknown("IS NULL on an expression")
+    if isinstance(node, exp.Like):
+        return _like(node)
+    if isinstance(node, exp.StartsWith):
+        column = _column_name(node.this)
+        try:
+            prefix = _literal(node.expression)
+        except _NotALiteralError:
+            return Unknown("startswith with a non-literal prefix")
+        if column is None or not isinstance(prefix, str):
+            return Unknown("startswith on an expression")
+        return StartsWith(column, prefix)
+    if isinstance(node, exp.IsNan):
+        column = _column_name(node.this)
+        return IsNaN(column) if column is not None else Unknown("isnan on an expression")
+    return Unknown(f"{type(node).__name__} is not understood by statistics")
