@@ -11,7 +11,15 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
-from zorder.api import ClusterMetrics, optimize, write
+from zorder.api import (
+    ClusterMetrics,
+    ScanReport,
+    explain,
+    optimize,
+    read,
+    skipping_effectiveness,
+    write,
+)
 from zorder.curves import (
     OrderedEncoding,
     deinterleave_bits,
@@ -32,15 +40,19 @@ except PackageNotFoundError:  # running from a source tree that was not installe
 __all__ = [
     "ClusterMetrics",
     "OrderedEncoding",
+    "ScanReport",
     "__version__",
     "deinterleave_bits",
     "encoding_for",
+    "explain",
     "hilbert_index",
     "hilbert_index_array",
     "hilbert_point",
     "interleave_array",
     "interleave_bits",
     "optimize",
+    "read",
+    "skipping_effectiveness",
     "write",
     "zorder_less",
 ]

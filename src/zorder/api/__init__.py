@@ -1,4 +1,4 @@
-"""The public operations: ``write`` and ``optimize`` (reads arrive with skipping)."""
+"""The public operations: ``write``, ``optimize``, ``read``, ``explain``."""
 
 from __future__ import annotations
 
@@ -10,12 +10,17 @@ from zorder.api.cluster import (
     parse_size,
     write,
 )
+from zorder.api.read import ScanReport, explain, read, skipping_effectiveness
 
 __all__ = [
     "DEFAULT_TARGET_FILE_SIZE",
     "ClusterMetrics",
+    "ScanReport",
     "WriteMode",
+    "explain",
     "optimize",
     "parse_size",
+    "read",
+    "skipping_effectiveness",
     "write",
 ]

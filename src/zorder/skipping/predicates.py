@@ -71,6 +71,7 @@ class Comparison:
     op: CompareOp
     column: str
     value: Any  # after binding: in the column's domain; never None
+    cast: str | None = None  # unbound only: CAST(column AS cast) in the text
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,7 @@ class InList:
     values: tuple[Any, ...]  # non-null values
     negated: bool = False
     has_null: bool = False  # NULL among the listed values
+    cast: str | None = None  # unbound only, as in Comparison
 
 
 @dataclass(frozen=True)
@@ -188,9 +190,9 @@ def rewrite_not(predicate: Predicate) -> Predicate:
             # NOT (x <=> v) is TRUE for NULL x too: statistics cannot cheaply say no.
             return Unknown("NOT <=>")
         case Comparison():
-            return Comparison(_NEGATED[child.op], child.column, child.value)
+            return Comparison(_NEGATED[child.op], child.column, child.value, child.cast)
         case InList():
-            return InList(child.column, child.values, not child.negated, child.has_null)
+            return InList(child.column, child.values, not child.negated, child.has_null, child.cast)
         case IsNull():
             return IsNull(child.column, not child.negated)
         case IsNaN():
@@ -280,6 +282,41 @@ def coerce_literal(value: Any, type_name: str) -> Any:
     return None
 
 
+_INTEGER_DIGITS = {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 19}
+_INTEGER_ORDER = ["tinyint", "smallint", "int", "bigint"]
+
+
+def _decimal_shape(type_name: str) -> tuple[int, int] | None:
+    if not type_name.startswith("decimal("):
+        return None
+    precision, scale = type_name[len("decimal(") : -1].split(",")
+    return int(precision), int(scale)
+
+
+def exact_widening(source: str, target: str) -> bool:
+    """Does CAST(source AS target) keep every value and its order exactly?
+
+    Only then can a comparison on the cast column be read on the column's
+    own statistics. (int to double, for one, rounds large values.)
+    """
+    if source == target:
+        return True
+    if source in _INTEGER_ORDER and target in _INTEGER_ORDER:
+        return _INTEGER_ORDER.index(source) <= _INTEGER_ORDER.index(target)
+    if (source, target) in {("float", "double"), ("date", "timestamp"), ("date", "timestamp_ntz")}:
+        return True
+    target_shape = _decimal_shape(target)
+    if target_shape is None:
+        return False
+    precision, scale = target_shape
+    if source in _INTEGER_DIGITS:
+        return precision - scale >= _INTEGER_DIGITS[source]
+    source_shape = _decimal_shape(source)
+    if source_shape is None:
+        return False
+    return scale >= source_shape[1] and precision - scale >= source_shape[0] - source_shape[1]
+
+
 def bind(predicate: Predicate, columns: Mapping[str, str]) -> Predicate:
     """Resolve names (case-insensitively, as Spark does) and coerce literals.
 
@@ -309,12 +346,16 @@ def bind(predicate: Predicate, columns: Mapping[str, str]) -> Predicate:
                 return not_(visit(node.child))
             case Comparison():
                 name = resolve(node.column)
+                if node.cast and not exact_widening(columns[name], node.cast):
+                    return Unknown(f"CAST({name} AS {node.cast}) may change values")
                 value = coerce_literal(node.value, columns[name])
                 if value is None:
                     return Unknown(f"literal {node.value!r} against {columns[name]} column {name}")
                 return Comparison(node.op, name, value)
             case InList():
                 name = resolve(node.column)
+                if node.cast and not exact_widening(columns[name], node.cast):
+                    return Unknown(f"CAST({name} AS {node.cast}) may change values")
                 values = tuple(coerce_literal(v, columns[name]) for v in node.values)
                 if any(v is None for v in values):
                     return Unknown(f"IN list against {columns[name]} column {name}")

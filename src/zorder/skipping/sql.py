@@ -76,6 +76,20 @@ def _column_name(node: exp.Expression) -> str | None:
     return None
 
 
+def _cast_column(node: exp.Expression) -> tuple[str, str | None] | None:
+    """(column, cast type or None) for ``col`` or ``CAST(col AS type)``."""
+    name = _column_name(node)
+    if name is not None:
+        return name, None
+    if isinstance(node, exp.Paren):
+        return _cast_column(node.this)
+    if isinstance(node, exp.Cast):  # Spark SQL CAST parses as TryCast: both fine here
+        inner = _column_name(node.this)
+        if inner is not None:
+            return inner, node.to.sql(dialect="spark").lower().replace(" ", "")
+    return None
+
+
 def _literal(node: exp.Expression) -> Any:
     """Python value of a literal expression (``_NULL`` for NULL); raises _NotALiteralError."""
     if isinstance(node, exp.Paren):
@@ -130,11 +144,12 @@ def _cast(value: Any, to: exp.DataType) -> Any:
 
 
 def _comparison(op: CompareOp, left: exp.Expression, right: exp.Expression) -> Predicate:
-    column, other = _column_name(left), right
-    if column is None:
-        column, other, op = _column_name(right), left, flip(op)
-    if column is None:
+    target, other = _cast_column(left), right
+    if target is None:
+        target, other, op = _cast_column(right), left, flip(op)
+    if target is None:
         return Unknown("comparison without a plain column on one side")
+    column, cast = target
     try:
         value = _literal(other)
     except _NotALiteralError:
@@ -143,7 +158,7 @@ def _comparison(op: CompareOp, left: exp.Expression, right: exp.Expression) -> P
         if op == "<=>":
             return IsNull(column)
         return AlwaysFalse()  # x = NULL is NULL: never TRUE
-    return Comparison(op, column, value)
+    return Comparison(op, column, value, cast)
 
 
 def _like(node: exp.Like) -> Predicate:
@@ -184,15 +199,16 @@ def _convert(node: exp.Expression) -> Predicate:
             _comparison("<=", node.this, node.args["high"]),
         )
     if isinstance(node, exp.In):
-        column = _column_name(node.this)
-        if column is None or node.args.get("query") is not None:
+        target = _cast_column(node.this)
+        if target is None or node.args.get("query") is not None:
             return Unknown("IN on an expression or a subquery")
+        listed, cast = target
         try:
             values = [_literal(v) for v in node.expressions]
         except _NotALiteralError:
             return Unknown("IN list with non-literals")
         present = tuple(v for v in values if v is not _NULL)
-        return InList(column, present, has_null=len(present) < len(values))
+        return InList(listed, present, has_null=len(present) < len(values), cast=cast)
     if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
         column = _column_name(node.this)
         return IsNull(column) if column is not None else Unknown("IS NULL on an expression")

@@ -1,0 +1,212 @@
+"""``read``, ``explain`` and ``skipping_effectiveness``: queries that touch only the files
+that can hold matching rows.
+
+The snapshot is loaded through ``deltalake``; the predicate (SQL text, or a
+PySpark Column turned into Spark's own SQL for it) is evaluated against each
+file's statistics; Spark then scans the surviving files with its vectorized
+Parquet reader, with the full predicate still applied to the rows, so the
+answer always equals a full scan's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+
+from zorder.curves.encodings import canonical_type_name
+from zorder.skipping import FileSummary, Outcome, Predicate, bind, evaluate, parse_predicate
+from zorder.table import DataFile, TableSnapshot, load_snapshot, normalize_uri
+
+__all__ = ["ScanPlan", "ScanReport", "explain", "plan_scan", "read", "skipping_effectiveness"]
+
+Where = str | Column | None
+
+
+@dataclass(frozen=True)
+class ScanReport:
+    """What a query scans of a table: files, rows and bytes, in total and kept."""
+
+    table_uri: str
+    version: int
+    predicate: str
+    files_total: int
+    files_scanned: int
+    rows_total: int
+    rows_scanned: int
+    bytes_total: int
+    bytes_scanned: int
+
+    @property
+    def rows_fraction(self) -> float:
+        return self.rows_scanned / self.rows_total if self.rows_total else 0.0
+
+    def summary(self) -> str:
+        return (
+            f"scanned {self.files_scanned} of {self.files_total} files "
+            f"({self.rows_fraction:.1%} of rows)"
+        )
+
+
+@dataclass(frozen=True)
+class ScanPlan:
+    snapshot: TableSnapshot
+    kept: tuple[DataFile, ...]
+    report: ScanReport
+
+
+def _column_types(schema: StructType) -> dict[str, str]:
+    types = {}
+    for field in schema.fields:
+        name = str(field.dataType.simpleString())
+        try:
+            types[field.name] = canonical_type_name(name)
+        except ValueError:
+            types[field.name] = name  # nested: comparisons on it stay Unknown
+    return types
+
+
+def _column_sql(where: Column, snapshot: TableSnapshot, spark: SparkSession) -> str:
+    """Spark's own SQL for a Column filter, resolved and constant-folded against the table."""
+    # The analyzed plan has the names resolved and the literals typed; it is
+    # never executed.
+    analyzed = snapshot.dataframe(spark).where(where)._jdf.queryExecution().analyzed()
+    return str(analyzed.condition().sql())
+
+
+def _summaries(snapshot: TableSnapshot) -> list[FileSummary]:
+    actions = pa.table(snapshot.table.get_add_actions(flatten=False)).to_pylist()
+    by_path = {row["path"]: row for row in actions}
+    summaries = []
+    for data_file in snapshot.files:
+        row: Mapping[str, Any] = by_path.get(data_file.path, {})
+        summaries.append(
+            FileSummary(
+                path=data_file.path,
+                num_records=row.get("num_records"),
+                min_values=row.get("min") or {},
+                max_values=row.get("max") or {},
+                null_count=row.get("null_count") or {},
+                nan_free_bounds=data_file.path.startswith("zorder-"),
+            )
+        )
+    return summaries
+
+
+def _predicate(
+    where: Where, snapshot: TableSnapshot, spark: SparkSession | None
+) -> tuple[str, Predicate]:
+    if where is None:
+        return "TRUE", parse_predicate("TRUE")
+    if isinstance(where, Column):
+        session = spark or SparkSession.getActiveSession()
+        if session is None:
+            raise ValueError("a Column filter needs an active SparkSession; pass SQL text instead")
+        text = _column_sql(where, snapshot, session)
+    elif isinstance(where, str):
+        text = where
+    else:
+        raise TypeError(f"where must be SQL text or a pyspark Column, got {type(where).__name__}")
+    return text, parse_predicate(text)
+
+
+def _plan(
+    snapshot: TableSnapshot,
+    summaries: Sequence[FileSummary],
+    where: Where,
+    spark: SparkSession | None,
+) -> ScanPlan:
+    text, predicate = _predicate(where, snapshot, spark)
+    types = _column_types(snapshot.schema)
+    bound = bind(predicate, types)
+    kept_flags = [
+        evaluate(bound, summary, types) is Outcome.ROWS_MIGHT_MATCH for summary in summaries
+    ]
+    kept = tuple(f for f, keep in zip(snapshot.files, kept_flags, strict=True) if keep)
+    rows_total = sum(s.num_records or 0 for s in summaries)
+    rows_kept = sum(
+        s.num_records or 0 for s, keep in zip(summaries, kept_flags, strict=True) if keep
+    )
+    report = ScanReport(
+        table_uri=snapshot.uri,
+        version=snapshot.version,
+        predicate=text,
+        files_total=len(snapshot.files),
+        files_scanned=len(kept),
+        rows_total=rows_total,
+        rows_scanned=rows_kept,
+        bytes_total=snapshot.total_bytes,
+        bytes_scanned=sum(f.size for f in kept),
+    )
+    return ScanPlan(snapshot=snapshot, kept=kept, report=report)
+
+
+def plan_scan(
+    path: str,
+    where: Where,
+    *,
+    spark: SparkSession | None = None,
+    storage_options: Mapping[str, str] | None = None,
+) -> ScanPlan:
+    """Load the snapshot and keep the files whose statistics allow a match."""
+    snapshot = load_snapshot(normalize_uri(path), storage_options)
+    return _plan(snapshot, _summaries(snapshot), where, spark)
+
+
+def read(
+    spark: SparkSession,
+    path: str,
+    where: Where = None,
+    *,
+    storage_options: Mapping[str, str] | None = None,
+) -> DataFrame:
+    """The table's rows matching ``where`` (SQL text or Column), scanning only files that may match.
+
+    >>> # zorder.read(spark, "tables/conns", "src_ip = '10.1.2.3' AND dst_port = 443")
+    """
+    plan = plan_scan(path, where, spark=spark, storage_options=storage_options)
+    snapshot = plan.snapshot
+    if not plan.kept:
+        frame = spark.createDataFrame([], snapshot.schema)
+    else:
+        frame = spark.read.schema(snapshot.schema).parquet(
+            *[snapshot.file_uri(f) for f in plan.kept]
+        )
+    if where is None:
+        return frame
+    return frame.where(where if isinstance(where, Column) else F.expr(where))
+
+
+def explain(
+    path: str,
+    where: Where,
+    *,
+    spark: SparkSession | None = None,
+    storage_options: Mapping[str, str] | None = None,
+) -> ScanReport:
+    """Files, rows and bytes a query with ``where`` scans, against the table's totals."""
+    return plan_scan(path, where, spark=spark, storage_options=storage_options).report
+
+
+def skipping_effectiveness(
+    path: str,
+    filters: Sequence[str | Column],
+    *,
+    spark: SparkSession | None = None,
+    storage_options: Mapping[str, str] | None = None,
+) -> float:
+    """Databricks' measure: the mean over ``filters`` of rows skipped / rows total."""
+    if not filters:
+        raise ValueError("skipping_effectiveness needs at least one filter")
+    snapshot = load_snapshot(normalize_uri(path), storage_options)
+    summaries = _summaries(snapshot)
+    fractions = []
+    for where in filters:
+        report = _plan(snapshot, summaries, where, spark).report
+        fractions.append(1 - report.rows_fraction if report.rows_total else 0.0)
+    return sum(fractions) / len(fractions)
