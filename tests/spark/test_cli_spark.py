@@ -73,3 +73,21 @@ def test_demo_runs_small(spark: SparkSession, tmp_path: Path) -> None:
     for curve in ("linear", "zorder", "hilbert"):
         assert DeltaTable(str(output / f"connections_{curve}")).to_pyarrow_table().num_rows == 3000
     assert "Ceiling for 8 files" in result.output
+
+
+def test_query_prints_rows_and_what_was_scanned(spark: SparkSession, tmp_path: Path) -> None:
+    dest = str(tmp_path / "t")
+    import zorder
+
+    zorder.write(
+        spark.range(1000).select("id", (F.col("id") % 7).alias("m")), dest, by=["id"], num_files=10
+    )
+    result = runner.invoke(app, ["query", dest, "--where", "id = 123", "--limit", "5"])
+    assert result.exit_code == 0, result.output
+    assert "123" in result.output
+    assert "scanned 1 of 10 files (10.0% of rows)" in result.output
+    explained = runner.invoke(app, ["query", dest, "--where", "id < 0", "--explain"])
+    assert "scanned 0 of 10 files" in explained.output
+    bad = runner.invoke(app, ["query", dest, "--where", "idd = 1"])
+    assert bad.exit_code == 2
+    assert "unknown column 'idd'" in bad.output

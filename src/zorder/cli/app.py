@@ -328,6 +328,37 @@ def optimize(
     console.print(_summary(metrics))
 
 
+@app.command()
+def query(
+    path: Annotated[str, typer.Argument(help="Delta table.")],
+    where: Annotated[
+        str | None, typer.Option(help="SQL filter, e.g. \"src_ip = '1.2.3.4'\".")
+    ] = None,
+    limit: Annotated[int, typer.Option(min=0, help="Rows to print.")] = 20,
+    explain_only: Annotated[
+        bool, typer.Option("--explain", help="Only report what would be scanned.")
+    ] = False,
+    master: MasterOption = "local[*]",
+    conf: ConfOption = None,
+) -> None:
+    """Rows of PATH matching --where, scanning only the files that can hold them."""
+    report = _guarded(lambda: zorder.explain(path, where))
+    if not explain_only:
+        spark = _session(master, conf)
+        frame = _guarded(lambda: zorder.read(spark, path, where))
+        rows = frame.limit(limit).toArrow()
+        table = Table(title=f"{path} where {where or 'TRUE'} (first {limit} rows)")
+        for name in rows.column_names:
+            table.add_column(name, overflow="fold")
+        for row in rows.to_pylist():
+            table.add_row(*["" if v is None else str(v) for v in row.values()])
+        console.print(table)
+    console.print(
+        f"{report.summary()}; {_bytes(report.bytes_scanned)} of {_bytes(report.bytes_total)}",
+        highlight=False,
+    )
+
+
 def _plain(value: Any) -> Any:
     if value is None or isinstance(value, int | float | str | bool):
         return value
