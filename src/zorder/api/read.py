@@ -122,6 +122,12 @@ def _plan(
     spark: SparkSession | None,
 ) -> ScanPlan:
     text, predicate = _predicate(where, snapshot, spark)
+    return _plan_predicate(snapshot, summaries, text, predicate)
+
+
+def _plan_predicate(
+    snapshot: TableSnapshot, summaries: Sequence[FileSummary], text: str, predicate: Predicate
+) -> ScanPlan:
     types = _column_types(snapshot.schema)
     bound = bind(predicate, types)
     kept_flags = [
