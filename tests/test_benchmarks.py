@@ -48,3 +48,18 @@ def test_layout_benchmark_smoke(spark: object) -> None:
     # Even at this size clustering beats the unclustered table by far.
     assert network["hilbert"]["mean"] > network["as written"]["mean"] + 0.2
     assert "### prefixes" in layout.markdown(payload)
+
+
+@pytest.mark.spark
+def test_reads_benchmark_smoke(spark: object) -> None:
+    from benchmarks import reads
+
+    payload = reads.main(
+        ["--log-files", "300", "--rows", "5000", "--files", "6", "--queries", "2", "--repeat", "1"]
+    )
+    assert payload["planning"]["files"] == 300
+    assert payload["planning"]["files_kept"] < 300
+    for query in payload["lookups"]["queries"]:
+        assert query["files_scanned"] >= 1
+        assert 0.0 < query["rows_fraction"] <= 1.0
+    assert "Point lookups" in reads.markdown(payload)

@@ -10,6 +10,7 @@ interpreter that shares no code with the parser or the evaluator.
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -27,7 +28,7 @@ TYPES = {"n": "bigint", "x": "double", "s": "string", "d": "date", "t": "timesta
 _T0 = dt.datetime(2000, 1, 1, tzinfo=UTC)
 values_by_column: dict[str, st.SearchStrategy[Any]] = {
     "n": st.integers(-3, 3),
-    "x": st.sampled_from([math.nan, math.inf, -math.inf, -0.0, 0.0, -1.0, 1.0, 1.5, 2.0]),
+    "x": st.sampled_from([math.nan, math.inf, -math.inf, -0.0, 0.0, 0.1, 0.3, -1.0, 1.5, 2.0]),
     "s": st.one_of(
         st.text(alphabet="ab😀", max_size=3),
         st.builds(lambda t: "p" * 31 + t, st.text(alphabet="ab😀", max_size=2)),
@@ -392,3 +393,28 @@ def test_single_conditions_never_skip_a_matching_file(
     rows: list[dict[str, Any]], node: Node, files: int, style: str
 ) -> None:
     test_no_file_with_a_matching_row_is_skipped.hypothesis.inner_test(rows, node, files, style)  # type: ignore[attr-defined]
+
+
+def test_numbers_meet_doubles_as_doubles() -> None:
+    # Spark casts a decimal literal to double against a double column (and a
+    # decimal column to double against a double literal): 0.1 equals 0.1.
+    types = {"x": "double", "dec": "decimal(10,2)", "n": "bigint"}
+    one_tenth = FileSummary(
+        "f",
+        1,
+        {"x": 0.1, "dec": decimal.Decimal("0.10"), "n": 3},
+        {"x": 0.1, "dec": decimal.Decimal("0.10"), "n": 3},
+        {"x": 0, "dec": 0, "n": 0},
+    )
+    might = ["x = 0.1", "x <= 0.1", "0.1 >= x", "dec = 0.1D", "dec = 0.1", "n = 3.0", "n < 3.5"]
+    cannot = ["x = 0.2", "dec = 0.11", "n = 3.5", "n > 3.0", "x < 0.1"]
+    for sql in might:
+        assert (
+            evaluate(bind(parse_predicate(sql), types), one_tenth, types)
+            is Outcome.ROWS_MIGHT_MATCH
+        ), sql
+    for sql in cannot:
+        assert (
+            evaluate(bind(parse_predicate(sql), types), one_tenth, types)
+            is Outcome.ROWS_CANNOT_MATCH
+        ), sql

@@ -16,6 +16,7 @@ read defensively:
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 import enum
 import math
 from collections.abc import Mapping
@@ -116,6 +117,13 @@ def _comparable(bound: Any, value: Any) -> tuple[Any, Any] | None:
     """The pair in one domain (dates meet timestamps at UTC midnight), or None."""
     if bound is None:
         return None
+    if isinstance(bound, float) != isinstance(value, float):
+        # Spark compares a double with any other number as doubles (a decimal
+        # 0.1 equals the double 0.1), never exactly.
+        if isinstance(bound, int | decimal.Decimal) and not isinstance(bound, bool):
+            return float(bound), float(value)
+        if isinstance(value, int | decimal.Decimal) and not isinstance(value, bool):
+            return bound, float(value)
     if isinstance(value, dt.datetime) and not isinstance(bound, dt.datetime):
         if isinstance(bound, dt.date):
             midnight = dt.datetime(bound.year, bound.month, bound.day)
@@ -149,10 +157,14 @@ def _below_low(column: _Column, value: Any, *, inclusive: bool) -> bool:
         return False
 
 
-def _above_high(column: _Column, value: Any, *, inclusive: bool) -> bool:
-    """Is every value of the file below ``value`` (<= when not inclusive)?"""
-    if column.may_hold_nan:
-        return False  # NaN is above every number
+def _above_high(column: _Column, value: Any, *, inclusive: bool, nan_matters: bool = True) -> bool:
+    """Is every value of the file below ``value`` (<= when not inclusive)?
+
+    ``nan_matters``: whether a NaN row (above every number, maybe hidden from
+    the bounds) could satisfy the condition; it cannot equal a number.
+    """
+    if column.may_hold_nan and nan_matters:
+        return False
     pair = _comparable(column.high, value)
     if pair is None:
         return False
@@ -172,7 +184,8 @@ def _might_equal(column: _Column, value: Any) -> bool:
     if isinstance(value, float) and math.isnan(value):
         return column.may_hold_nan
     return not (
-        _below_low(column, value, inclusive=True) or _above_high(column, value, inclusive=True)
+        _below_low(column, value, inclusive=True)
+        or _above_high(column, value, inclusive=True, nan_matters=False)
     )
 
 

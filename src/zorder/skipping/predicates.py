@@ -264,9 +264,13 @@ def _to_timestamp(value: Any, *, aware: bool) -> Any:
 
 def coerce_literal(value: Any, type_name: str) -> Any:
     """``value`` in the domain of a ``type_name`` column; None when Spark's meaning is unclear."""
-    if type_name in _INTEGER_TYPES or type_name in _FLOAT_TYPES or type_name.startswith("decimal"):
+    if type_name in _FLOAT_TYPES:
+        # Spark compares a double column with any numeric literal as doubles.
         number = _to_number(value)
-        if isinstance(number, float) and math.isnan(number) and type_name not in _FLOAT_TYPES:
+        return None if number is None else float(number)
+    if type_name in _INTEGER_TYPES or type_name.startswith("decimal"):
+        number = _to_number(value)
+        if isinstance(number, float) and math.isnan(number):
             return None
         return number
     if type_name == "string":
