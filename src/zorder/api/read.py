@@ -12,15 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-import pyarrow as pa
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from zorder.curves.encodings import canonical_type_name
-from zorder.skipping import FileSummary, Outcome, Predicate, bind, evaluate, parse_predicate
+from zorder.skipping import Predicate, bind, parse_predicate
+from zorder.skipping.vectorized import might_match_mask
 from zorder.table import DataFile, TableSnapshot, load_snapshot, normalize_uri
 
 __all__ = ["ScanPlan", "ScanReport", "explain", "plan_scan", "read", "skipping_effectiveness"]
@@ -79,25 +78,6 @@ def _column_sql(where: Column, snapshot: TableSnapshot, spark: SparkSession) -> 
     return str(analyzed.condition().sql())
 
 
-def _summaries(snapshot: TableSnapshot) -> list[FileSummary]:
-    actions = pa.table(snapshot.table.get_add_actions(flatten=False)).to_pylist()
-    by_path = {row["path"]: row for row in actions}
-    summaries = []
-    for data_file in snapshot.files:
-        row: Mapping[str, Any] = by_path.get(data_file.path, {})
-        summaries.append(
-            FileSummary(
-                path=data_file.path,
-                num_records=row.get("num_records"),
-                min_values=row.get("min") or {},
-                max_values=row.get("max") or {},
-                null_count=row.get("null_count") or {},
-                nan_free_bounds=data_file.path.startswith("zorder-"),
-            )
-        )
-    return summaries
-
-
 def _predicate(
     where: Where, snapshot: TableSnapshot, spark: SparkSession | None
 ) -> tuple[str, Predicate]:
@@ -115,37 +95,19 @@ def _predicate(
     return text, parse_predicate(text)
 
 
-def _plan(
-    snapshot: TableSnapshot,
-    summaries: Sequence[FileSummary],
-    where: Where,
-    spark: SparkSession | None,
-) -> ScanPlan:
+def _plan(snapshot: TableSnapshot, where: Where, spark: SparkSession | None) -> ScanPlan:
     text, predicate = _predicate(where, snapshot, spark)
-    return _plan_predicate(snapshot, summaries, text, predicate)
-
-
-def _plan_predicate(
-    snapshot: TableSnapshot, summaries: Sequence[FileSummary], text: str, predicate: Predicate
-) -> ScanPlan:
     types = _column_types(snapshot.schema)
-    bound = bind(predicate, types)
-    kept_flags = [
-        evaluate(bound, summary, types) is Outcome.ROWS_MIGHT_MATCH for summary in summaries
-    ]
-    kept = tuple(f for f, keep in zip(snapshot.files, kept_flags, strict=True) if keep)
-    rows_total = sum(s.num_records or 0 for s in summaries)
-    rows_kept = sum(
-        s.num_records or 0 for s, keep in zip(summaries, kept_flags, strict=True) if keep
-    )
+    mask = might_match_mask(bind(predicate, types), snapshot.actions, types)
+    kept = snapshot.files_where(list(mask))
     report = ScanReport(
         table_uri=snapshot.uri,
         version=snapshot.version,
         predicate=text,
-        files_total=len(snapshot.files),
+        files_total=snapshot.actions.num_rows,
         files_scanned=len(kept),
-        rows_total=rows_total,
-        rows_scanned=rows_kept,
+        rows_total=snapshot.total_rows,
+        rows_scanned=sum(f.num_records or 0 for f in kept),
         bytes_total=snapshot.total_bytes,
         bytes_scanned=sum(f.size for f in kept),
     )
@@ -160,8 +122,7 @@ def plan_scan(
     storage_options: Mapping[str, str] | None = None,
 ) -> ScanPlan:
     """Load the snapshot and keep the files whose statistics allow a match."""
-    snapshot = load_snapshot(normalize_uri(path), storage_options)
-    return _plan(snapshot, _summaries(snapshot), where, spark)
+    return _plan(load_snapshot(normalize_uri(path), storage_options), where, spark)
 
 
 def read(
@@ -210,9 +171,8 @@ def skipping_effectiveness(
     if not filters:
         raise ValueError("skipping_effectiveness needs at least one filter")
     snapshot = load_snapshot(normalize_uri(path), storage_options)
-    summaries = _summaries(snapshot)
     fractions = []
     for where in filters:
-        report = _plan(snapshot, summaries, where, spark).report
+        report = _plan(snapshot, where, spark).report
         fractions.append(1 - report.rows_fraction if report.rows_total else 0.0)
     return sum(fractions) / len(fractions)

@@ -8,6 +8,7 @@ files as plain Parquet with the table's schema (no Delta jars needed).
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import time
@@ -17,6 +18,7 @@ from typing import Any, Literal
 from urllib.parse import urlparse
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from deltalake import DeltaTable
@@ -90,11 +92,42 @@ class TableSnapshot:
     schema: StructType
     configuration: Mapping[str, str | None]
     partition_columns: tuple[str, ...]
-    files: tuple[DataFile, ...]
+    actions: pa.Table  # get_add_actions(flatten=False): path, size_bytes, num_records, min, ...
+
+    @functools.cached_property
+    def files(self) -> tuple[DataFile, ...]:
+        return self.files_where(None)
+
+    def files_where(self, keep: Sequence[bool] | None) -> tuple[DataFile, ...]:
+        """The data files, or those whose ``keep`` flag is set (made only for them)."""
+        actions = self.actions
+        if keep is not None:
+            actions = actions.filter(pa.array(keep, pa.bool_()))
+        records = (
+            actions.column("num_records").to_pylist()
+            if "num_records" in actions.column_names
+            else [None] * actions.num_rows
+        )
+        return tuple(
+            DataFile(path=path, size=int(size), num_records=count, stats=None)
+            for path, size, count in zip(
+                actions.column("path").to_pylist(),
+                actions.column("size_bytes").to_pylist(),
+                records,
+                strict=True,
+            )
+        )
 
     @property
     def total_bytes(self) -> int:
-        return sum(f.size for f in self.files)
+        total = pc.sum(self.actions.column("size_bytes")).as_py()
+        return int(total or 0)
+
+    @property
+    def total_rows(self) -> int:
+        if "num_records" not in self.actions.column_names:
+            return 0
+        return int(pc.sum(self.actions.column("num_records")).as_py() or 0)
 
     def file_uri(self, data_file: DataFile) -> str:
         return f"{self.uri.rstrip('/')}/{data_file.path}"
@@ -121,18 +154,7 @@ def load_snapshot(
             "read as plain Parquet; supported: tables without deletion vectors or column mapping"
         )
     metadata = table.metadata()
-    actions = pa.table(table.get_add_actions(flatten=True))
-    columns = set(actions.column_names)
-    files = []
-    for row in actions.to_pylist():
-        files.append(
-            DataFile(
-                path=row["path"],
-                size=int(row["size_bytes"]),
-                num_records=row.get("num_records") if "num_records" in columns else None,
-                stats=None,
-            )
-        )
+    actions = pa.table(table.get_add_actions(flatten=False))
     schema = StructType.fromJson(json.loads(table.schema().to_json()))
     return TableSnapshot(
         uri=uri,
@@ -141,7 +163,7 @@ def load_snapshot(
         schema=schema,
         configuration=dict(metadata.configuration),
         partition_columns=tuple(metadata.partition_columns),
-        files=tuple(files),
+        actions=actions,
     )
 
 
