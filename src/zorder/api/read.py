@@ -99,7 +99,7 @@ def _plan(snapshot: TableSnapshot, where: Where, spark: SparkSession | None) -> 
     text, predicate = _predicate(where, snapshot, spark)
     types = _column_types(snapshot.schema)
     mask = might_match_mask(bind(predicate, types), snapshot.actions, types)
-    kept = snapshot.files_where(list(mask))
+    kept = snapshot.files_where(mask)
     report = ScanReport(
         table_uri=snapshot.uri,
         version=snapshot.version,

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zorder.skipping.predicates import (
+    FLOAT_TYPES,
     AlwaysFalse,
     AlwaysTrue,
     And,
@@ -42,7 +43,6 @@ from zorder.skipping.predicates import (
 __all__ = ["FileSummary", "Outcome", "evaluate"]
 
 STRING_PREFIX_LENGTH = 32
-_FLOAT_TYPES = {"float", "double"}
 
 
 class Outcome(enum.Enum):
@@ -100,7 +100,7 @@ def _column(summary: FileSummary, name: str, type_name: str) -> _Column:
             high = high + dt.timedelta(milliseconds=1)
         except OverflowError:
             high = None
-    may_hold_nan = type_name in _FLOAT_TYPES and not (
+    may_hold_nan = type_name in FLOAT_TYPES and not (
         summary.nan_free_bounds and low is not None and high is not None
     )
     return _Column(

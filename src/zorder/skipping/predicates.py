@@ -210,8 +210,8 @@ def flip(op: CompareOp) -> CompareOp:
 # --------------------------------------------------------------------------
 # Binding: column names resolved, literals brought into the column's domain
 
-_INTEGER_TYPES = {"tinyint", "smallint", "int", "bigint"}
-_FLOAT_TYPES = {"float", "double"}
+INTEGER_TYPES = frozenset({"tinyint", "smallint", "int", "bigint"})
+FLOAT_TYPES = frozenset({"float", "double"})
 
 
 def _to_number(value: Any) -> Any:
@@ -264,11 +264,11 @@ def _to_timestamp(value: Any, *, aware: bool) -> Any:
 
 def coerce_literal(value: Any, type_name: str) -> Any:
     """``value`` in the domain of a ``type_name`` column; None when Spark's meaning is unclear."""
-    if type_name in _FLOAT_TYPES:
+    if type_name in FLOAT_TYPES:
         # Spark compares a double column with any numeric literal as doubles.
         number = _to_number(value)
         return None if number is None else float(number)
-    if type_name in _INTEGER_TYPES or type_name.startswith("decimal"):
+    if type_name in INTEGER_TYPES or type_name.startswith("decimal"):
         number = _to_number(value)
         if isinstance(number, float) and math.isnan(number):
             return None
@@ -368,7 +368,7 @@ def bind(predicate: Predicate, columns: Mapping[str, str]) -> Predicate:
                 return IsNull(resolve(node.column), node.negated)
             case IsNaN():
                 name = resolve(node.column)
-                if columns[name] not in _FLOAT_TYPES:
+                if columns[name] not in FLOAT_TYPES:
                     return AlwaysTrue() if node.negated else AlwaysFalse()
                 return IsNaN(name, node.negated)
             case StartsWith():

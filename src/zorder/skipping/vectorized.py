@@ -23,6 +23,8 @@ import pyarrow.compute as pc
 
 from zorder.skipping.evaluate import STRING_PREFIX_LENGTH, FileSummary, Outcome, evaluate
 from zorder.skipping.predicates import (
+    FLOAT_TYPES,
+    INTEGER_TYPES,
     AlwaysFalse,
     AlwaysTrue,
     And,
@@ -41,8 +43,6 @@ from zorder.skipping.predicates import (
 __all__ = ["might_match_mask"]
 
 Mask = npt.NDArray[Any]  # boolean
-_INTEGER_TYPES = {"tinyint", "smallint", "int", "bigint"}
-_FLOAT_TYPES = {"float", "double"}
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _MICROS_PER_DAY = 86_400_000_000
 _INT64_MAX = (1 << 63) - 1
@@ -127,11 +127,11 @@ class _Bounds:
 
     def _load(self, stats: _Stats) -> str:
         t = self.type_name
-        if t in _INTEGER_TYPES:
+        if t in INTEGER_TYPES:
             self.low = self._ints(self.low_raw)
             self.high = self._ints(self.high_raw)
             return "int"
-        if t in _FLOAT_TYPES:
+        if t in FLOAT_TYPES:
             self.low = self._floats(self.low_raw)
             self.high = self._floats(self.high_raw)
             self.low_valid &= ~np.isnan(self.low)

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlparse
 
+import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
@@ -98,11 +100,13 @@ class TableSnapshot:
     def files(self) -> tuple[DataFile, ...]:
         return self.files_where(None)
 
-    def files_where(self, keep: Sequence[bool] | None) -> tuple[DataFile, ...]:
+    def files_where(
+        self, keep: Sequence[bool] | npt.NDArray[np.bool_] | None
+    ) -> tuple[DataFile, ...]:
         """The data files, or those whose ``keep`` flag is set (made only for them)."""
         actions = self.actions
         if keep is not None:
-            actions = actions.filter(pa.array(keep, pa.bool_()))
+            actions = actions.filter(pa.array(np.asarray(keep, dtype=bool)))
         records = (
             actions.column("num_records").to_pylist()
             if "num_records" in actions.column_names
