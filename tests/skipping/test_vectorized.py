@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pyarrow as pa
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tests.skipping.test_soundness import (
+    _EDGE_CASES,
     TYPES,
     Node,
     leaves,
@@ -66,6 +67,22 @@ def test_vectorized_equals_per_file(
     check(rows, node, files, style)
 
 
+@example(*_EDGE_CASES[0], 1, "plain")
+@example(*_EDGE_CASES[0], 1, "zorder")
+@example(*_EDGE_CASES[1], 1, "plain")
+@example(*_EDGE_CASES[1], 1, "zorder")
+@example(*_EDGE_CASES[2], 1, "plain")
+@example(*_EDGE_CASES[2], 1, "zorder")
+@example(*_EDGE_CASES[3], 1, "plain")
+@example(*_EDGE_CASES[3], 1, "zorder")
+@example(*_EDGE_CASES[4], 1, "plain")
+@example(*_EDGE_CASES[4], 1, "zorder")
+@example(*_EDGE_CASES[5], 1, "plain")
+@example(*_EDGE_CASES[5], 1, "zorder")
+@example(*_EDGE_CASES[6], 1, "plain")
+@example(*_EDGE_CASES[6], 1, "zorder")
+@example(*_EDGE_CASES[7], 1, "plain")
+@example(*_EDGE_CASES[7], 1, "zorder")
 @settings(max_examples=600)
 @given(rows_strategy, leaves(), st.integers(1, 6), st.sampled_from(["zorder", "plain"]))
 def test_vectorized_leaves_equal_per_file(

@@ -149,16 +149,15 @@ class _Bounds:
             self.high = np.where(high <= _INT64_MAX - 1000, high + 1000, _INT64_MAX)
             return t
         if t == "string":
-            self.low = self._strings(self.low_raw)
-            high = self._strings(self.high_raw)
-            lengths = np.array([len(h) for h in high], dtype=np.int64)
-            self.high_is_prefix = self.high_valid & (lengths >= STRING_PREFIX_LENGTH)
-            self.high = np.array(
-                [
-                    h[:STRING_PREFIX_LENGTH] if cut else h
-                    for h, cut in zip(high, self.high_is_prefix, strict=True)
-                ],
-                dtype=object,
+            # Strings stay Arrow arrays: Arrow compares them byte by byte, in C++.
+            self.low = self._strings(self.low_raw, stats.n)
+            high = self._strings(self.high_raw, stats.n)
+            long = _bools(pc.greater_equal(pc.utf8_length(high), STRING_PREFIX_LENGTH))
+            self.high_is_prefix = self.high_valid & long
+            self.high = pc.if_else(
+                pa.array(self.high_is_prefix),
+                pc.utf8_slice_codeunits(high, 0, STRING_PREFIX_LENGTH),
+                high,
             )
             return "string"
         raise _FallbackError
@@ -188,10 +187,38 @@ class _Bounds:
         return values * scale
 
     @staticmethod
-    def _strings(array: pa.Array | None) -> npt.NDArray[Any]:
+    def _strings(array: pa.Array | None, n: int) -> Any:
         if array is None:
-            return np.zeros(0, dtype=object)
-        return np.array(pc.fill_null(array, "").to_pylist(), dtype=object)
+            return pa.array([""] * n, pa.string())
+        return pc.fill_null(array.cast(pa.string()), "")
+
+
+def _bools(array: Any) -> Mask:
+    return np.asarray(array.to_numpy(zero_copy_only=False), dtype=bool)
+
+
+_ARROW_OPS = {
+    "<": pc.less,
+    "<=": pc.less_equal,
+    ">": pc.greater,
+    ">=": pc.greater_equal,
+    "==": pc.equal,
+}
+_NUMPY_OPS = {
+    "<": np.less,
+    "<=": np.less_equal,
+    ">": np.greater,
+    ">=": np.greater_equal,
+    "==": np.equal,
+}
+
+
+def _compare(values: Any, op: str, v: Any) -> Mask:
+    """``values op v`` elementwise, for NumPy arrays and Arrow string arrays alike."""
+    if isinstance(values, pa.Array | pa.ChunkedArray):
+        return _bools(_ARROW_OPS[op](values, pa.scalar(v, values.type)))
+    with np.errstate(invalid="ignore"):
+        return np.asarray(_NUMPY_OPS[op](values, v), dtype=bool)
 
 
 def _literal(bounds: _Bounds, value: Any) -> tuple[Any, npt.NDArray[Any], npt.NDArray[Any]]:
@@ -223,22 +250,21 @@ def _literal(bounds: _Bounds, value: Any) -> tuple[Any, npt.NDArray[Any], npt.ND
     raise _FallbackError
 
 
-def _below_low(bounds: _Bounds, v: Any, low: npt.NDArray[Any], inclusive: bool) -> Mask:
-    with np.errstate(invalid="ignore"):
-        test = (v < low) if inclusive else (v <= low)
-    return bounds.low_valid & np.asarray(test, dtype=bool)
+def _below_low(bounds: _Bounds, v: Any, low: Any, inclusive: bool) -> Mask:
+    test = _compare(low, ">", v) if inclusive else _compare(low, ">=", v)
+    return bounds.low_valid & test
 
 
 def _above_high(
-    bounds: _Bounds, v: Any, high: npt.NDArray[Any], inclusive: bool, nan_matters: bool = True
+    bounds: _Bounds, v: Any, high: Any, inclusive: bool, nan_matters: bool = True
 ) -> Mask:
-    with np.errstate(invalid="ignore"):
-        plain = np.asarray((v > high) if inclusive else (v >= high), dtype=bool)
+    plain = _compare(high, "<", v) if inclusive else _compare(high, "<=", v)
     result = bounds.high_valid & plain
     if bounds.kind == "string" and bounds.high_is_prefix.any():
-        prefix_rows = bounds.high_is_prefix
-        beyond = np.array([v[: len(h)] > h for h in high[prefix_rows]], dtype=bool)
-        result[prefix_rows] = beyond
+        # A cut maximum: beyond it only when past every string with that prefix.
+        rows = np.flatnonzero(bounds.high_is_prefix)
+        cut = high.take(pa.array(rows)).to_pylist()
+        result[rows] = np.array([v[: len(h)] > h for h in cut], dtype=bool)
     if nan_matters:
         result &= ~bounds.may_hold_nan
     return result
@@ -271,9 +297,9 @@ def _comparison(node: Comparison, bounds: _Bounds) -> Mask:
     if node.op == ">=":
         return not_all_null & ~_above_high(bounds, v, high, True)
     # "!=": cannot match only when every value is the literal.
-    with np.errstate(invalid="ignore"):
-        single = bounds.low_valid & bounds.high_valid & (low == v) & (high == v)
-    single = np.asarray(single, dtype=bool) & ~bounds.may_hold_nan & ~bounds.high_is_prefix
+    single = bounds.low_valid & bounds.high_valid
+    single &= _compare(low, "==", v) & _compare(high, "==", v)
+    single &= ~bounds.may_hold_nan & ~bounds.high_is_prefix
     return not_all_null & ~single
 
 
@@ -284,25 +310,14 @@ def _prefix(node: StartsWith, bounds: _Bounds) -> Mask:
     if node.negated:
         return not_all_null
     prefix = node.prefix
-    n = len(bounds.low)
-    low_beyond = (
-        np.array([lo[: len(prefix)] > prefix for lo in bounds.low], dtype=bool)
-        if n
-        else np.zeros(0, bool)
-    )
-    low_beyond &= bounds.low_valid
-    high_below = (
-        np.array(
-            [
-                (prefix[: len(h)] > h) if cut else (h < prefix)
-                for h, cut in zip(bounds.high, bounds.high_is_prefix, strict=True)
-            ],
-            dtype=bool,
-        )
-        if n
-        else np.zeros(0, bool)
-    )
-    high_below &= bounds.high_valid
+    # Strings with the prefix lie in [prefix, prefix + anything).
+    low_start = pc.utf8_slice_codeunits(bounds.low, 0, len(prefix))
+    low_beyond = bounds.low_valid & _compare(low_start, ">", prefix)
+    high_below = bounds.high_valid & _compare(bounds.high, "<", prefix)
+    if bounds.high_is_prefix.any():
+        rows = np.flatnonzero(bounds.high_is_prefix)
+        cut = bounds.high.take(pa.array(rows)).to_pylist()
+        high_below[rows] = np.array([prefix[: len(h)] > h for h in cut], dtype=bool)
     return np.asarray(not_all_null & ~low_beyond & ~high_below, dtype=bool)
 
 
