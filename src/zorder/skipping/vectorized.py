@@ -60,7 +60,7 @@ class _Stats:
         self.n = actions.num_rows
         rows = actions.column("num_records")
         self.rows_valid = np.asarray(rows.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-        self.rows = pc.fill_null(rows, 0).to_numpy().astype(np.int64)
+        self.rows = np.asarray(pc.fill_null(rows, 0).to_numpy(), dtype=np.int64)
         paths = actions.column("path")
         self.nan_free = np.asarray(
             pc.starts_with(paths, "zorder-").to_numpy(zero_copy_only=False), dtype=bool
@@ -68,15 +68,21 @@ class _Stats:
         self._summaries: list[FileSummary] | None = None
 
     def field(self, kind: str, name: str) -> pa.Array | None:
+        """One column's ``min``/``max``/``null_count`` across all files (nulls where unknown)."""
         if kind not in self.actions.column_names:
             return None
-        column = self.actions.column(kind).combine_chunks()
+        column = self.actions.column(kind)
         if not pa.types.is_struct(column.type) or column.type.get_field_index(name) < 0:
             return None
-        values = column.field(name)
-        if column.null_count:  # a missing stats struct hides its fields too
-            values = pc.if_else(column.is_valid(), values, pa.nulls(len(values), values.type))
-        return values
+        pieces = []
+        for chunk in column.chunks:  # only this field is copied, not the whole struct
+            values = chunk.field(name)
+            if chunk.null_count:  # a missing stats struct hides its fields too
+                values = pc.if_else(chunk.is_valid(), values, pa.nulls(len(values), values.type))
+            pieces.append(values)
+        if not pieces:
+            return pa.array([], column.type.field(name).type)
+        return pa.concat_arrays(pieces) if len(pieces) > 1 else pieces[0]
 
     def summaries(self) -> list[FileSummary]:
         if self._summaries is None:
@@ -108,7 +114,7 @@ class _Bounds:
         nulls = stats.field("null_count", name)
         self.nulls_valid = _valid(nulls, n)
         self.nulls = (
-            pc.fill_null(nulls, 0).to_numpy().astype(np.int64)
+            np.asarray(pc.fill_null(nulls, 0).to_numpy(), dtype=np.int64)
             if nulls is not None
             else np.zeros(n, dtype=np.int64)
         )
@@ -168,7 +174,7 @@ class _Bounds:
             return np.zeros(0, dtype=np.int64)
         if as_type is not None:
             array = array.view(as_type)
-        return pc.fill_null(array, 0).to_numpy().astype(np.int64)
+        return np.asarray(pc.fill_null(array, 0).to_numpy(), dtype=np.int64)
 
     @staticmethod
     def _floats(array: pa.Array | None) -> npt.NDArray[Any]:
@@ -181,7 +187,7 @@ class _Bounds:
         if array is None:
             return np.zeros(0, dtype=np.int64)
         scale = {"s": 1_000_000, "ms": 1000, "us": 1, "ns": 0}[array.type.unit]
-        values = pc.fill_null(array.view(pa.int64()), 0).to_numpy().astype(np.int64)
+        values = np.asarray(pc.fill_null(array.view(pa.int64()), 0).to_numpy(), dtype=np.int64)
         if scale == 0:
             return values // 1000
         return values * scale
