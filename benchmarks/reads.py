@@ -219,7 +219,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--files", type=int, default=100)
     parser.add_argument("--queries", type=int, default=5)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--write-markdown", action="store_true", help="update BENCHMARKS.md")
     args = parser.parse_args(argv)
     spark = local_session(app_name="zorder-bench-reads")

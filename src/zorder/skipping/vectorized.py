@@ -61,10 +61,7 @@ class _Stats:
         rows = actions.column("num_records")
         self.rows_valid = np.asarray(rows.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
         self.rows = np.asarray(pc.fill_null(rows, 0).to_numpy(), dtype=np.int64)
-        paths = actions.column("path")
-        self.nan_free = np.asarray(
-            pc.starts_with(paths, "zorder-").to_numpy(zero_copy_only=False), dtype=bool
-        )
+        self._nan_free: Mask | None = None
         self._summaries: list[FileSummary] | None = None
 
     def field(self, kind: str, name: str) -> pa.Array | None:
@@ -83,6 +80,13 @@ class _Stats:
         if not pieces:
             return pa.array([], column.type.field(name).type)
         return pa.concat_arrays(pieces) if len(pieces) > 1 else pieces[0]
+
+    @property
+    def nan_free(self) -> Mask:
+        """Files written by zorder, whose double bounds are left out when they hold NaN."""
+        if self._nan_free is None:
+            self._nan_free = _bools(pc.starts_with(self.actions.column("path"), "zorder-"))
+        return self._nan_free
 
     def summaries(self) -> list[FileSummary]:
         if self._summaries is None:
@@ -160,11 +164,13 @@ class _Bounds:
             high = self._strings(self.high_raw, stats.n)
             long = _bools(pc.greater_equal(pc.utf8_length(high), STRING_PREFIX_LENGTH))
             self.high_is_prefix = self.high_valid & long
-            self.high = pc.if_else(
-                pa.array(self.high_is_prefix),
-                pc.utf8_slice_codeunits(high, 0, STRING_PREFIX_LENGTH),
-                high,
-            )
+            self.high = high
+            if self.high_is_prefix.any():
+                self.high = pc.if_else(
+                    pa.array(self.high_is_prefix),
+                    pc.utf8_slice_codeunits(high, 0, STRING_PREFIX_LENGTH),
+                    high,
+                )
             return "string"
         raise _FallbackError
 
