@@ -73,6 +73,7 @@ def test_demo_runs_small(spark: SparkSession, tmp_path: Path) -> None:
     for curve in ("linear", "zorder", "hilbert"):
         assert DeltaTable(str(output / f"connections_{curve}")).to_pyarrow_table().num_rows == 3000
     assert "Ceiling for 8 files" in result.output
+    assert (output / "layout_zorder.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def test_query_prints_rows_and_what_was_scanned(spark: SparkSession, tmp_path: Path) -> None:

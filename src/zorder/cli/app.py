@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
@@ -175,6 +175,16 @@ def demo(
         f"Ceiling for {results[0].files} files and {len(NETWORK_COLUMNS)} columns: "
         f"1 - F^(-1/d) = {ceiling_value:.3f}. Tables are in {output}/."
     )
+    from zorder.plot import plot_layout
+
+    for result in results:
+        picture = plot_layout(
+            f"{output}/connections_{result.layout}",
+            f"{output}/layout_{result.layout}.png",
+            x="src_ip",
+            y="dst_port",
+        )
+        console.print(f"  picture of the {result.layout} layout: {picture}")
 
 
 def _columns(text: str) -> list[str]:
@@ -196,7 +206,7 @@ def _session(master: str, conf: list[str] | None) -> SparkSession:
     return spark
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     console.print(f"[bold red]error:[/] {message}", highlight=False)
     raise typer.Exit(code=2)
 
@@ -209,7 +219,6 @@ def _guarded(action: Callable[[], T]) -> T:
         return action()
     except (ValueError, FileExistsError, FileNotFoundError, NotADeltaTableError) as error:
         _fail(str(error))
-        raise  # unreachable: _fail exits
 
 
 def _bytes(count: int) -> str:
@@ -357,6 +366,30 @@ def query(
         f"{report.summary()}; {_bytes(report.bytes_scanned)} of {_bytes(report.bytes_total)}",
         highlight=False,
     )
+
+
+@app.command()
+def plot(
+    path: Annotated[str | None, typer.Argument(help="Delta table (omit with --curve).")] = None,
+    x: Annotated[str | None, typer.Option(help="Column across.")] = None,
+    y: Annotated[str | None, typer.Option(help="Column up.")] = None,
+    curve: Annotated[
+        Curve | None, typer.Option(help="Draw this curve itself instead of a table.")
+    ] = None,
+    bits: Annotated[int, typer.Option(min=1, max=6, help="Bits per dimension (--curve).")] = 3,
+    sample: Annotated[int, typer.Option(min=1, help="Rows sampled for the points.")] = 5000,
+    output: Annotated[str, typer.Option("-o", "--output", help="PNG to write.")] = "layout.png",
+) -> None:
+    """Picture of each file's box in two columns (--x, --y), or of a curve (--curve)."""
+    from zorder.plot import plot_curve, plot_layout
+
+    if curve is not None:
+        written = _guarded(lambda: plot_curve(output, curve=curve.value, bits=bits))
+    else:
+        if path is None or x is None or y is None:
+            _fail("give PATH with --x and --y, or --curve zorder|hilbert")
+        written = _guarded(lambda: plot_layout(path, output, x=x, y=y, sample=sample))
+    console.print(f"wrote {written}")
 
 
 def _plain(value: Any) -> Any:
