@@ -58,6 +58,10 @@ def test_bad_input_is_one_clear_line(spark: SparkSession, tmp_path: Path) -> Non
     assert result.exit_code == 2
     assert "unknown clustering column 'idd'; table columns: id" in result.output
     assert "Traceback" not in result.output
+    both = ["--num-files", "2", "--target-file-size", "1MB"]
+    result = runner.invoke(app, ["write", str(source), str(tmp_path / "t"), "--by", "id", *both])
+    assert result.exit_code == 2
+    assert "not both" in result.output
     result = runner.invoke(app, ["optimize", str(tmp_path / "none"), "--by", "id"])
     assert result.exit_code == 2
     assert "not a Delta table" in result.output

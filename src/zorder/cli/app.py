@@ -254,6 +254,12 @@ def _working(message: str) -> Iterator[None]:
     yield
 
 
+def _cluster_and_report(message: str, run: Callable[[], ClusterMetrics]) -> None:
+    with _working(message):
+        metrics = _guarded(run)
+    console.print(_summary(metrics))
+
+
 def _read_source(spark: SparkSession, source: str, source_format: SourceFormat) -> DataFrame:
     if source_format is SourceFormat.delta:
         from zorder.table import load_snapshot, normalize_uri
@@ -285,24 +291,21 @@ def write(
     conf: ConfOption = None,
 ) -> None:
     """Cluster SOURCE by columns into the Delta table DEST."""
-    if num_files is not None and target_file_size is not None:
-        _fail("give --num-files or --target-file-size, not both")
     spark = _session(master, conf)
     df = _guarded(lambda: _read_source(spark, source, source_format))
-    with _working(f"Clustering {source} by {by} along the {curve.value} curve..."):
-        metrics = _guarded(
-            lambda: zorder.write(
-                df,
-                dest,
-                by=_columns(by),
-                mode=mode.value,
-                curve=curve.value,
-                num_files=num_files,
-                target_file_size=target_file_size,
-                method=method.value,
-            )
-        )
-    console.print(_summary(metrics))
+    _cluster_and_report(
+        f"Clustering {source} by {by} along the {curve.value} curve...",
+        lambda: zorder.write(
+            df,
+            dest,
+            by=_columns(by),
+            mode=mode.value,
+            curve=curve.value,
+            num_files=num_files,
+            target_file_size=target_file_size,
+            method=method.value,
+        ),
+    )
 
 
 @app.command()
@@ -319,22 +322,19 @@ def optimize(
     conf: ConfOption = None,
 ) -> None:
     """Rewrite the Delta table at PATH clustered by columns, in one commit."""
-    if num_files is not None and target_file_size is not None:
-        _fail("give --num-files or --target-file-size, not both")
     spark = _session(master, conf)
-    with _working(f"Optimizing {path} by {by} along the {curve.value} curve..."):
-        metrics = _guarded(
-            lambda: zorder.optimize(
-                spark,
-                path,
-                by=_columns(by),
-                curve=curve.value,
-                num_files=num_files,
-                target_file_size=target_file_size,
-                method=method.value,
-            )
-        )
-    console.print(_summary(metrics))
+    _cluster_and_report(
+        f"Optimizing {path} by {by} along the {curve.value} curve...",
+        lambda: zorder.optimize(
+            spark,
+            path,
+            by=_columns(by),
+            curve=curve.value,
+            num_files=num_files,
+            target_file_size=target_file_size,
+            method=method.value,
+        ),
+    )
 
 
 @app.command()
