@@ -17,7 +17,9 @@ import numpy as np
 import pyarrow as pa
 from deltalake import DeltaTable
 
-from zorder.table import load_snapshot, normalize_uri
+from zorder.api.read import skipping_effectiveness
+from zorder.skipping.sql import sql_literal
+from zorder.table import normalize_uri
 
 __all__ = [
     "NETWORK_COLUMNS",
@@ -55,35 +57,14 @@ def ceiling(files: int, dims: int) -> float:
 def equality_effectiveness(
     path: str | Path, values: Mapping[str, Sequence[object]]
 ) -> dict[str, float]:
-    """Per column, the mean fraction of rows skipped by ``column = value`` filters.
-
-    A file is scanned unless its statistics show the value outside its
-    [min, max]; a file without statistics for the column is scanned.
-    """
-    uri = normalize_uri(path)
-    actions = pa.table(load_snapshot(uri).table.get_add_actions(flatten=True))
-    records = actions.column("num_records").to_pylist()
-    total = sum(records)
-    result = {}
-    for column, wanted in values.items():
-        lows = _stat(actions, f"min.{column}")
-        highs = _stat(actions, f"max.{column}")
-        skipped = []
-        for value in wanted:
-            scanned = sum(
-                n
-                for n, low, high in zip(records, lows, highs, strict=True)
-                if low is None or high is None or low <= value <= high  # type: ignore[operator]
-            )
-            skipped.append(1 - scanned / total if total else 0.0)
-        result[column] = float(np.mean(skipped)) if skipped else 0.0
-    return result
-
-
-def _stat(actions: pa.Table, name: str) -> list[object]:
-    if name in actions.column_names:
-        return list(actions.column(name).to_pylist())
-    return [None] * actions.num_rows
+    """Per column, Databricks' skipping effectiveness of ``column = value`` filters."""
+    return {
+        column: skipping_effectiveness(
+            str(path), [f"`{column}` = {sql_literal(v)}" for v in wanted]
+        )
+        for column, wanted in values.items()
+        if wanted
+    }
 
 
 @dataclass(frozen=True)

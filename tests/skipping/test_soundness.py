@@ -19,6 +19,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from zorder.skipping import FileSummary, Outcome, bind, evaluate, parse_predicate
+from zorder.skipping.predicates import Comparison
+from zorder.skipping.sql import sql_literal
 from zorder.stats import truncate_max_string, truncate_min_string
 
 UTC = dt.UTC
@@ -418,3 +420,30 @@ def test_numbers_meet_doubles_as_doubles() -> None:
             evaluate(bind(parse_predicate(sql), types), one_tenth, types)
             is Outcome.ROWS_CANNOT_MATCH
         ), sql
+
+
+@given(
+    st.one_of(
+        st.integers(-(2**63), 2**63 - 1),
+        st.floats(),
+        st.decimals(
+            allow_nan=False, allow_infinity=False, places=3, max_value=10**20, min_value=-(10**20)
+        ),
+        st.dates(),
+        st.datetimes(timezones=st.just(UTC)),
+        st.datetimes(),
+        st.text(),
+        st.booleans(),
+    )
+)
+def test_sql_literals_parse_back_to_their_value(value: Any) -> None:
+    parsed = parse_predicate(f"x = {sql_literal(value)}")
+    if isinstance(value, bool):
+        assert parsed == Comparison("=", "x", value)
+        return
+    assert isinstance(parsed, Comparison)
+    if isinstance(value, float) and math.isnan(value):
+        assert math.isnan(parsed.value)
+    else:
+        assert parsed.value == value
+        assert type(parsed.value) is type(value)

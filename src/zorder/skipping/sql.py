@@ -27,7 +27,7 @@ from zorder.skipping.predicates import (
     or_,
 )
 
-__all__ = ["parse_predicate"]
+__all__ = ["parse_predicate", "sql_literal"]
 
 _COMPARISONS: dict[type[exp.Expression], CompareOp] = {
     exp.EQ: "=",
@@ -108,7 +108,7 @@ def _literal(node: exp.Expression) -> Any:
             return decimal.Decimal(text)
     if isinstance(node, exp.Neg):
         value = _literal(node.this)
-        if isinstance(value, int | decimal.Decimal) and not isinstance(value, bool):
+        if isinstance(value, int | float | decimal.Decimal) and not isinstance(value, bool):
             return -value
         raise _NotALiteralError
     if isinstance(node, exp.Cast):  # also TryCast, and typed literals DATE'..'
@@ -227,3 +227,30 @@ def _convert(node: exp.Expression) -> Predicate:
         column = _column_name(node.this)
         return IsNaN(column) if column is not None else Unknown("isnan on an expression")
     return Unknown(f"{type(node).__name__} is not understood by statistics")
+
+
+def sql_literal(value: Any) -> str:
+    """Spark SQL text for a Python value, such that parsing it gives the value back."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            word = "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+            return f"CAST('{word}' AS DOUBLE)"
+        return f"{value!r}D"
+    if isinstance(value, decimal.Decimal):
+        return f"{value}BD"
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None:
+            utc = value.astimezone(dt.UTC).replace(tzinfo=None)
+            return f"TIMESTAMP'{utc.isoformat(sep=' ', timespec='microseconds')}'"
+        return f"TIMESTAMP_NTZ'{value.isoformat(sep=' ', timespec='microseconds')}'"
+    if isinstance(value, dt.date):
+        return f"DATE'{value.isoformat()}'"
+    if isinstance(value, str):
+        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    raise TypeError(f"no SQL literal for {type(value).__name__} {value!r}")
