@@ -81,7 +81,6 @@ class DataFile:
     path: str  # relative to the table root, as in the log
     size: int
     num_records: int | None
-    stats: str | None
 
 
 @dataclass(frozen=True)
@@ -113,7 +112,7 @@ class TableSnapshot:
             else [None] * actions.num_rows
         )
         return tuple(
-            DataFile(path=path, size=int(size), num_records=count, stats=None)
+            DataFile(path=path, size=int(size), num_records=count)
             for path, size, count in zip(
                 actions.column("path").to_pylist(),
                 actions.column("size_bytes").to_pylist(),
