@@ -113,6 +113,12 @@ def _column(summary: FileSummary, name: str, type_name: str) -> _Column:
     )
 
 
+def _midnight(day: dt.date, *, like: dt.datetime) -> dt.datetime:
+    """A date as the timestamp Spark casts it to, zoned (UTC) when ``like`` is."""
+    midnight = dt.datetime(day.year, day.month, day.day)
+    return midnight.replace(tzinfo=dt.UTC) if like.tzinfo else midnight
+
+
 def _comparable(bound: Any, value: Any) -> tuple[Any, Any] | None:
     """The pair in one domain (dates meet timestamps at UTC midnight), or None."""
     if bound is None:
@@ -125,17 +131,13 @@ def _comparable(bound: Any, value: Any) -> tuple[Any, Any] | None:
         if isinstance(value, int | decimal.Decimal) and not isinstance(value, bool):
             return bound, float(value)
     if isinstance(value, dt.datetime) and not isinstance(bound, dt.datetime):
-        if isinstance(bound, dt.date):
-            midnight = dt.datetime(bound.year, bound.month, bound.day)
-            bound = midnight.replace(tzinfo=dt.UTC) if value.tzinfo else midnight
-        else:
+        if not isinstance(bound, dt.date):
             return None
+        bound = _midnight(bound, like=value)
     elif isinstance(bound, dt.datetime) and not isinstance(value, dt.datetime):
-        if isinstance(value, dt.date):
-            midnight = dt.datetime(value.year, value.month, value.day)
-            value = midnight.replace(tzinfo=dt.UTC) if bound.tzinfo else midnight
-        else:
+        if not isinstance(value, dt.date):
             return None
+        value = _midnight(value, like=bound)
     if (
         isinstance(bound, dt.datetime)
         and isinstance(value, dt.datetime)
