@@ -135,6 +135,31 @@ def test_seed_example_gives_compact_boxes(spark: SparkSession, tmp_path: Path) -
     assert all(a[1] < b[0] for a, b in itertools.pairwise(c1_ranges))
 
 
+def test_zorder_files_are_boxes_separated_on_some_column(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    # Z-order files are the cells of one cut of the rank space: any two files
+    # lie on either side of a cut in some column, so their boxes never overlap
+    # (equal values are never split, so the ranges do not even touch).
+    df = spark.range(6_000).select(
+        (F.col("id") * 7919 % 6000).cast("int").alias("a"),
+        (F.col("id") * 104729 % 6007).cast("int").alias("b"),
+        (F.col("id") % 13).cast("int").alias("c"),
+    )
+    path = tmp_path / "boxes"
+    metrics = zorder.write(df, str(path), by=["a", "b", "c"], num_files=30)
+    stats = list(logged_stats(path).values())
+    assert metrics.files_added == len(stats) == 30
+    assert sum(s["numRecords"] for s in stats) == 6_000
+    assert max(s["numRecords"] for s in stats) <= 2 * 6_000 / 30
+    for one, other in itertools.combinations(stats, 2):
+        assert any(
+            one["maxValues"][c] < other["minValues"][c]
+            or other["maxValues"][c] < one["minValues"][c]
+            for c in ("a", "b", "c")
+        ), (one, other)
+
+
 def test_modes_append_overwrite_error(spark: SparkSession, tmp_path: Path) -> None:
     path = str(tmp_path / "t")
     df = spark.range(100).select((F.col("id") % 10).alias("a"), "id")

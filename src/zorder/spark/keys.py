@@ -17,9 +17,17 @@ import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.functions import ArrowUDFType, arrow_udf
-from pyspark.sql.types import BinaryType, DataType, LongType
+from pyspark.sql.types import (
+    BinaryType,
+    DataType,
+    IntegerType,
+    LongType,
+    StructField,
+    StructType,
+)
 
 from zorder.curves import encoding_for, hilbert_index_array, interleave_array
+from zorder.curves.cells import FileCells, balanced_cells
 from zorder.curves.encodings import SUPPORTED_TYPES, OrderedEncoding, canonical_type_name
 from zorder.curves.ranks import (
     STRING_SAMPLE_PREFIX,
@@ -36,10 +44,14 @@ __all__ = [
     "Curve",
     "KeyMethod",
     "bits_per_column",
+    "cell_key",
     "direct_key",
+    "file_cells",
+    "fit_rank_buckets",
     "rank_boundaries",
     "rank_key",
     "resolve_clustering_columns",
+    "sample_columns",
 ]
 
 Curve = Literal["zorder", "hilbert", "linear"]
@@ -129,6 +141,37 @@ def _sampled(column: ClusteringColumn) -> Column:
     return F.col(f"`{column.name}`")
 
 
+def sample_columns(
+    df: DataFrame,
+    columns: Sequence[ClusteringColumn],
+    *,
+    sample_size: int = DEFAULT_SAMPLE_SIZE,
+    seed: int = DEFAULT_SAMPLE_SEED,
+) -> pa.Table:
+    """A uniform sample of ``df``'s clustering columns, on the driver.
+
+    One pass over the clustering columns: each task keeps its ``sample_size``
+    rows with the smallest random tags, and only those reach the driver.
+    """
+    if sample_size < 1:
+        raise ValueError(f"sample_size must be >= 1, got {sample_size}")
+    return (
+        df.select(*[_sampled(c) for c in columns])
+        .orderBy(F.rand(seed))
+        .limit(sample_size)
+        .toArrow()
+    )
+
+
+def fit_rank_buckets(
+    sample: pa.Table, columns: Sequence[ClusteringColumn], *, bits: int
+) -> dict[str, RankBuckets]:
+    """Rank buckets (quantile boundaries and ids) of each column of ``sample``."""
+    return {
+        c.name: rank_buckets(sample.column(i).combine_chunks(), bits) for i, c in enumerate(columns)
+    }
+
+
 def rank_boundaries(
     df: DataFrame,
     columns: Sequence[ClusteringColumn],
@@ -137,22 +180,25 @@ def rank_boundaries(
     sample_size: int = DEFAULT_SAMPLE_SIZE,
     seed: int = DEFAULT_SAMPLE_SEED,
 ) -> dict[str, RankBuckets]:
-    """Rank buckets (quantile boundaries and ids) of each column from a uniform sample of ``df``.
+    """Rank buckets of each column from a uniform sample of ``df``."""
+    sample = sample_columns(df, columns, sample_size=sample_size, seed=seed)
+    return fit_rank_buckets(sample, columns, bits=bits)
 
-    One pass over the clustering columns: each task keeps its ``sample_size``
-    rows with the smallest random tags, and only those reach the driver.
-    """
-    if sample_size < 1:
-        raise ValueError(f"sample_size must be >= 1, got {sample_size}")
-    sample = (
-        df.select(*[_sampled(c) for c in columns])
-        .orderBy(F.rand(seed))
-        .limit(sample_size)
-        .toArrow()
-    )
-    return {
-        c.name: rank_buckets(sample.column(i).combine_chunks(), bits) for i, c in enumerate(columns)
-    }
+
+def _ids(arrays: Sequence[pa.Array], per_column: Sequence[RankBuckets]) -> np.ndarray:
+    return np.stack([b.key_ids(a) for a, b in zip(arrays, per_column, strict=True)], axis=1)
+
+
+def file_cells(
+    sample: pa.Table,
+    columns: Sequence[ClusteringColumn],
+    buckets: Mapping[str, RankBuckets],
+    *,
+    count: int,
+) -> FileCells:
+    """``count`` file cells of equal row mass over the rank ids of ``sample``."""
+    arrays = [sample.column(i).combine_chunks() for i in range(len(columns))]
+    return balanced_cells(_ids(arrays, [buckets[c.name] for c in columns]), count)
 
 
 def _curve_keys(ids: np.ndarray, curve: Curve, bits: int) -> np.ndarray:
@@ -182,10 +228,42 @@ def rank_key(
     per_column = [buckets[c.name] for c in columns]
 
     def keys(*arrays: pa.Array) -> pa.Array:
-        ids = np.stack([b.key_ids(a) for a, b in zip(arrays, per_column, strict=True)], axis=1)
+        ids = _ids(arrays, per_column)
         return pa.array(_curve_keys(ids, curve, bits).astype(np.int64), pa.int64())
 
     udf = _arrow_udf(keys, LongType())
+    return udf(*[F.col(f"`{c.name}`") for c in columns])
+
+
+CELL_KEY_TYPE = StructType(
+    [StructField("cell", IntegerType(), nullable=False), StructField("key", LongType(), False)]
+)
+
+
+def cell_key(
+    columns: Sequence[ClusteringColumn],
+    buckets: Mapping[str, RankBuckets],
+    cells: FileCells,
+    *,
+    bits: int,
+) -> Column:
+    """Struct of each row's file ``cell`` and its Z-order rank ``key`` within the file.
+
+    Both come from one computation of the rank ids, the costly part for strings.
+    """
+    per_column = [buckets[c.name] for c in columns]
+
+    def keys(*arrays: pa.Array) -> pa.Array:
+        ids = _ids(arrays, per_column)
+        return pa.StructArray.from_arrays(
+            [
+                pa.array(cells.cell_of(ids).astype(np.int32), pa.int32()),
+                pa.array(interleave_array(ids, bits).astype(np.int64), pa.int64()),
+            ],
+            fields=[pa.field("cell", pa.int32(), False), pa.field("key", pa.int64(), False)],
+        )
+
+    udf = _arrow_udf(keys, CELL_KEY_TYPE)
     return udf(*[F.col(f"`{c.name}`") for c in columns])
 
 

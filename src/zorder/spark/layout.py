@@ -1,4 +1,10 @@
-"""The layout transform: key -> range repartition -> sort within each file."""
+"""The layout transform: key -> one partition per file -> sort within each file.
+
+Z-order with rank keys sends each row to its file cell (see
+:mod:`zorder.curves.cells`) with ``repartitionById``, so every file is one
+box of the mixed-radix curve; Hilbert and direct keys range-partition the key
+itself; one column or the linear baseline is a plain range sort.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +12,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from zorder.spark.keys import (
@@ -18,10 +24,13 @@ from zorder.spark.keys import (
     Curve,
     KeyMethod,
     bits_per_column,
+    cell_key,
     direct_key,
-    rank_boundaries,
+    file_cells,
+    fit_rank_buckets,
     rank_key,
     resolve_clustering_columns,
+    sample_columns,
 )
 
 __all__ = ["ClusteringPlan", "cluster", "plan_clustering"]
@@ -38,6 +47,11 @@ class ClusteringPlan:
     @property
     def names(self) -> list[str]:
         return [c.name for c in self.columns]
+
+    @property
+    def cuts_cells(self) -> bool:
+        """Z-order on rank keys: files are the cells of a balanced mixed-radix cut."""
+        return self.curve == "zorder" and self.method == "rank" and not self.sorts_plainly
 
     @property
     def sorts_plainly(self) -> bool:
@@ -60,14 +74,6 @@ def plan_clustering(
     return plan
 
 
-def _key(df: DataFrame, plan: ClusteringPlan, sample_size: int, seed: int) -> Column:
-    if plan.method == "direct":
-        return direct_key(plan.columns, curve=plan.curve)
-    bits = bits_per_column(len(plan.columns))
-    boundaries = rank_boundaries(df, plan.columns, bits=bits, sample_size=sample_size, seed=seed)
-    return rank_key(plan.columns, boundaries, curve=plan.curve, bits=bits)
-
-
 def cluster(
     df: DataFrame,
     plan: ClusteringPlan,
@@ -76,7 +82,7 @@ def cluster(
     sample_size: int = DEFAULT_SAMPLE_SIZE,
     seed: int = DEFAULT_SAMPLE_SEED,
 ) -> DataFrame:
-    """``df`` laid out in ``num_files`` range partitions, each sorted along the curve.
+    """``df`` laid out in up to ``num_files`` partitions, each sorted along the curve.
 
     Writing the result gives one file per non-empty partition. The key column
     is dropped again, so the result has ``df``'s schema.
@@ -87,9 +93,22 @@ def cluster(
         order = [F.col(f"`{name}`").asc_nulls_first() for name in plan.names]
         return df.repartitionByRange(num_files, *order).sortWithinPartitions(*order)
     key_name = f"__zorder_key_{uuid.uuid4().hex}"
-    keyed = df.withColumn(key_name, _key(df, plan, sample_size, seed))
+    key = F.col(key_name)
+    if plan.method == "direct":
+        keyed = df.withColumn(key_name, direct_key(plan.columns, curve=plan.curve))
+        return keyed.repartitionByRange(num_files, key).sortWithinPartitions(key).drop(key_name)
+    bits = bits_per_column(len(plan.columns))
+    sample = sample_columns(df, plan.columns, sample_size=sample_size, seed=seed)
+    buckets = fit_rank_buckets(sample, plan.columns, bits=bits)
+    if not plan.cuts_cells:
+        keyed = df.withColumn(
+            key_name, rank_key(plan.columns, buckets, curve=plan.curve, bits=bits)
+        )
+        return keyed.repartitionByRange(num_files, key).sortWithinPartitions(key).drop(key_name)
+    cells = file_cells(sample, plan.columns, buckets, count=num_files)
+    keyed = df.withColumn(key_name, cell_key(plan.columns, buckets, cells, bits=bits))
     return (
-        keyed.repartitionByRange(num_files, F.col(key_name))
-        .sortWithinPartitions(F.col(key_name))
+        keyed.repartitionById(cells.count, key.getField("cell"))
+        .sortWithinPartitions(key.getField("key"))
         .drop(key_name)
     )

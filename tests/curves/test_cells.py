@@ -1,0 +1,102 @@
+"""File cells against a node-by-node walk, and the properties the layout relies on."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from zorder.curves.cells import balanced_cells, reference_cell
+
+
+@st.composite
+def samples(draw: st.DrawFn) -> np.ndarray:
+    columns = draw(st.integers(1, 4))
+    rows = draw(st.integers(1, 300))
+    # Few distinct ids make heavy duplicates and constant columns likely.
+    high = draw(st.sampled_from([1, 3, 50, 1024]))
+    return draw(hnp.arrays(np.uint64, (rows, columns), elements=st.integers(0, high)))
+
+
+@given(samples(), st.integers(1, 40), st.data())
+def test_cell_of_equals_the_walk(sample: np.ndarray, count: int, data: st.DataObject) -> None:
+    cells = balanced_cells(sample, count)
+    queries = data.draw(hnp.arrays(np.uint64, (25, sample.shape[1]), elements=st.integers(0, 1100)))
+    rows = np.concatenate([sample, queries])
+    got = cells.cell_of(rows)
+    assert got.tolist() == [reference_cell(cells, row.tolist()) for row in rows]
+    assert 1 <= cells.count <= count
+    assert sorted(set(got[: len(sample)].tolist())) == list(range(cells.count))
+
+
+@given(samples(), st.integers(1, 40), st.data())
+def test_cells_follow_the_componentwise_order(
+    sample: np.ndarray, count: int, data: st.DataObject
+) -> None:
+    # A row no greater than another in every column never lands in a later
+    # cell: the cells are numbered along a curve, as Z-order's are.
+    cells = balanced_cells(sample, count)
+    low = data.draw(hnp.arrays(np.uint64, (30, sample.shape[1]), elements=st.integers(0, 1100)))
+    steps = data.draw(hnp.arrays(np.uint64, low.shape, elements=st.integers(0, 100)))
+    assert (cells.cell_of(low) <= cells.cell_of(low + steps)).all()
+
+
+def test_distinct_rows_make_exactly_the_cells_asked_for_of_equal_mass() -> None:
+    rng = np.random.default_rng(3)
+    sample = rng.integers(0, 1024, (50_000, 4)).astype(np.uint64)
+    for count in (1, 2, 7, 97, 100, 128):
+        cells = balanced_cells(sample, count)
+        assert cells.count == count
+        masses = np.bincount(cells.cell_of(sample), minlength=count)
+        assert masses.max() <= 1.1 * len(sample) / count
+        assert masses.min() >= 0.9 * len(sample) / count
+
+
+def test_each_column_is_cut_into_about_the_root_of_the_cell_count() -> None:
+    # 100 cells on four columns: every column in about 100^(1/4) ~ 3.2 slabs,
+    # not 4, 4, 2, 2 as binary Z-order's top bits would give.
+    rng = np.random.default_rng(4)
+    sample = rng.integers(0, 1024, (40_000, 4)).astype(np.uint64)
+    cells = balanced_cells(sample, 100)
+    inner = cells.column >= 0
+    slabs_by_column = {
+        column: np.mean(np.diff(cells.cut_start)[inner & (cells.column == column)] + 1)
+        for column in range(4)
+    }
+    assert all(3 <= slabs <= 4 for slabs in slabs_by_column.values()), slabs_by_column
+
+
+def test_heavy_duplicates_and_nulls_still_give_cells_of_similar_mass() -> None:
+    rng = np.random.default_rng(5)
+    n = 60_000
+    # Column 0: 40% one value; column 1: 30% id 0 (the null bucket).
+    heavy = np.where(rng.random(n) < 0.4, 500, rng.integers(1, 1024, n))
+    nulls = np.where(rng.random(n) < 0.3, 0, rng.integers(1, 1024, n))
+    sample = np.stack([heavy, nulls, rng.integers(0, 1024, n)], axis=1).astype(np.uint64)
+    cells = balanced_cells(sample, 60)
+    masses = np.bincount(cells.cell_of(sample), minlength=cells.count)
+    assert cells.count == 60
+    assert masses.max() <= 1.5 * n / 60
+    assert masses.min() >= 0.5 * n / 60
+
+
+def test_rows_that_cannot_be_told_apart_share_one_cell() -> None:
+    sample = np.full((100, 3), 7, dtype=np.uint64)
+    cells = balanced_cells(sample, 10)
+    assert cells.count == 1
+    assert set(cells.cell_of(sample).tolist()) == {0}
+
+
+@pytest.mark.parametrize(
+    ("sample", "count", "message"),
+    [
+        (np.zeros(5, dtype=np.uint64), 2, "2-d array"),
+        (np.zeros((5, 2), dtype=np.uint64), 0, "count must be >= 1"),
+        (np.full((5, 2), 2**40, dtype=np.uint64), 2, "below 2\\*\\*32"),
+    ],
+)
+def test_bad_input_is_refused(sample: np.ndarray, count: int, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        balanced_cells(sample, count)
