@@ -130,9 +130,7 @@ class _Node:
     children: list[_Node] | None = None
 
 
-def _split(
-    sample: npt.NDArray[np.uint64], cells: int, columns: list[int], leftover: bool
-) -> _Node:
+def _split(sample: npt.NDArray[np.uint64], cells: int, columns: list[int], leftover: bool) -> _Node:
     """The subtree giving ``cells`` cells to the ``sample`` rows in a node.
 
     ``columns`` are the columns this round of the curve has yet to cut, in
