@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 from deltalake import DeltaTable
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 from zorder.api.read import skipping_effectiveness
 from zorder.skipping.sql import sql_literal
@@ -27,6 +29,8 @@ __all__ = [
     "ceiling",
     "equality_effectiveness",
     "network_connections",
+    "network_frame",
+    "random_network_values",
 ]
 
 NETWORK_COLUMNS = ("src_ip", "dst_ip", "src_port", "dst_port")
@@ -47,6 +51,36 @@ def network_connections(rows: int, *, seed: int = 2018) -> pa.Table:
             "dst_port": rng.integers(0, 65536, rows).astype(np.int32),
         }
     )
+
+
+def network_frame(spark: SparkSession, rows: int, *, seed: int = 2018) -> DataFrame:
+    """The same kind of connections generated inside Spark, for sizes the driver should not hold.
+
+    Deterministic for a given ``rows`` and ``seed`` (a fixed number of input partitions).
+    """
+
+    def ip(offset: int) -> Column:
+        octets = [(F.rand(seed + offset + i) * 256).cast("int") for i in range(4)]
+        return F.concat_ws(".", *octets)
+
+    return spark.range(rows, numPartitions=16).select(
+        ip(100).alias("src_ip"),
+        ip(200).alias("dst_ip"),
+        (F.rand(seed + 300) * 65536).cast("int").alias("src_port"),
+        (F.rand(seed + 301) * 65536).cast("int").alias("dst_port"),
+    )
+
+
+def random_network_values(rng: np.random.Generator, count: int) -> dict[str, list[object]]:
+    """``count`` random values of each column's domain (most absent from any given table)."""
+
+    def ips() -> list[object]:
+        return [".".join(map(str, o)) for o in rng.integers(0, 256, (count, 4)).tolist()]
+
+    def ports() -> list[object]:
+        return [int(p) for p in rng.integers(0, 65536, count)]
+
+    return {"src_ip": ips(), "dst_ip": ips(), "src_port": ports(), "dst_port": ports()}
 
 
 def ceiling(files: int, dims: int) -> float:

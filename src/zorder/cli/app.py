@@ -187,6 +187,47 @@ def demo(
         console.print(f"  picture of the {result.layout} layout: {picture}")
 
 
+@app.command()
+def bench(
+    quick: Annotated[
+        bool, typer.Option(help="100 files x 1,000 rows and 100,000-row costs: about 2 minutes.")
+    ] = False,
+    workdir: Annotated[
+        str | None, typer.Option(help="Where the tables go (default: a temporary directory).")
+    ] = None,
+    json_path: Annotated[
+        str | None, typer.Option("--json", help="Also write the results as JSON here.")
+    ] = None,
+    markdown_path: Annotated[
+        str | None, typer.Option("--markdown", help="Also write the tables as Markdown here.")
+    ] = None,
+    no_delta_rs: Annotated[bool, typer.Option(help="Leave delta-rs's z_order out.")] = False,
+    master: MasterOption = "local[*]",
+) -> None:
+    """Databricks' experiment, the cost against a plain sort and delta-rs, and point lookups."""
+    import dataclasses
+    import tempfile
+    from pathlib import Path
+
+    from rich.markdown import Markdown
+
+    from zorder.bench import DEFAULT, QUICK, bench_markdown, run_bench
+
+    config = dataclasses.replace(QUICK if quick else DEFAULT, delta_rs=not no_delta_rs)
+    spark = _session(master, None)
+    with (
+        tempfile.TemporaryDirectory(prefix="zorder-bench-", dir=workdir) as tmp,
+        console.status("Benchmark...") as status,
+    ):
+        payload = run_bench(spark, tmp, config, progress=lambda m: status.update(m))
+    text = bench_markdown(payload)
+    console.print(Markdown(text))
+    if json_path:
+        Path(json_path).write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
+    if markdown_path:
+        Path(markdown_path).write_text(text + "\n")
+
+
 def _columns(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
