@@ -15,15 +15,10 @@ import tempfile
 import time
 from typing import Any
 
-from pyspark.sql import functions as F
-
 import zorder
 from benchmarks.report import command_line, machine_facts, replace_section, write_json
+from zorder.demo import network_frame
 from zorder.spark import local_session
-
-
-def ip(seed: int) -> Any:
-    return F.concat_ws(".", *[(F.rand(seed + i) * 256).cast("int") for i in range(4)])
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -39,12 +34,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     spark.sparkContext.setLogLevel("ERROR")
     heap = spark.sparkContext._jvm.java.lang.Runtime.getRuntime().maxMemory()  # type: ignore[union-attr]
-    df = spark.range(args.rows, numPartitions=16).select(
-        ip(100).alias("src_ip"),
-        ip(200).alias("dst_ip"),
-        (F.rand(300) * 65536).cast("int").alias("src_port"),
-        (F.rand(301) * 65536).cast("int").alias("dst_port"),
-    )
+    df = network_frame(spark, args.rows, seed=0)
     with tempfile.TemporaryDirectory(prefix="zorder-memory-") as tmp:
         started = time.perf_counter()
         metrics = zorder.write(

@@ -32,7 +32,13 @@ from pyspark.sql import DataFrame, SparkSession
 
 import zorder
 from benchmarks.report import command_line, machine_facts, replace_section, write_json
-from zorder.demo import ceiling, equality_effectiveness, file_count, network_connections
+from zorder.demo import (
+    ceiling,
+    equality_effectiveness,
+    file_count,
+    network_connections,
+    write_as_written,
+)
 from zorder.spark import local_session
 
 TARGETS = {"zorder": 0.85, "hilbert": 0.88}
@@ -140,7 +146,7 @@ def run_layouts(
         path = str(workdir / f"{name}-{layout.name.replace(' ', '_')}")
         started = time.perf_counter()
         if layout.curve == "random":
-            write_unclustered(df, path, files)
+            write_as_written(df, path, files)
         else:
             zorder.write(df, path, by=layout.by, curve=layout.curve, num_files=files)
         seconds = time.perf_counter() - started
@@ -172,16 +178,6 @@ def hottest_shares(data: pa.Table) -> dict[str, float]:
         top = max((c.as_py() for c in counts.field("counts")), default=0)
         shares[name] = top / data.num_rows
     return shares
-
-
-def write_unclustered(df: DataFrame, path: str, files: int) -> None:
-    """The table as a plain writer leaves it: rows spread at random over ``files`` files."""
-    from zorder.table import commit_files, describe_written_files, normalize_uri
-
-    uri = normalize_uri(path)
-    df.repartition(files).write.parquet(f"{uri}/plain")
-    written = describe_written_files(uri, "plain", df.schema, {})
-    commit_files(uri, df.schema, written, mode="create")
 
 
 def _measure(

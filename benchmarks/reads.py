@@ -30,11 +30,11 @@ from deltalake import DeltaTable
 from deltalake import Schema as DeltaSchema
 from deltalake.transaction import AddAction, create_table_with_add_actions
 from pyspark.sql import SparkSession
-from pyspark.sql import functions as F
 
 import zorder
 from benchmarks.report import command_line, machine_facts, replace_section, write_json
 from zorder.api.read import _plan as plan_loaded
+from zorder.demo import network_frame
 from zorder.spark import local_session
 from zorder.table import load_snapshot
 
@@ -110,25 +110,16 @@ def planning(workdir: Path, files: int, repeat: int) -> dict[str, Any]:
     }
 
 
-def network(spark: SparkSession, rows: int) -> Any:
-    def ip(seed: int) -> Any:
-        return F.concat_ws(".", *[(F.rand(seed + i) * 256).cast("int") for i in range(4)])
-
-    return spark.range(rows, numPartitions=16).select(
-        ip(100).alias("src_ip"),
-        ip(200).alias("dst_ip"),
-        (F.rand(300) * 65536).cast("int").alias("src_port"),
-        (F.rand(301) * 65536).cast("int").alias("dst_port"),
-    )
-
-
 def lookups(
     spark: SparkSession, workdir: Path, rows: int, files: int, queries: int
 ) -> dict[str, Any]:
     path = str(workdir / "conns")
     started = time.perf_counter()
     zorder.write(
-        network(spark, rows), path, by=["src_ip", "dst_ip", "src_port", "dst_port"], num_files=files
+        network_frame(spark, rows, seed=0),
+        path,
+        by=["src_ip", "dst_ip", "src_port", "dst_port"],
+        num_files=files,
     )
     write_s = time.perf_counter() - started
     picks = zorder.read(spark, path).limit(queries).collect()

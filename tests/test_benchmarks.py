@@ -63,3 +63,36 @@ def test_reads_benchmark_smoke(spark: object) -> None:
         assert query["files_scanned"] >= 1
         assert 0.0 < query["rows_fraction"] <= 1.0
     assert "Point lookups" in reads.markdown(payload)
+
+
+@pytest.mark.spark
+def test_product_benchmark_smoke(spark: object) -> None:
+    from benchmarks import product
+
+    from zorder.bench import BenchConfig, bench_markdown
+
+    tiny = BenchConfig(
+        files=6, layout_rows_per_file=(300,), cost_rows=(1_800,), filters=4, lookups=1, repeat=1
+    )
+    payload = product.main([], config=tiny)
+    layouts = {row["layout"]: row for row in payload["layout"]["1800"]}
+    assert set(layouts) == {
+        "as written",
+        "linear",
+        "zorder",
+        "zorder (src_ip, dst_ip)",
+        "hilbert",
+        "delta-rs optimize.z_order",
+    }
+    for row in layouts.values():
+        for kind in ("sampled", "random"):
+            assert 0.0 <= row[kind]["mean"] <= 1.0
+    assert layouts["zorder"]["sampled"]["mean"] > layouts["as written"]["sampled"]["mean"]
+    costs = {row["contender"]: row for row in payload["cost"]["1800"]}
+    assert set(costs) == {"zorder", "hilbert", "plain sort by src_ip", "delta-rs optimize.z_order"}
+    assert all(row["seconds"] > 0 for row in costs.values())
+    assert costs["delta-rs optimize.z_order"]["peak_mib"]["delta-rs process"] > 0
+    assert payload["reads"]["queries"][0]["files_total"] == 6
+    text = bench_markdown(payload)
+    assert "### Cost of clustering" in text
+    assert "| 1,800 | zorder |" in text

@@ -14,10 +14,12 @@ from importlib.metadata import PackageNotFoundError, version
 from zorder.api import (
     ClusterMetrics,
     ScanReport,
+    VacuumResult,
     explain,
     optimize,
     read,
     skipping_effectiveness,
+    vacuum,
     write,
 )
 from zorder.curves import (
@@ -41,6 +43,7 @@ __all__ = [
     "ClusterMetrics",
     "OrderedEncoding",
     "ScanReport",
+    "VacuumResult",
     "__version__",
     "deinterleave_bits",
     "encoding_for",
@@ -53,6 +56,7 @@ __all__ = [
     "optimize",
     "read",
     "skipping_effectiveness",
+    "vacuum",
     "write",
     "zorder_less",
 ]

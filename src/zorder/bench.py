@@ -48,8 +48,8 @@ from zorder.demo import (
     file_count,
     network_frame,
     random_network_values,
+    write_as_written,
 )
-from zorder.table import commit_files, describe_written_files, normalize_uri
 
 __all__ = ["DEFAULT", "QUICK", "BenchConfig", "bench_markdown", "run_bench"]
 
@@ -154,14 +154,6 @@ def _best(run: Callable[[], object], repeat: int) -> float:
         run()
         times.append(time.perf_counter() - started)
     return min(times)
-
-
-def write_as_written(df: DataFrame, path: str, files: int) -> None:
-    """The table as a plain writer leaves it: rows spread at random over ``files`` files."""
-    uri = normalize_uri(path)
-    df.repartition(files).write.parquet(f"{uri}/plain")
-    written = describe_written_files(uri, "plain", df.schema, {})
-    commit_files(uri, df.schema, written, mode="create")
 
 
 def _delta_rs_job(source: str, dest: str, files: int) -> dict[str, float]:

@@ -9,9 +9,11 @@ ceiling 1 - F^(-1/d).
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import pyarrow as pa
@@ -21,7 +23,7 @@ from pyspark.sql import functions as F
 
 from zorder.api.read import skipping_effectiveness
 from zorder.skipping.sql import sql_literal
-from zorder.table import normalize_uri
+from zorder.table import commit_files, describe_written_files, normalize_uri
 
 __all__ = [
     "NETWORK_COLUMNS",
@@ -31,6 +33,7 @@ __all__ = [
     "network_connections",
     "network_frame",
     "random_network_values",
+    "write_as_written",
 ]
 
 NETWORK_COLUMNS = ("src_ip", "dst_ip", "src_port", "dst_port")
@@ -120,3 +123,14 @@ class LayoutResult:
 
 def file_count(path: str | Path) -> int:
     return len(DeltaTable(normalize_uri(path)).file_uris())
+
+
+def write_as_written(
+    df: DataFrame, path: str | Path, files: int, *, mode: Literal["create", "overwrite"] = "create"
+) -> None:
+    """The table as a plain writer leaves it: rows spread at random over ``files`` files."""
+    uri = normalize_uri(path)
+    directory = f"plain-{uuid.uuid4().hex[:12]}"
+    df.repartition(files).write.parquet(f"{uri}/{directory}")
+    written = describe_written_files(uri, directory, df.schema, {})
+    commit_files(uri, df.schema, written, mode=mode)

@@ -1,4 +1,4 @@
-"""The public operations: ``write``, ``optimize``, ``read``, ``explain``."""
+"""The public operations: ``write``, ``optimize``, ``read``, ``explain``, ``vacuum``."""
 
 from __future__ import annotations
 
@@ -11,16 +11,19 @@ from zorder.api.cluster import (
     write,
 )
 from zorder.api.read import ScanReport, explain, read, skipping_effectiveness
+from zorder.api.vacuum import VacuumResult, vacuum
 
 __all__ = [
     "DEFAULT_TARGET_FILE_SIZE",
     "ClusterMetrics",
     "ScanReport",
+    "VacuumResult",
     "WriteMode",
     "explain",
     "optimize",
     "parse_size",
     "read",
     "skipping_effectiveness",
+    "vacuum",
     "write",
 ]

@@ -33,6 +33,7 @@ from zorder.table import (
     is_delta_table,
     load_snapshot,
     normalize_uri,
+    remove_writer_markers,
 )
 
 __all__ = [
@@ -103,10 +104,48 @@ class _Run:
         return f"zorder-{self.fingerprint}-{self.id}"
 
 
-def _new_run(plan: ClusteringPlan) -> _Run:
+def _fingerprint(plan: ClusteringPlan) -> str:
     spec = json.dumps({"by": plan.names, "curve": plan.curve, "method": plan.method})
-    fingerprint = hashlib.sha256(spec.encode()).hexdigest()[:8]
-    return _Run(id=uuid.uuid4().hex[:12], fingerprint=fingerprint)
+    return hashlib.sha256(spec.encode()).hexdigest()[:8]
+
+
+def _new_run(plan: ClusteringPlan) -> _Run:
+    return _Run(id=uuid.uuid4().hex[:12], fingerprint=_fingerprint(plan))
+
+
+def _clustered_by_one_run(snapshot: TableSnapshot, plan: ClusteringPlan) -> bool:
+    """Every file of ``snapshot`` was written by one run with ``plan``'s clustering.
+
+    Files appended later (by anyone, zorder's own appends included: each run
+    is clustered on its own) or a different spec make the table worth
+    rewriting. A run's directory name carries the spec's fingerprint.
+    """
+    prefix = f"zorder-{_fingerprint(plan)}-"
+    directories = {f.path.split("/", 1)[0] for f in snapshot.files if "/" in f.path}
+    return (
+        len(directories) == 1
+        and all("/" in f.path for f in snapshot.files)
+        and next(iter(directories)).startswith(prefix)
+    )
+
+
+def _unchanged(uri: str, plan: ClusteringPlan, files: int, started: float) -> ClusterMetrics:
+    return ClusterMetrics(
+        table_uri=uri,
+        operation="optimize",
+        version=None,
+        run_id="",
+        by=tuple(plan.names),
+        curve=plan.curve,
+        method=plan.method,
+        num_files_target=files,
+        files_added=0,
+        files_removed=0,
+        rows=0,
+        bytes_added=0,
+        bytes_removed=0,
+        seconds=time.perf_counter() - started,
+    )
 
 
 def _file_count(
@@ -191,6 +230,7 @@ def _write_and_commit(
     try:
         with _parquet_settings(df.sparkSession):
             laid_out.write.mode("errorifexists").parquet(f"{uri}/{run.directory}")
+        remove_writer_markers(uri, run.directory)
         written = describe_written_files(uri, run.directory, df.schema, configuration)
         version = commit_files(
             uri,
@@ -307,13 +347,21 @@ def optimize(
     method: str = "rank",
     sample_size: int = DEFAULT_SAMPLE_SIZE,
     storage_options: Mapping[str, str] | None = None,
+    force: bool = False,
 ) -> ClusterMetrics:
     """Rewrite the Delta table at ``path`` clustered by ``by``, in one commit.
 
     The new files are added and every file of the version read is removed in
     a single transaction with ``dataChange = false``. delta-rs checks it
     against anything committed meanwhile: files appended by others are kept,
-    and a concurrent removal of a file read here makes the commit fail.
+    and a concurrent removal of a file read here makes the commit fail with
+    :class:`~zorder.table.ConcurrentCommitError`, leaving the table as the
+    other writer left it.
+
+    A table whose files all come from one zorder run with the same columns,
+    curve and key method is already clustered: nothing is rewritten and no
+    commit is made (the metrics report 0 files and ``version=None``).
+    ``force=True`` rewrites it anyway (to change the number of files, say).
     """
     started = time.perf_counter()
     uri = normalize_uri(path)
@@ -326,23 +374,8 @@ def optimize(
     df = snapshot.dataframe(spark)
     plan = plan_clustering(df, by, curve=curve, method=method)
     files = _file_count(num_files, target_file_size, snapshot.total_bytes)
-    if not snapshot.files:
-        return ClusterMetrics(
-            table_uri=uri,
-            operation="optimize",
-            version=None,
-            run_id="",
-            by=tuple(plan.names),
-            curve=plan.curve,
-            method=plan.method,
-            num_files_target=files,
-            files_added=0,
-            files_removed=0,
-            rows=0,
-            bytes_added=0,
-            bytes_removed=0,
-            seconds=time.perf_counter() - started,
-        )
+    if not snapshot.files or (not force and _clustered_by_one_run(snapshot, plan)):
+        return _unchanged(uri, plan, files, started)
     return _write_and_commit(
         df,
         uri=uri,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
@@ -136,7 +137,9 @@ def demo(
         equality_effectiveness,
         file_count,
         network_connections,
+        write_as_written,
     )
+    from zorder.table import is_delta_table, normalize_uri
 
     spark = _session(master, None)
     with console.status(f"Generating {rows:,} random connections..."):
@@ -147,17 +150,27 @@ def demo(
     picks = rng.integers(0, rows, filters)
     values = {c: [data.column(c)[int(i)].as_py() for i in picks] for c in NETWORK_COLUMNS}
     results = []
-    for curve in ("linear", "zorder", "hilbert"):
-        path = f"{output}/connections_{curve}"
-        with _working(f"Writing {path} ({curve}, {files} files)..."):
-            metrics = zorder.write(
-                df, path, by=list(NETWORK_COLUMNS), curve=curve, num_files=files, mode="overwrite"
-            )
+    for layout in ("as_written", "linear", "zorder", "hilbert"):
+        path = f"{output}/connections_{layout}"
+        with _working(f"Writing {path} ({layout.replace('_', ' ')}, {files} files)..."):
+            started = time.perf_counter()
+            if layout == "as_written":
+                exists = is_delta_table(normalize_uri(path))
+                write_as_written(df, path, files, mode="overwrite" if exists else "create")
+            else:
+                zorder.write(
+                    df,
+                    path,
+                    by=list(NETWORK_COLUMNS),
+                    curve=layout,
+                    num_files=files,
+                    mode="overwrite",
+                )
         console.print(
-            f"  {metrics.files_added} files, {metrics.rows:,} rows, {metrics.seconds:.1f} s"
+            f"  {file_count(path)} files, {rows:,} rows, {time.perf_counter() - started:.1f} s"
         )
         effect = equality_effectiveness(path, values)
-        results.append(LayoutResult(curve, file_count(path), effect))
+        results.append(LayoutResult(layout.replace("_", " "), file_count(path), effect))
     table = Table(title="Skipping effectiveness: fraction of rows skipped by column = value")
     for name in ("layout", "files", *NETWORK_COLUMNS, "mean", "of ceiling"):
         table.add_column(name, justify="left" if name == "layout" else "right")
@@ -175,12 +188,14 @@ def demo(
         f"Ceiling for {results[0].files} files and {len(NETWORK_COLUMNS)} columns: "
         f"1 - F^(-1/d) = {ceiling_value:.3f}. Tables are in {output}/."
     )
+    _demo_lookup(spark, f"{output}/connections_zorder", data)
     from zorder.plot import plot_layout
 
     for result in results:
+        name = result.layout.replace(" ", "_")
         picture = plot_layout(
-            f"{output}/connections_{result.layout}",
-            f"{output}/layout_{result.layout}.png",
+            f"{output}/connections_{name}",
+            f"{output}/layout_{name}.png",
             x="src_ip",
             y="dst_port",
         )
@@ -228,6 +243,31 @@ def bench(
         Path(markdown_path).write_text(text + "\n")
 
 
+def _demo_lookup(spark: SparkSession, path: str, data: Any) -> None:
+    """One point lookup through read(), against Spark scanning every file."""
+    row = data.slice(data.num_rows // 2, 1).to_pylist()[0]
+    where = f"src_ip = '{row['src_ip']}' AND src_port = {row['src_port']}"
+    report = zorder.explain(path, where)
+
+    def through_read() -> int:
+        return zorder.read(spark, path, where).count()
+
+    def full_scan() -> int:
+        return zorder.read(spark, path).where(where).count()
+
+    timings = {}
+    for name, query in (("read()", through_read), ("full scan", full_scan)):
+        query()  # warm up: the first run of a query pays for planning and class loading
+        started = time.perf_counter()
+        found = query()
+        timings[name] = time.perf_counter() - started
+    console.print(
+        f"Point lookup {where}: {found} row(s); {report.summary()}; "
+        f"{timings['read()']:.2f} s through read() against {timings['full scan']:.2f} s "
+        "scanning every file."
+    )
+
+
 def _columns(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
@@ -254,11 +294,17 @@ def _fail(message: str) -> NoReturn:
 
 def _guarded(action: Callable[[], T]) -> T:
     """Bad input becomes one red line and exit code 2, not a traceback."""
-    from zorder.table import NotADeltaTableError
+    from zorder.table import ConcurrentCommitError, NotADeltaTableError
 
     try:
         return action()
-    except (ValueError, FileExistsError, FileNotFoundError, NotADeltaTableError) as error:
+    except (
+        ValueError,
+        FileExistsError,
+        FileNotFoundError,
+        NotADeltaTableError,
+        ConcurrentCommitError,
+    ) as error:
         _fail(str(error))
 
 
@@ -359,6 +405,9 @@ def optimize(
     num_files: NumFilesOption = None,
     target_file_size: TargetSizeOption = None,
     method: MethodOption = KeyMethod.rank,
+    force: Annotated[
+        bool, typer.Option(help="Rewrite even a table one run already clustered this way.")
+    ] = False,
     master: MasterOption = "local[*]",
     conf: ConfOption = None,
 ) -> None:
@@ -374,7 +423,38 @@ def optimize(
             num_files=num_files,
             target_file_size=target_file_size,
             method=method.value,
+            force=force,
         ),
+    )
+
+
+@app.command()
+def vacuum(
+    path: Annotated[str, typer.Argument(help="Delta table to clean up.")],
+    retain_hours: Annotated[
+        float, typer.Option(min=0, help="Keep files any version of the last N hours uses.")
+    ] = 168,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run/--delete", help="List only (default), or delete.")
+    ] = True,
+    force: Annotated[
+        bool, typer.Option(help="Allow a retention below 168 hours (unsafe for old readers).")
+    ] = False,
+) -> None:
+    """List (or delete) files no version within the retention uses, orphans of crashed runs too."""
+    result = _guarded(
+        lambda: zorder.vacuum(path, retain_hours=retain_hours, dry_run=dry_run, force=force)
+    )
+    table = Table(title=f"unused files of {result.table_uri}")
+    table.add_column("file")
+    for name in result.files:
+        table.add_row(name)
+    if result.files:
+        console.print(table)
+    verb = "would delete" if result.dry_run else "deleted"
+    console.print(
+        f"{verb} {len(result.files)} file(s) unused for {result.retain_hours:g} hours"
+        + (" (dry run: --delete to delete them)" if result.dry_run and result.files else "")
     )
 
 

@@ -138,23 +138,23 @@ class _Bounds:
     def _load(self, stats: _Stats) -> str:
         t = self.type_name
         if t in INTEGER_TYPES:
-            self.low = self._ints(self.low_raw)
-            self.high = self._ints(self.high_raw)
+            self.low = self._ints(self.low_raw, stats.n)
+            self.high = self._ints(self.high_raw, stats.n)
             return "int"
         if t in FLOAT_TYPES:
-            self.low = self._floats(self.low_raw)
-            self.high = self._floats(self.high_raw)
+            self.low = self._floats(self.low_raw, stats.n)
+            self.high = self._floats(self.high_raw, stats.n)
             self.low_valid &= ~np.isnan(self.low)
             self.high_valid &= ~np.isnan(self.high)
             self.may_hold_nan = ~(stats.nan_free & self.low_valid & self.high_valid)
             return "float"
         if t == "date":
-            self.low = self._ints(self.low_raw, pa.int32()) * _MICROS_PER_DAY
-            self.high = self._ints(self.high_raw, pa.int32()) * _MICROS_PER_DAY
+            self.low = self._ints(self.low_raw, stats.n, pa.int32()) * _MICROS_PER_DAY
+            self.high = self._ints(self.high_raw, stats.n, pa.int32()) * _MICROS_PER_DAY
             return "date"
         if t in ("timestamp", "timestamp_ntz"):
-            self.low = self._micros(self.low_raw)
-            high = self._micros(self.high_raw)
+            self.low = self._micros(self.low_raw, stats.n)
+            high = self._micros(self.high_raw, stats.n)
             # Some writers cut the maximum down to the millisecond: widen it.
             self.high = np.where(high <= _INT64_MAX - 1000, high + 1000, _INT64_MAX)
             return t
@@ -175,23 +175,25 @@ class _Bounds:
         raise _FallbackError
 
     @staticmethod
-    def _ints(array: pa.Array | None, as_type: pa.DataType | None = None) -> npt.NDArray[Any]:
-        if array is None:
-            return np.zeros(0, dtype=np.int64)
+    def _ints(
+        array: pa.Array | None, n: int, as_type: pa.DataType | None = None
+    ) -> npt.NDArray[Any]:
+        if array is None:  # no statistics for the column: every bound is invalid
+            return np.zeros(n, dtype=np.int64)
         if as_type is not None:
             array = array.view(as_type)
         return np.asarray(pc.fill_null(array, 0).to_numpy(), dtype=np.int64)
 
     @staticmethod
-    def _floats(array: pa.Array | None) -> npt.NDArray[Any]:
+    def _floats(array: pa.Array | None, n: int) -> npt.NDArray[Any]:
         if array is None:
-            return np.zeros(0, dtype=np.float64)
+            return np.full(n, math.nan)
         return pc.fill_null(array.cast(pa.float64()), math.nan).to_numpy()
 
     @staticmethod
-    def _micros(array: pa.Array | None) -> npt.NDArray[Any]:
+    def _micros(array: pa.Array | None, n: int) -> npt.NDArray[Any]:
         if array is None:
-            return np.zeros(0, dtype=np.int64)
+            return np.zeros(n, dtype=np.int64)
         scale = {"s": 1_000_000, "ms": 1000, "us": 1, "ns": 0}[array.type.unit]
         values = np.asarray(pc.fill_null(array.view(pa.int64()), 0).to_numpy(), dtype=np.int64)
         if scale == 0:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from zorder.table.delta import (
+    MIN_VACUUM_RETENTION_HOURS,
+    ConcurrentCommitError,
     DataFile,
     NotADeltaTableError,
     TableSnapshot,
@@ -15,9 +17,13 @@ from zorder.table.delta import (
     latest_clustering,
     load_snapshot,
     normalize_uri,
+    remove_writer_markers,
+    vacuum_files,
 )
 
 __all__ = [
+    "MIN_VACUUM_RETENTION_HOURS",
+    "ConcurrentCommitError",
     "DataFile",
     "NotADeltaTableError",
     "TableSnapshot",
@@ -30,4 +36,6 @@ __all__ = [
     "latest_clustering",
     "load_snapshot",
     "normalize_uri",
+    "remove_writer_markers",
+    "vacuum_files",
 ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import math
 import os
 import time
 from collections.abc import Mapping, Sequence
@@ -25,6 +26,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from deltalake import DeltaTable
 from deltalake import Schema as DeltaSchema
+from deltalake.exceptions import CommitFailedError
 from deltalake.transaction import (
     AddAction,
     CommitProperties,
@@ -37,6 +39,8 @@ from pyspark.sql.types import StructType
 from zorder.stats import FileStats, indexed_columns, stats_from_parquet
 
 __all__ = [
+    "MIN_VACUUM_RETENTION_HOURS",
+    "ConcurrentCommitError",
     "DataFile",
     "NotADeltaTableError",
     "TableSnapshot",
@@ -49,7 +53,21 @@ __all__ = [
     "latest_clustering",
     "load_snapshot",
     "normalize_uri",
+    "remove_writer_markers",
+    "vacuum_files",
 ]
+
+# Delta's default delta.deletedFileRetentionDuration: a reader or writer that
+# started within this window may still need files an older version referenced.
+MIN_VACUUM_RETENTION_HOURS = 168
+
+
+_REWRITE_ATTEMPTS = 10
+
+
+class ConcurrentCommitError(RuntimeError):
+    """Another writer committed something this commit conflicts with; nothing was committed."""
+
 
 # Reader features whose data plain Parquet reads would get wrong.
 _UNREADABLE_FEATURES = {"deletionVectors", "columnMapping", "v2Checkpoint_unknown"}
@@ -219,6 +237,20 @@ def describe_written_files(
     return written
 
 
+def remove_writer_markers(uri: str, relative_dir: str) -> None:
+    """Drop the ``_SUCCESS`` and ``.crc`` files Spark's writer leaves next to the data.
+
+    No Delta reader wants them, and as files the log never references they
+    would show up in every vacuum of the table.
+    """
+    filesystem, root = _filesystem(uri)
+    selector = pafs.FileSelector(f"{root}/{relative_dir}", recursive=True)
+    for info in filesystem.get_file_info(selector):
+        if info.type == pafs.FileType.File and info.base_name.startswith(("_", ".")):
+            with contextlib.suppress(OSError):
+                filesystem.delete_file(info.path)
+
+
 def delete_directory(uri: str, relative_dir: str) -> None:
     """Best-effort removal of a run's directory (its files were never committed)."""
     filesystem, root = _filesystem(uri)
@@ -277,25 +309,81 @@ def commit_files(
         return int(DeltaTable(uri, storage_options=dict(storage_options or {})).version())
     if snapshot is None:
         raise ValueError(f"mode {mode!r} needs the snapshot it applies to")
-    table = snapshot.table
-    actions: list[AddAction | RemoveAction]
     if mode == "rewrite":
-        now = int(time.time() * 1000)
-        actions = [*_add_actions(files, data_change=False)]
-        actions += [
-            RemoveAction(path=f.path, data_change=False, deletion_timestamp=now, size=f.size)
-            for f in removed
-        ]
-        table.create_write_transaction(
-            actions, mode="append", schema=delta_schema, commit_properties=properties
+        return _commit_rewrite(
+            uri, delta_schema, files, snapshot, removed, properties, storage_options
         )
-    else:
-        actions = [*_add_actions(files, data_change=True)]
+    table = snapshot.table
+    try:
+        adds: list[AddAction | RemoveAction] = [*_add_actions(files, data_change=True)]
         table.create_write_transaction(
-            actions, mode=mode, schema=delta_schema, commit_properties=properties
+            adds,
+            mode=mode,
+            schema=delta_schema,
+            commit_properties=properties,
         )
+    except CommitFailedError as error:
+        raise ConcurrentCommitError(
+            f"the commit to {uri} conflicts with a concurrent commit made after version "
+            f"{snapshot.version}: {error}. Nothing was committed; run again on the new version."
+        ) from error
     table.update_incremental()
     return int(table.version())
+
+
+def _commit_rewrite(
+    uri: str,
+    delta_schema: DeltaSchema,
+    files: Sequence[WrittenFile],
+    snapshot: TableSnapshot,
+    removed: Sequence[DataFile],
+    properties: CommitProperties,
+    storage_options: Mapping[str, str] | None,
+) -> int:
+    """Optimize's commit, with optimistic concurrency checked here, not by delta-rs.
+
+    delta-rs treats a transaction of adds and removes in mode "append" as a
+    blind append and lets it through whatever was committed meanwhile, so two
+    optimize runs could both remove the same files and both add their copies
+    of the rows. Instead: read the newest version V, check that every file
+    this run removes is still live in it and the schema is the one read, and
+    commit as exactly V + 1 (no retries inside delta-rs); if another writer
+    took V + 1 first, check again on the newer version.
+    """
+    now = int(time.time() * 1000)
+    actions: list[AddAction | RemoveAction] = [*_add_actions(files, data_change=False)]
+    actions += [
+        RemoveAction(path=f.path, data_change=False, deletion_timestamp=now, size=f.size)
+        for f in removed
+    ]
+    exact = CommitProperties(custom_metadata=properties.custom_metadata, max_commit_retries=0)
+    for _ in range(_REWRITE_ATTEMPTS):
+        latest = load_snapshot(uri, storage_options)
+        live = {f.path for f in latest.files}
+        gone = [f.path for f in removed if f.path not in live]
+        if gone or latest.schema != snapshot.schema:
+            what = (
+                f"{len(gone)} of the {len(removed)} files it rewrote (e.g. {gone[0]!r})"
+                if gone
+                else "the table's schema"
+            )
+            raise ConcurrentCommitError(
+                f"a concurrent commit to {uri} after version {snapshot.version} changed {what} "
+                f"(now at version {latest.version}). Nothing was committed; the table is as the "
+                "other writer left it. Run again on the new version."
+            )
+        try:
+            latest.table.create_write_transaction(
+                actions, mode="append", schema=delta_schema, commit_properties=exact
+            )
+        except CommitFailedError:
+            continue  # another commit took version V + 1 first: check against it
+        latest.table.update_incremental()
+        return int(latest.table.version())
+    raise ConcurrentCommitError(
+        f"gave up committing to {uri} after {_REWRITE_ATTEMPTS} attempts: other writers kept "
+        "committing first. Nothing was committed; run again."
+    )
 
 
 def file_statistics(uri: str, storage_options: Mapping[str, str] | None = None) -> pa.Table:
@@ -315,3 +403,41 @@ def latest_clustering(
             parsed = json.loads(raw) if isinstance(raw, str) else raw
             return dict(parsed)
     return None
+
+
+def vacuum_files(
+    uri: str,
+    *,
+    retain_hours: float,
+    dry_run: bool,
+    force: bool = False,
+    storage_options: Mapping[str, str] | None = None,
+) -> list[str]:
+    """Files under the table that no version within ``retain_hours`` references.
+
+    Both files removed by commits older than the retention and files never
+    committed (left by a run that died before its commit) count; names that
+    start with ``_`` or ``.`` (the log itself) never do. Deletes them unless
+    ``dry_run``. Below :data:`MIN_VACUUM_RETENTION_HOURS` (or the table's own
+    ``delta.deletedFileRetentionDuration``) only with ``force``, because a
+    reader of an older version or a writer still running could need them.
+    """
+    if retain_hours < 0:
+        raise ValueError(f"retain_hours must be >= 0, got {retain_hours}")
+    if retain_hours < MIN_VACUUM_RETENTION_HOURS and not force:
+        raise ValueError(
+            f"retain_hours={retain_hours:g} is below the safe minimum of "
+            f"{MIN_VACUUM_RETENTION_HOURS} hours: readers of older versions and writers still "
+            "running may need those files; pass force=True (CLI: --force) to vacuum anyway"
+        )
+    table = load_snapshot(uri, storage_options).table
+    hours = math.ceil(retain_hours)
+    return [
+        str(path)
+        for path in table.vacuum(
+            retention_hours=hours,
+            dry_run=dry_run,
+            enforce_retention_duration=not force,
+            full=True,
+        )
+    ]

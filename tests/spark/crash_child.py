@@ -1,0 +1,79 @@
+"""A zorder run to be killed: ``python -m tests.spark.crash_child OPERATION PATH MOMENT``.
+
+OPERATION is ``optimize`` (re-cluster the table) or ``append`` (zorder.write
+mode="append" of 3,000 new rows). MOMENT says where the run announces itself
+on stdout and, where a kill must land, waits for it:
+
+- ``spark``: every key batch is slowed down, so the Spark job is still running
+  when the parent sees its first files appear;
+- ``before-commit``: prints COMMITTING, then waits instead of committing;
+- ``during-commit``: prints COMMITTING and commits at once (the kill races it);
+- ``after-commit``: commits, prints COMMITTED, then waits.
+
+Test code only: the hooks wrap zorder's functions from outside.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+
+import zorder
+import zorder.api.cluster as cluster_module
+from zorder.spark import local_session
+
+COLUMNS = ["a", "b", "s"]
+
+
+def _say(line: str) -> None:
+    print(line, flush=True)
+
+
+def _slow(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    for batch in batches:
+        time.sleep(2)
+        yield batch
+
+
+def main(operation: str, path: str, moment: str) -> None:
+    spark = local_session(master="local[2]", app_name="zorder-crash-child")
+    spark.sparkContext.setLogLevel("ERROR")
+    real_commit = cluster_module.commit_files
+    real_cluster = cluster_module.cluster
+
+    def commit(*args: Any, **kwargs: Any) -> int:
+        _say("COMMITTING")
+        if moment == "before-commit":
+            time.sleep(600)
+        version = real_commit(*args, **kwargs)
+        _say("COMMITTED")
+        if moment == "after-commit":
+            time.sleep(600)
+        return version
+
+    def slow_cluster(df: Any, *args: Any, **kwargs: Any) -> Any:
+        laid_out = real_cluster(df, *args, **kwargs)
+        return laid_out.mapInArrow(_slow, laid_out.schema)
+
+    cluster_module.commit_files = commit  # type: ignore[assignment]
+    if moment == "spark":
+        cluster_module.cluster = slow_cluster
+    _say("STARTED")
+    if operation == "optimize":
+        zorder.optimize(spark, path, by=COLUMNS, num_files=6)
+    else:
+        new_rows = spark.range(3_000).selectExpr(
+            "CAST(id + 1000000 AS BIGINT) AS a",
+            "CAST(id % 97 AS BIGINT) AS b",
+            "concat('new-', CAST(id AS STRING)) AS s",
+        )
+        zorder.write(new_rows, path, by=COLUMNS, mode="append", num_files=4)
+    _say("DONE")
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:4])

@@ -1,0 +1,133 @@
+"""SIGKILL at any moment of a run leaves the table readable, with exactly the old or new rows.
+
+Each case starts a child process (its own Spark driver JVM) that runs
+``optimize`` or an append through ``zorder.write``, waits for the moment to
+come, and kills the child's whole process group. Then the table must load,
+hold exactly the rows of the version before the run or (for a completed
+commit) after it, reference only files that exist, and ``vacuum`` must find
+the files left behind and nothing the table uses.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from deltalake import DeltaTable, write_deltalake
+
+import zorder
+
+pytestmark = pytest.mark.spark
+
+ROOT = Path(__file__).resolve().parents[2]
+ROWS = 10_000
+
+
+def original_rows() -> pa.Table:
+    ids = pa.array(range(ROWS), pa.int64())
+    return pa.table(
+        {
+            "a": ids,
+            "b": pa.array([(i * 7919) % 1009 for i in range(ROWS)], pa.int64()),
+            "s": pa.array([f"row-{(i * 31) % ROWS:05d}" for i in range(ROWS)]),
+        }
+    )
+
+
+def appended_rows() -> Counter[tuple[object, ...]]:
+    return Counter((i + 1_000_000, i % 97, f"new-{i}") for i in range(3_000))
+
+
+def table_rows(path: Path) -> Counter[tuple[object, ...]]:
+    table = DeltaTable(str(path)).to_pyarrow_table()
+    return Counter(zip(*(table.column(c).to_pylist() for c in ("a", "b", "s")), strict=True))
+
+
+def wait_for(child: subprocess.Popen[str], predicate_line: str, timeout: float = 240) -> None:
+    assert child.stdout is not None
+    deadline = time.monotonic() + timeout
+    for line in child.stdout:
+        if line.strip() == predicate_line:
+            return
+        if time.monotonic() > deadline:
+            break
+    raise AssertionError(f"the child never printed {predicate_line!r} (exit {child.poll()})")
+
+
+def wait_for_spark_files(path: Path, timeout: float = 240) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if any(path.glob("zorder-*/_temporary")):
+            time.sleep(1.0)  # well inside the slowed-down job
+            return
+        time.sleep(0.05)
+    raise AssertionError("the child's Spark job never started writing")
+
+
+def kill_group(child: subprocess.Popen[str]) -> None:
+    os.killpg(child.pid, signal.SIGKILL)
+    child.wait(timeout=60)
+
+
+@pytest.mark.parametrize(
+    ("operation", "moment"),
+    [
+        ("optimize", "spark"),
+        ("optimize", "before-commit"),
+        ("optimize", "during-commit"),
+        ("optimize", "after-commit"),
+        ("append", "spark"),
+        ("append", "before-commit"),
+    ],
+)
+def test_sigkill_leaves_old_or_new_state(tmp_path: Path, operation: str, moment: str) -> None:
+    path = tmp_path / "t"
+    for start in range(0, ROWS, ROWS // 4):  # four files, written by delta-rs
+        write_deltalake(str(path), original_rows().slice(start, ROWS // 4), mode="append")
+    before = table_rows(path)
+    version_before = DeltaTable(str(path)).version()
+
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tests.spark.crash_child", operation, str(path), moment],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group: the driver JVM dies with it
+    )
+    try:
+        if moment == "spark":
+            wait_for(child, "STARTED")
+            wait_for_spark_files(path)
+        elif moment == "after-commit":
+            wait_for(child, "COMMITTED")
+        else:
+            wait_for(child, "COMMITTING")
+    finally:
+        kill_group(child)
+
+    table = DeltaTable(str(path))
+    committed = table.version() > version_before
+    if moment in ("spark", "before-commit"):
+        assert not committed
+    if moment == "after-commit":
+        assert committed
+    expected = before + appended_rows() if committed and operation == "append" else before
+    assert table_rows(path) == expected
+    for uri in table.file_uris():
+        assert Path(uri.removeprefix("file://")).exists()
+
+    # The files the dead run left are never referenced; vacuum finds them, and only them.
+    leftovers = zorder.vacuum(str(path), retain_hours=0, force=True)
+    referenced = {Path(u.removeprefix("file://")).resolve() for u in table.file_uris()}
+    listed = {(path / f).resolve() for f in leftovers.files}
+    assert not listed & referenced
+    zorder.vacuum(str(path), retain_hours=0, force=True, dry_run=False)
+    assert table_rows(path) == expected
+    assert not [p for p in path.rglob("*.parquet") if p.resolve() not in referenced]

@@ -1,0 +1,75 @@
+"""The README's snippets for other Delta readers, run against a table zorder wrote.
+
+The code is read out of README.md (blocks opening with ``# engine: NAME``), so
+the documentation cannot drift from what works.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+import zorder
+from zorder.demo import network_frame
+
+pytestmark = pytest.mark.spark
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+FILES = 20
+
+
+def readme_snippets() -> dict[str, str]:
+    blocks = re.findall(r"```python\n(# engine: (\w+)\n.*?)```", README.read_text(), re.S)
+    return {name: code for code, name in blocks}
+
+
+@pytest.fixture(scope="module")
+def table(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, int]:
+    path = str(tmp_path_factory.mktemp("engines") / "conns")
+    # About 1% of the connections go to port 443, so the snippets' filter finds rows.
+    generated = network_frame(spark, 20_000, seed=5)
+    df = generated.withColumn(
+        "src_port", F.when(F.rand(9) < 0.01, F.lit(443)).otherwise(F.col("src_port"))
+    )
+    zorder.write(df, path, by=["src_ip", "dst_ip", "src_port", "dst_port"], num_files=FILES)
+    expected = df.where("src_port = 443").count()
+    assert expected > 50
+    return path, expected
+
+
+def run(name: str, path: str) -> dict[str, Any]:
+    scope: dict[str, Any] = {"path": path}
+    exec(compile(readme_snippets()[name], f"README.md ({name})", "exec"), scope)
+    return scope
+
+
+def test_the_readme_shows_every_engine() -> None:
+    assert set(readme_snippets()) == {"deltalake", "duckdb", "polars"}
+
+
+def test_deltalake_prunes_files_and_finds_every_row(table: tuple[str, int]) -> None:
+    path, expected = table
+    scope = run("deltalake", path)
+    assert scope["rows"].num_rows == expected
+    assert 0 < len(scope["kept"]) < FILES  # statistics used, and the matching files kept
+
+
+def test_duckdb_prunes_files_and_finds_every_row(table: tuple[str, int]) -> None:
+    path, expected = table
+    scope = run("duckdb", path)
+    assert len(scope["rows"]) == expected
+    profile = scope["plan"].fetchall()[0][1]
+    scanned, total = map(int, re.search(r"Scanning Files:\D*(\d+)/(\d+)", profile).groups())  # type: ignore[union-attr]
+    assert total == FILES
+    assert 0 < scanned < total
+
+
+def test_polars_finds_every_row(table: tuple[str, int]) -> None:
+    path, expected = table
+    scope = run("polars", path)
+    assert scope["rows"].height == expected
