@@ -1,0 +1,31 @@
+"""A real multi-process cluster: separate executor JVMs, nothing shared with the driver."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.spark
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_write_optimize_read_on_local_cluster(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.spark.cluster_job", str(tmp_path / "conns")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["executors"] == 2
+    assert (result["written_files"], result["optimized_files"]) == (8, 6)
+    assert result["rows"] == 20_000
+    assert result["matches"] == result["expected_matches"] >= 1
+    assert result["files_scanned"] < 6
