@@ -112,8 +112,10 @@ def bucket_ids(values: pa.Array, boundaries: pa.Array) -> npt.NDArray[np.uint64]
     n = len(values)
     if len(boundaries) == 0:
         out = np.ones(n, dtype=_U64)
-    elif _is_stringlike(values.type):
+    elif pa.types.is_decimal(values.type):
         out = _merge_rank(values, boundaries)
+    elif _is_stringlike(values.type):
+        out = _prefix_rank(values, boundaries)
     else:
         keys = _numeric_view(values)
         bounds = _numeric_view(boundaries)
@@ -123,6 +125,25 @@ def bucket_ids(values: pa.Array, boundaries: pa.Array) -> npt.NDArray[np.uint64]
     if values.null_count:
         valid = np.asarray(values.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
         out[~valid] = 0
+    return out
+
+
+def _prefix_rank(values: pa.Array, boundaries: pa.Array) -> npt.NDArray[np.uint64]:
+    """Bucket ids of strings or binaries by their first 8 bytes, exactly.
+
+    Zero-padded big-endian 8-byte prefixes order like the values wherever
+    they differ, so a binary search over the boundaries' prefixes places every
+    value whose prefix no boundary shares; only the others (usually few) go
+    through the exact merge of :func:`_merge_rank`.
+    """
+    values = values.cast(boundaries.type) if values.type != boundaries.type else values
+    bound_prefixes = _fixed_prefix(boundaries, 8)
+    value_prefixes = _fixed_prefix(values, 8)
+    below = np.searchsorted(bound_prefixes, value_prefixes, side="left")
+    out = below.astype(_U64) + _U64(1)
+    tied = np.flatnonzero(np.searchsorted(bound_prefixes, value_prefixes, side="right") > below)
+    if tied.size:
+        out[tied] = _merge_rank(values.take(pa.array(tied)), boundaries)
     return out
 
 

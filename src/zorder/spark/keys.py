@@ -65,6 +65,9 @@ DEFAULT_SAMPLE_SEED = 0x5EED_2026
 MAX_RANK_BITS = 10  # 1,024 buckets a column: far finer than any file box
 _KEY_BITS = 62  # rank keys stay non-negative Spark longs
 WARN_ABOVE_COLUMNS = 8
+# Bernoulli sampling at 1.1x the wanted size falls short of it with a
+# probability that is negligible from a few hundred rows on.
+_OVERSAMPLE = 1.1
 
 
 @dataclass(frozen=True)
@@ -148,19 +151,27 @@ def sample_columns(
     sample_size: int = DEFAULT_SAMPLE_SIZE,
     seed: int = DEFAULT_SAMPLE_SEED,
 ) -> pa.Table:
-    """A uniform sample of ``df``'s clustering columns, on the driver.
+    """A uniform sample of about ``sample_size`` rows of ``df``'s clustering columns.
 
-    One pass over the clustering columns: each task keeps its ``sample_size``
-    rows with the smallest random tags, and only those reach the driver.
+    A count (Parquet and Delta sources answer it from metadata), then one
+    Bernoulli pass over the clustering columns with a little oversampling;
+    only the sampled rows travel, and the driver trims them to
+    ``sample_size`` at random. Unlike ``orderBy(rand()).limit(n)``, whose
+    per-partition top-n all meet in one task, this stays cheap on any number
+    of partitions.
     """
     if sample_size < 1:
         raise ValueError(f"sample_size must be >= 1, got {sample_size}")
-    return (
-        df.select(*[_sampled(c) for c in columns])
-        .orderBy(F.rand(seed))
-        .limit(sample_size)
-        .toArrow()
-    )
+    columns_only = df.select(*[_sampled(c) for c in columns])
+    rows = columns_only.count()
+    if rows <= sample_size:
+        return columns_only.toArrow()
+    fraction = min(1.0, _OVERSAMPLE * sample_size / rows)
+    sample = columns_only.sample(fraction=fraction, seed=seed).toArrow()
+    if sample.num_rows > sample_size:
+        keep = np.random.default_rng(seed).choice(sample.num_rows, sample_size, replace=False)
+        sample = sample.take(pa.array(np.sort(keep)))
+    return sample
 
 
 def fit_rank_buckets(
