@@ -11,23 +11,14 @@ vectorized results are checked equal to the scalar ones on that sample.
 from __future__ import annotations
 
 import argparse
-import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from benchmarks.report import command_line, machine_facts, replace_section, write_json
+from zorder.bench import best_seconds
 from zorder.curves import hilbert_index, hilbert_index_array, interleave_array, interleave_bits
-
-
-def best_seconds(run: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def as_ints(keys: np.ndarray) -> list[int]:

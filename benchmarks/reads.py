@@ -21,7 +21,6 @@ import random
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,18 +33,10 @@ from pyspark.sql import SparkSession
 import zorder
 from benchmarks.report import command_line, machine_facts, replace_section, write_json
 from zorder.api.read import _plan as plan_loaded
+from zorder.bench import best_seconds
 from zorder.demo import network_frame
 from zorder.spark import local_session
 from zorder.table import load_snapshot
-
-
-def best(run: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - started)
-    return min(times)
 
 
 def synthetic_log(path: str, files: int, seed: int) -> None:
@@ -94,12 +85,12 @@ def planning(workdir: Path, files: int, repeat: int) -> dict[str, Any]:
     path = str(workdir / "log")
     synthetic_log(path, files, seed=3)
     where = "src_port = 12345 AND src_ip = '7.5.5.5'"
-    load_s = best(lambda: DeltaTable(path).get_add_actions(flatten=False), repeat)
-    explain_s = best(lambda: zorder.explain(path, where), repeat)
+    load_s = best_seconds(lambda: DeltaTable(path).get_add_actions(flatten=False), repeat)
+    explain_s = best_seconds(lambda: zorder.explain(path, where), repeat)
     report = zorder.explain(path, where)
     # What zorder adds to deltalake's own load: evaluating the filter on every file.
     snapshot = load_snapshot(path)
-    planning_s = best(lambda: plan_loaded(snapshot, where, None), repeat)
+    planning_s = best_seconds(lambda: plan_loaded(snapshot, where, None), repeat)
     return {
         "files": files,
         "deltalake_load_s": load_s,
@@ -129,13 +120,13 @@ def lookups(
         report = zorder.explain(path, where)
         # Both sides start from the table's path: the lookup plans on statistics and
         # reads the kept files; the full scans read every file of the same snapshot.
-        lookup_s = best(lambda w=where: zorder.read(spark, path, w).count(), 2)
+        lookup_s = best_seconds(lambda w=where: zorder.read(spark, path, w).count(), 2)
         # Spark's Parquet reader skips row groups on their own statistics unless told not
         # to: the first baseline keeps that, the second reads every row.
-        pruned_s = best(lambda w=where: zorder.read(spark, path).where(w).count(), 2)
+        pruned_s = best_seconds(lambda w=where: zorder.read(spark, path).where(w).count(), 2)
         spark.conf.set("spark.sql.parquet.filterPushdown", "false")
         try:
-            full_s = best(lambda w=where: zorder.read(spark, path).where(w).count(), 2)
+            full_s = best_seconds(lambda w=where: zorder.read(spark, path).where(w).count(), 2)
         finally:
             spark.conf.unset("spark.sql.parquet.filterPushdown")
         results.append(

@@ -51,7 +51,7 @@ from zorder.demo import (
     write_as_written,
 )
 
-__all__ = ["DEFAULT", "QUICK", "BenchConfig", "bench_markdown", "run_bench"]
+__all__ = ["DEFAULT", "QUICK", "BenchConfig", "bench_markdown", "best_seconds", "run_bench"]
 
 # Databricks' published figures for their 2018 experiment (mean effectiveness).
 PUBLISHED = {"linear": 0.25, "zorder (src_ip, dst_ip)": 0.82}
@@ -147,7 +147,8 @@ def _driver_peaks(spark: SparkSession) -> _Peaks:
     return _Peaks(pids)
 
 
-def _best(run: Callable[[], object], repeat: int) -> float:
+def best_seconds(run: Callable[[], object], repeat: int) -> float:
+    """The fastest of ``repeat`` runs, in seconds."""
     times = []
     for _ in range(repeat):
         started = time.perf_counter()
@@ -224,11 +225,11 @@ def _point_lookups(
         def full_scan(where: str = where) -> int:
             return read(spark, path).where(where).count()
 
-        lookup_s = _best(lookup, repeat)
+        lookup_s = best_seconds(lookup, repeat)
         # Reading every row: Spark's own row-group skipping is switched off.
         spark.conf.set("spark.sql.parquet.filterPushdown", "false")
         try:
-            full_s = _best(full_scan, repeat)
+            full_s = best_seconds(full_scan, repeat)
         finally:
             spark.conf.unset("spark.sql.parquet.filterPushdown")
         ratios.append(lookup_s / full_s)
