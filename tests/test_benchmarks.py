@@ -72,7 +72,7 @@ def test_product_benchmark_smoke(spark: object) -> None:
     from zorder.bench import BenchConfig, bench_markdown
 
     tiny = BenchConfig(
-        files=6, layout_rows_per_file=(300,), cost_rows=(1_800,), filters=4, lookups=1, repeat=1
+        files=6, layout_rows_per_file=(300,), cost_rows=(1_800,), filters=4, lookups=1, repeat=2
     )
     payload = product.main([], config=tiny)
     layouts = {row["layout"]: row for row in payload["layout"]["1800"]}
@@ -90,7 +90,7 @@ def test_product_benchmark_smoke(spark: object) -> None:
     assert layouts["zorder"]["sampled"]["mean"] > layouts["as written"]["sampled"]["mean"]
     costs = {row["contender"]: row for row in payload["cost"]["1800"]}
     assert set(costs) == {"zorder", "hilbert", "plain sort by src_ip", "delta-rs optimize.z_order"}
-    assert all(row["seconds"] > 0 for row in costs.values())
+    assert all(row["seconds"] > 0 and row["runs"] == 2 for row in costs.values())
     assert costs["delta-rs optimize.z_order"]["peak_mib"]["delta-rs process"] > 0
     assert payload["reads"]["queries"][0]["files_total"] == 6
     text = bench_markdown(payload)

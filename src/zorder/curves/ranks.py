@@ -141,7 +141,9 @@ def _prefix_rank(values: pa.Array, boundaries: pa.Array) -> npt.NDArray[np.uint6
     value_prefixes = _fixed_prefix(values, 8)
     below = np.searchsorted(bound_prefixes, value_prefixes, side="left")
     out = below.astype(_U64) + _U64(1)
-    tied = np.flatnonzero(np.searchsorted(bound_prefixes, value_prefixes, side="right") > below)
+    # A tie: the first boundary not below the value's prefix has that very prefix.
+    first_not_below = bound_prefixes[np.minimum(below, len(bound_prefixes) - 1)]
+    tied = np.flatnonzero((below < len(bound_prefixes)) & (first_not_below == value_prefixes))
     if tied.size:
         out[tied] = _merge_rank(values.take(pa.array(tied)), boundaries)
     return out
