@@ -33,7 +33,7 @@ from pyspark.sql import SparkSession
 import zorder
 from benchmarks.report import command_line, machine_facts, replace_section, write_json
 from zorder.api.read import _plan as plan_loaded
-from zorder.bench import best_seconds
+from zorder.bench import best_seconds, time_point_lookups
 from zorder.demo import network_frame
 from zorder.spark import local_session
 from zorder.table import load_snapshot
@@ -114,41 +114,9 @@ def lookups(
     )
     write_s = time.perf_counter() - started
     picks = zorder.read(spark, path).limit(queries).collect()
-    results = []
-    for row in picks:
-        where = f"src_ip = '{row['src_ip']}' AND src_port = {row['src_port']}"
-        report = zorder.explain(path, where)
-        # Both sides start from the table's path: the lookup plans on statistics and
-        # reads the kept files; the full scans read every file of the same snapshot.
-        lookup_s = best_seconds(lambda w=where: zorder.read(spark, path, w).count(), 2)
-        # Spark's Parquet reader skips row groups on their own statistics unless told not
-        # to: the first baseline keeps that, the second reads every row.
-        pruned_s = best_seconds(lambda w=where: zorder.read(spark, path).where(w).count(), 2)
-        spark.conf.set("spark.sql.parquet.filterPushdown", "false")
-        try:
-            full_s = best_seconds(lambda w=where: zorder.read(spark, path).where(w).count(), 2)
-        finally:
-            spark.conf.unset("spark.sql.parquet.filterPushdown")
-        results.append(
-            {
-                "where": where,
-                "rows_fraction": report.rows_fraction,
-                "files_scanned": report.files_scanned,
-                "lookup_s": lookup_s,
-                "row_group_pruned_s": pruned_s,
-                "full_scan_s": full_s,
-                "ratio": lookup_s / full_s,
-                "ratio_to_row_group_pruned": lookup_s / pruned_s,
-            }
-        )
-    return {
-        "rows": rows,
-        "files": files,
-        "write_s": write_s,
-        "queries": results,
-        "median_ratio": statistics.median(r["ratio"] for r in results),
-        "median_rows_fraction": statistics.median(r["rows_fraction"] for r in results),
-    }
+    wheres = [f"src_ip = '{row['src_ip']}' AND src_port = {row['src_port']}" for row in picks]
+    timed = time_point_lookups(spark, path, wheres, 2, row_group_pruned=True)
+    return {"rows": rows, "files": files, "write_s": write_s, **timed}
 
 
 def markdown(payload: dict[str, Any]) -> str:

@@ -51,7 +51,15 @@ from zorder.demo import (
     write_as_written,
 )
 
-__all__ = ["DEFAULT", "QUICK", "BenchConfig", "bench_markdown", "best_seconds", "run_bench"]
+__all__ = [
+    "DEFAULT",
+    "QUICK",
+    "BenchConfig",
+    "bench_markdown",
+    "best_seconds",
+    "run_bench",
+    "time_point_lookups",
+]
 
 # Databricks' published figures for their 2018 experiment (mean effectiveness).
 PUBLISHED = {"linear": 0.25, "zorder (src_ip, dst_ip)": 0.82}
@@ -209,14 +217,23 @@ def _effectiveness(path: str, values: dict[str, dict[str, list[object]]]) -> dic
     return out
 
 
-def _point_lookups(
-    spark: SparkSession, path: str, count: int, repeat: int, seed: int
+def time_point_lookups(
+    spark: SparkSession,
+    path: str,
+    wheres: Sequence[str],
+    repeat: int,
+    *,
+    row_group_pruned: bool = False,
 ) -> dict[str, Any]:
-    picks = _sampled_values(read(spark, path), count, seed)
+    """Each filter through ``read()`` against reading every row of the table, best of ``repeat``.
+
+    Both sides start from the table's path: the lookup plans on statistics and
+    reads the kept files; the full scan reads every file of the same snapshot
+    with Spark's own row-group skipping switched off. ``row_group_pruned``
+    also times the full scan with that skipping left on.
+    """
     results: list[dict[str, Any]] = []
-    ratios, fractions = [], []
-    for ip, port in zip(picks["src_ip"], picks["src_port"], strict=True):
-        where = f"src_ip = '{ip}' AND src_port = {port}"
+    for where in wheres:
         report = explain(path, where)
 
         def lookup(where: str = where) -> int:
@@ -225,30 +242,27 @@ def _point_lookups(
         def full_scan(where: str = where) -> int:
             return read(spark, path).where(where).count()
 
-        lookup_s = best_seconds(lookup, repeat)
-        # Reading every row: Spark's own row-group skipping is switched off.
+        row: dict[str, Any] = {
+            "where": where,
+            "files_scanned": report.files_scanned,
+            "files_total": report.files_total,
+            "rows_fraction": report.rows_fraction,
+            "lookup_s": best_seconds(lookup, repeat),
+        }
+        if row_group_pruned:
+            row["row_group_pruned_s"] = best_seconds(full_scan, repeat)
+            row["ratio_to_row_group_pruned"] = row["lookup_s"] / row["row_group_pruned_s"]
         spark.conf.set("spark.sql.parquet.filterPushdown", "false")
         try:
-            full_s = best_seconds(full_scan, repeat)
+            row["full_scan_s"] = best_seconds(full_scan, repeat)
         finally:
             spark.conf.unset("spark.sql.parquet.filterPushdown")
-        ratios.append(lookup_s / full_s)
-        fractions.append(report.rows_fraction)
-        results.append(
-            {
-                "where": where,
-                "files_scanned": report.files_scanned,
-                "files_total": report.files_total,
-                "rows_fraction": report.rows_fraction,
-                "lookup_s": lookup_s,
-                "full_scan_s": full_s,
-                "ratio": lookup_s / full_s,
-            }
-        )
+        row["ratio"] = row["lookup_s"] / row["full_scan_s"]
+        results.append(row)
     return {
         "queries": results,
-        "median_ratio": statistics.median(ratios),
-        "median_rows_fraction": statistics.median(fractions),
+        "median_ratio": statistics.median(r["ratio"] for r in results),
+        "median_rows_fraction": statistics.median(r["rows_fraction"] for r in results),
     }
 
 
@@ -336,7 +350,12 @@ def run_bench(
             layout[str(rows)] = layout_rows
         cost[str(rows)] = cost_rows
     progress("point lookups")
-    reads = _point_lookups(spark, largest_zorder, config.lookups, config.repeat, config.seed)
+    picks = _sampled_values(read(spark, largest_zorder), config.lookups, config.seed)
+    wheres = [
+        f"src_ip = '{ip}' AND src_port = {port}"
+        for ip, port in zip(picks["src_ip"], picks["src_port"], strict=True)
+    ]
+    reads = time_point_lookups(spark, largest_zorder, wheres, config.repeat)
     reads["rows"] = scales[-1]
     return {"config": config.to_json(), "layout": layout, "cost": cost, "reads": reads}
 

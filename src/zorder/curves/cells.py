@@ -22,6 +22,7 @@ vectorized :meth:`FileCells.cell_of` is tested against.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -52,6 +53,16 @@ class FileCells:
     count: int
     depth: int
 
+    @functools.cached_property
+    def _packed_cuts(self) -> npt.NDArray[np.uint64]:
+        """Every (node, cut) pair as one sorted uint64, built once rather than per batch.
+
+        A single searchsorted over it finds each row's slot in its own node's cuts.
+        """
+        owners = np.repeat(np.arange(len(self.column), dtype=np.uint64), np.diff(self.cut_start))
+        packed: npt.NDArray[np.uint64] = (owners << np.uint64(_ID_BITS)) | self.cuts
+        return packed
+
     def cell_of(self, ids: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]:
         """Cell of each row of ``ids`` (rows x columns key ids below 2**32)."""
         ids = np.asarray(ids, dtype=np.uint64)
@@ -59,10 +70,7 @@ class FileCells:
             raise ValueError(f"ids must be a 2-d array (rows x columns), got shape {ids.shape}")
         rows = np.arange(len(ids))
         node = np.zeros(len(ids), dtype=np.int64)
-        # One sorted array of (node, cut) pairs: a single searchsorted finds
-        # every row's slot in its own node's cuts.
-        owners = np.repeat(np.arange(len(self.column), dtype=np.uint64), np.diff(self.cut_start))
-        packed_cuts = (owners << np.uint64(_ID_BITS)) | self.cuts
+        packed_cuts = self._packed_cuts
         for _ in range(self.depth):
             column = self.column[node]
             inner = column >= 0
