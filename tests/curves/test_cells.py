@@ -100,3 +100,18 @@ def test_rows_that_cannot_be_told_apart_share_one_cell() -> None:
 def test_bad_input_is_refused(sample: np.ndarray, count: int, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         balanced_cells(sample, count)
+
+
+@given(st.integers(2, 40), st.integers(0, 2**32 - 1), st.data())
+def test_cell_of_equals_the_walk_for_ids_too_wide_for_a_table(
+    count: int, seed: int, data: st.DataObject
+) -> None:
+    # Ids in the upper half of 32 bits make the per-node lookup table too big,
+    # so cell_of searches the packed cuts instead; it must agree with the walk.
+    sample = np.random.default_rng(seed).integers(2**31, 2**32, (200, 3)).astype(np.uint64)
+    cells = balanced_cells(sample, count)
+    assert cells._next_node is None
+    queries = data.draw(hnp.arrays(np.uint64, (25, 3), elements=st.integers(0, 2**32 - 1)))
+    rows = np.concatenate([sample, queries])
+    got = cells.cell_of(rows)
+    assert got.tolist() == [reference_cell(cells, row.tolist()) for row in rows]

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from zorder.curves import encoding_for
 from zorder.curves.ranks import (
+    _fixed_prefix,
     bucket_ids,
     direct_words,
     quantile_boundaries,
@@ -177,3 +178,30 @@ def test_rank_ids_of_distinct_values_are_evenly_spread() -> None:
         13,
         15,
     ]
+
+
+@given(
+    st.lists(st.one_of(st.none(), st.binary(max_size=12)), max_size=40),
+    st.integers(0, 5),
+    st.sampled_from([pa.binary(), pa.large_binary()]),
+    st.integers(1, 8),
+)
+def test_fixed_prefixes_are_the_first_bytes_zero_padded(
+    values: list[bytes | None], start: int, arrow_type: pa.DataType, width: int
+) -> None:
+    # A slice keeps its parent's offsets and data: windows must start at the slice.
+    array = pa.array(values, arrow_type).slice(min(start, len(values)))
+    got = _fixed_prefix(array, width)
+    for word, value in zip(got.tolist(), array.to_pylist(), strict=True):
+        if value is not None:
+            assert word == int.from_bytes(value[:width].ljust(8, b"\0"), "big")
+
+
+def test_string_buckets_through_long_shared_prefixes() -> None:
+    # Values that tie with boundaries on 8 bytes are ranked by the exact merge.
+    sample = pa.array([f"https://example.org/{i:05d}" for i in range(0, 5000, 7)])
+    bounds = quantile_boundaries(sample, 63)
+    values = pa.array([f"https://example.org/{i:05d}" for i in range(5000)] + ["", "z"])
+    encoding = encoding_for("string")
+    expected = [reference_bucket(v, bounds.to_pylist(), encoding) for v in values.to_pylist()]
+    assert bucket_ids(values, bounds).tolist() == expected

@@ -29,9 +29,12 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from zorder.curves.search import GuidedSearch
+
 __all__ = ["FileCells", "balanced_cells", "reference_cell"]
 
 _ID_BITS = 32  # cell_of packs (node, id) into one uint64 to search all cuts at once
+_MAX_TABLE = 1 << 21  # entries of cell_of's lookup table (16 MiB); beyond, it searches
 
 
 @dataclass(frozen=True)
@@ -54,14 +57,39 @@ class FileCells:
     depth: int
 
     @functools.cached_property
-    def _packed_cuts(self) -> npt.NDArray[np.uint64]:
-        """Every (node, cut) pair as one sorted uint64, built once rather than per batch.
+    def _next_node(self) -> _NextNode | None:
+        """Each node's child for every id up to its last cut, or None if that table is too big.
 
-        A single searchsorted over it finds each row's slot in its own node's cuts.
+        Key ids are rank-bucket ids (at most 1,024 values a column), so a node
+        needs a row of at most 1,024 entries and a step of the walk is one
+        lookup. A leaf's row is one entry: itself.
+        """
+        spans = np.zeros(len(self.column), dtype=np.int64)
+        inner = np.flatnonzero(self.column >= 0)
+        spans[inner] = self.cuts[self.cut_start[inner + 1] - 1].astype(np.int64)
+        if int(spans.sum()) + len(spans) > _MAX_TABLE:
+            return None
+        offsets = np.zeros(len(spans), dtype=np.int64)
+        offsets[1:] = np.cumsum(spans + 1)[:-1]
+        table = np.empty(int(spans.sum()) + len(spans), dtype=np.int64)
+        for node in range(len(spans)):
+            row = table[offsets[node] : offsets[node] + spans[node] + 1]
+            if self.column[node] < 0:
+                row[:] = node
+            else:
+                cuts = self.cuts[self.cut_start[node] : self.cut_start[node + 1]]
+                ids = np.arange(spans[node] + 1, dtype=np.uint64)
+                row[:] = self.first_child[node] + np.searchsorted(cuts, ids, side="right")
+        return _NextNode(table, offsets, spans, np.maximum(self.column, 0))
+
+    @functools.cached_property
+    def _cut_search(self) -> GuidedSearch:
+        """Every (node, cut) pair as one sorted uint64, for ids too wide for a table.
+
+        A single count over it finds each row's slot in its own node's cuts.
         """
         owners = np.repeat(np.arange(len(self.column), dtype=np.uint64), np.diff(self.cut_start))
-        packed: npt.NDArray[np.uint64] = (owners << np.uint64(_ID_BITS)) | self.cuts
-        return packed
+        return GuidedSearch((owners << np.uint64(_ID_BITS)) | self.cuts)
 
     def cell_of(self, ids: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]:
         """Cell of each row of ``ids`` (rows x columns key ids below 2**32)."""
@@ -70,7 +98,13 @@ class FileCells:
             raise ValueError(f"ids must be a 2-d array (rows x columns), got shape {ids.shape}")
         rows = np.arange(len(ids))
         node = np.zeros(len(ids), dtype=np.int64)
-        packed_cuts = self._packed_cuts
+        step = self._next_node
+        if step is not None:
+            for _ in range(self.depth):
+                read = ids[rows, step.column[node]].astype(np.int64)  # below 2**32
+                node = step.table[step.offsets[node] + np.minimum(read, step.spans[node])]
+            return self.cell[node]
+        cut_search = self._cut_search
         for _ in range(self.depth):
             column = self.column[node]
             inner = column >= 0
@@ -79,9 +113,19 @@ class FileCells:
             at = node[inner]
             values = ids[rows[inner], column[inner]]
             packed = (at.astype(np.uint64) << np.uint64(_ID_BITS)) | values
-            slot = np.searchsorted(packed_cuts, packed, side="right") - self.cut_start[at]
+            slot = cut_search.count(packed, side="right") - self.cut_start[at]
             node[inner] = self.first_child[at] + slot
         return self.cell[node]
+
+
+@dataclass(frozen=True)
+class _NextNode:
+    """Lookup table of a walk: node n, id v -> table[offsets[n] + min(v, spans[n])]."""
+
+    table: npt.NDArray[np.int64]
+    offsets: npt.NDArray[np.int64]
+    spans: npt.NDArray[np.int64]
+    column: npt.NDArray[np.int64]  # the column each node reads (leaves: any, here 0)
 
 
 def reference_cell(cells: FileCells, row: Sequence[int]) -> int:

@@ -19,6 +19,7 @@ scalar reference semantics they are tested against are
 from __future__ import annotations
 
 import bisect
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,9 +30,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from zorder.curves.encodings import OrderedEncoding
+from zorder.curves.search import GuidedSearch
 
 __all__ = [
     "STRING_SAMPLE_PREFIX",
+    "BoundarySearch",
     "RankBuckets",
     "bucket_ids",
     "direct_words",
@@ -104,49 +107,89 @@ def quantile_boundaries(sample: pa.Array, count: int) -> pa.Array:
     return picked
 
 
+def _order_words(values: npt.NDArray[Any]) -> npt.NDArray[np.uint64]:
+    """uint64 words in the order of numeric ``values`` (canonical floats, NaN last)."""
+    kind = values.dtype.kind
+    if kind in "bu":
+        return values.astype(_U64)
+    if kind == "i":
+        return values.astype(np.int64).view(_U64) ^ _U64(1 << 63)
+    floats = np.where(np.isnan(values), np.nan, _canonical_floats(values)).astype(np.float64)
+    bits = floats.view(_U64)
+    negative = (bits >> _U64(63)).astype(bool)
+    words: npt.NDArray[np.uint64] = np.where(negative, ~bits, bits | _U64(1 << 63))
+    return words
+
+
+class BoundarySearch:
+    """Bucket ids against one sorted set of boundaries, prepared once for many batches.
+
+    Numbers are compared as order-preserving uint64 words and strings and
+    binaries by their 8-byte prefixes, both through a
+    :class:`~zorder.curves.search.GuidedSearch`; decimals by a merge.
+    """
+
+    def __init__(self, boundaries: pa.Array) -> None:
+        self.boundaries = boundaries
+        self._guide: GuidedSearch | None = None
+        self._prefixes: npt.NDArray[np.uint64] | None = None
+        dtype = boundaries.type
+        if len(boundaries) == 0 or pa.types.is_decimal(dtype):
+            return
+        if _is_stringlike(dtype):
+            self._prefixes = _fixed_prefix(boundaries, 8)
+            self._guide = GuidedSearch(self._prefixes)
+        else:
+            self._guide = GuidedSearch(_order_words(_numeric_view(boundaries)))
+
+    def bucket_ids(self, values: pa.Array) -> npt.NDArray[np.uint64]:
+        """Bucket of each value: 0 for null, else 1 + the number of boundaries <= it."""
+        n = len(values)
+        if len(self.boundaries) == 0:
+            out = np.ones(n, dtype=_U64)
+        elif pa.types.is_decimal(values.type):
+            out = _merge_rank(values, self.boundaries)
+        elif self._prefixes is not None:
+            out = self._prefix_rank(values)
+        else:
+            assert self._guide is not None
+            words = _order_words(_numeric_view(values))
+            out = self._guide.count(words, side="right").astype(_U64) + _U64(1)
+        if values.null_count:
+            valid = np.asarray(values.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+            out[~valid] = 0
+        return out
+
+    def _prefix_rank(self, values: pa.Array) -> npt.NDArray[np.uint64]:
+        """Bucket ids of strings or binaries by their first 8 bytes, exactly.
+
+        Zero-padded big-endian 8-byte prefixes order like the values wherever
+        they differ, so counting the boundaries' prefixes below a value's places
+        every value whose prefix no boundary shares; only the others (usually
+        few) go through the exact merge of :func:`_merge_rank`.
+        """
+        assert self._prefixes is not None
+        assert self._guide is not None
+        boundaries, bound_prefixes = self.boundaries, self._prefixes
+        values = values.cast(boundaries.type) if values.type != boundaries.type else values
+        value_prefixes = _fixed_prefix(values, 8)
+        below = self._guide.count(value_prefixes, side="left")
+        out = below.astype(_U64) + _U64(1)
+        # A tie: the first boundary not below the value's prefix has that very prefix.
+        first_not_below = bound_prefixes[np.minimum(below, len(bound_prefixes) - 1)]
+        tied = np.flatnonzero((below < len(bound_prefixes)) & (first_not_below == value_prefixes))
+        if tied.size:
+            out[tied] = _merge_rank(values.take(pa.array(tied)), boundaries)
+        return out
+
+
 def bucket_ids(values: pa.Array, boundaries: pa.Array) -> npt.NDArray[np.uint64]:
     """Bucket of each value: 0 for null, else 1 + the number of boundaries <= it.
 
     ``boundaries`` must be sorted, distinct and of the same type as ``values``.
+    For many batches against the same boundaries, keep a :class:`BoundarySearch`.
     """
-    n = len(values)
-    if len(boundaries) == 0:
-        out = np.ones(n, dtype=_U64)
-    elif pa.types.is_decimal(values.type):
-        out = _merge_rank(values, boundaries)
-    elif _is_stringlike(values.type):
-        out = _prefix_rank(values, boundaries)
-    else:
-        keys = _numeric_view(values)
-        bounds = _numeric_view(boundaries)
-        if keys.dtype.kind == "f":
-            keys, bounds = _canonical_floats(keys), _canonical_floats(bounds)
-        out = np.searchsorted(bounds, keys, side="right").astype(_U64) + _U64(1)
-    if values.null_count:
-        valid = np.asarray(values.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-        out[~valid] = 0
-    return out
-
-
-def _prefix_rank(values: pa.Array, boundaries: pa.Array) -> npt.NDArray[np.uint64]:
-    """Bucket ids of strings or binaries by their first 8 bytes, exactly.
-
-    Zero-padded big-endian 8-byte prefixes order like the values wherever
-    they differ, so a binary search over the boundaries' prefixes places every
-    value whose prefix no boundary shares; only the others (usually few) go
-    through the exact merge of :func:`_merge_rank`.
-    """
-    values = values.cast(boundaries.type) if values.type != boundaries.type else values
-    bound_prefixes = _fixed_prefix(boundaries, 8)
-    value_prefixes = _fixed_prefix(values, 8)
-    below = np.searchsorted(bound_prefixes, value_prefixes, side="left")
-    out = below.astype(_U64) + _U64(1)
-    # A tie: the first boundary not below the value's prefix has that very prefix.
-    first_not_below = bound_prefixes[np.minimum(below, len(bound_prefixes) - 1)]
-    tied = np.flatnonzero((below < len(bound_prefixes)) & (first_not_below == value_prefixes))
-    if tied.size:
-        out[tied] = _merge_rank(values.take(pa.array(tied)), boundaries)
-    return out
+    return BoundarySearch(boundaries).bucket_ids(values)
 
 
 def _merge_rank(values: pa.Array, boundaries: pa.Array) -> npt.NDArray[np.uint64]:
@@ -175,8 +218,12 @@ class RankBuckets:
     boundaries: pa.Array
     ids: npt.NDArray[np.uint64]  # ids[bucket]; ids[0] = 0 is the null bucket
 
+    @functools.cached_property
+    def search(self) -> BoundarySearch:
+        return BoundarySearch(self.boundaries)
+
     def key_ids(self, values: pa.Array) -> npt.NDArray[np.uint64]:
-        return self.ids[bucket_ids(values, self.boundaries).astype(np.intp)]
+        return self.ids[self.search.bucket_ids(values).astype(np.intp)]
 
 
 def rank_buckets(sample: pa.Array, bits: int) -> RankBuckets:
@@ -212,7 +259,7 @@ def rank_buckets(sample: pa.Array, bits: int) -> RankBuckets:
 
 
 def _fixed_prefix(array: pa.Array, width: int) -> npt.NDArray[np.uint64]:
-    """First ``width`` bytes of each binary/string value, big-endian, 0x00-padded."""
+    """First ``width`` (<= 8) bytes of each binary/string value, big-endian, 0x00-padded."""
     if pa.types.is_large_string(array.type) or pa.types.is_large_binary(array.type):
         array = array.cast(pa.large_binary())
         offset_type: Any = np.int64
@@ -222,21 +269,22 @@ def _fixed_prefix(array: pa.Array, width: int) -> npt.NDArray[np.uint64]:
     _, offsets_buf, data_buf = array.buffers()
     n = len(array)
     offsets = np.frombuffer(offsets_buf, dtype=offset_type)[array.offset : array.offset + n + 1]
-    data = (
-        np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
-    )
     starts = offsets[:-1].astype(np.int64)
-    lengths = (offsets[1:] - offsets[:-1]).astype(np.int64)
-    columns = np.arange(width, dtype=np.int64)
-    index = starts[:, None] + columns[None, :]
-    inside = columns[None, :] < lengths[:, None]
-    if data.size:
-        picked = np.where(inside, data[np.clip(index, 0, data.size - 1)], 0).astype(np.uint8)
-    else:
-        picked = np.zeros((n, width), dtype=np.uint8)
-    padded = np.zeros((n, 8), dtype=np.uint8)
-    padded[:, :width] = picked
-    return padded.view(">u8").reshape(n).astype(_U64)
+    kept = np.minimum(offsets[1:] - offsets[:-1], width).astype(np.intp)
+    # Eight zero bytes after the data let every value's window be read whole:
+    # one big-endian uint64 per byte offset, then the bytes past the value's end
+    # (or past ``width``) are masked off.
+    stop = int(offsets[-1]) if n else 0
+    data = np.zeros(stop + 8, dtype=np.uint8)
+    if data_buf is not None and stop:
+        data[:stop] = np.frombuffer(data_buf, dtype=np.uint8, count=stop)
+    windows = np.ndarray(shape=(stop + 1,), dtype=">u8", buffer=data, strides=(1,))
+    words: npt.NDArray[np.uint64] = windows[starts].astype(_U64) & _PREFIX_MASKS[kept]
+    return words
+
+
+# _PREFIX_MASKS[k]: the top k bytes of a 64-bit word.
+_PREFIX_MASKS = np.array([((1 << (8 * k)) - 1) << (8 * (8 - k)) for k in range(9)], dtype=_U64)
 
 
 def _decimal_words(array: pa.Array, precision: int) -> npt.NDArray[np.uint64]:

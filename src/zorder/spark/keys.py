@@ -137,9 +137,16 @@ def bits_per_column(dims: int) -> int:
     return bits
 
 
-def _sampled(column: ClusteringColumn) -> Column:
+def _comparable(column: ClusteringColumn) -> Column:
+    """``column`` as far as rank buckets look at it.
+
+    Strings and binaries are cut to their first STRING_SAMPLE_PREFIX
+    characters (bytes): boundaries are sampled values cut alike, and a
+    boundary b of at most that length is <= a value v exactly when it is <= v's
+    prefix of that length. So samples keep no 1 MB strings, and the key UDFs
+    get batches of bounded size.
+    """
     if column.type_name in ("string", "binary"):
-        # A prefix is a valid boundary; whole 1 MB strings are not worth the memory.
         return F.substring(F.col(f"`{column.name}`"), 1, STRING_SAMPLE_PREFIX).alias(column.name)
     return F.col(f"`{column.name}`")
 
@@ -162,7 +169,7 @@ def sample_columns(
     """
     if sample_size < 1:
         raise ValueError(f"sample_size must be >= 1, got {sample_size}")
-    columns_only = df.select(*[_sampled(c) for c in columns])
+    columns_only = df.select(*[_comparable(c) for c in columns])
     rows = columns_only.count()
     if rows <= sample_size:
         return columns_only.toArrow()
@@ -243,7 +250,7 @@ def rank_key(
         return pa.array(_curve_keys(ids, curve, bits).astype(np.int64), pa.int64())
 
     udf = _arrow_udf(keys, LongType())
-    return udf(*[F.col(f"`{c.name}`") for c in columns])
+    return udf(*[_comparable(c) for c in columns])
 
 
 CELL_KEY_TYPE = StructType(
@@ -275,7 +282,7 @@ def cell_key(
         )
 
     udf = _arrow_udf(keys, CELL_KEY_TYPE)
-    return udf(*[F.col(f"`{c.name}`") for c in columns])
+    return udf(*[_comparable(c) for c in columns])
 
 
 def direct_key(columns: Sequence[ClusteringColumn], *, curve: Curve) -> Column:
