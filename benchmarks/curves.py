@@ -5,6 +5,11 @@ points (4 dimensions x 16 bits by default). The scalar loop runs on a sample
 of the points (it would take minutes on all of them); a rate is a rate. The
 vectorized results are checked equal to the scalar ones on that sample.
 
+Also keys per second of counting 1,023 rank boundaries below each key, the
+first step of every rank key: ``np.searchsorted`` against
+:class:`~zorder.curves.search.GuidedSearch`, on ports and on the 8-byte
+prefixes of dotted IPv4 strings, in batches of the key UDFs' size.
+
     .venv/bin/python -m benchmarks.curves --write-markdown
 """
 
@@ -19,6 +24,11 @@ import numpy as np
 from benchmarks.report import command_line, machine_facts, replace_section, write_json
 from zorder.bench import best_seconds
 from zorder.curves import hilbert_index, hilbert_index_array, interleave_array, interleave_bits
+from zorder.curves.search import GuidedSearch
+from zorder.demo import network_connections
+
+_BOUNDARIES = 1023  # rank buckets of 10 bits
+_BATCH = 50_000  # rows in an Arrow batch of the key UDFs while writing
 
 
 def as_ints(keys: np.ndarray) -> list[int]:
@@ -52,6 +62,47 @@ def measure(points: int, scalar_points: int, dims: int, bits: int, repeat: int) 
     return results
 
 
+def _ordered_words(column: Any) -> np.ndarray:
+    """The uint64 words bucket ids search: order-preserving ints, or 8-byte string prefixes."""
+    values = column.to_pylist()
+    if isinstance(values[0], str):
+        prefixes = b"".join(v.encode()[:8].ljust(8, b"\0") for v in values)
+        return np.frombuffer(prefixes, dtype=">u8").astype(np.uint64)
+    return np.asarray(values, dtype=np.int64).view(np.uint64) ^ np.uint64(1 << 63)
+
+
+def measure_search(keys: int, repeat: int) -> dict[str, Any]:
+    table = network_connections(keys + 100_000, seed=20261122)
+    results: dict[str, Any] = {}
+    for name in ("src_port", "src_ip"):
+        words = _ordered_words(table.column(name))
+        sample, queries = np.sort(words[:100_000]), words[100_000:]
+        bounds = np.unique(sample[:: len(sample) // _BOUNDARIES])[:_BOUNDARIES]
+        guided = GuidedSearch(bounds)
+        batches = [queries[i : i + _BATCH] for i in range(0, len(queries), _BATCH)]
+        if not all(
+            (guided.count(b, side="right") == np.searchsorted(bounds, b, side="right")).all()
+            for b in batches
+        ):
+            raise AssertionError(f"{name}: guided counts differ from np.searchsorted")
+        binary_s = best_seconds(
+            lambda bounds=bounds, batches=batches: [
+                np.searchsorted(bounds, b, side="right") for b in batches
+            ],
+            repeat,
+        )
+        guided_s = best_seconds(
+            lambda guided=guided, batches=batches: [guided.count(b, side="right") for b in batches],
+            repeat,
+        )
+        results[name] = {
+            "binary_keys_per_s": len(queries) / binary_s,
+            "guided_keys_per_s": len(queries) / guided_s,
+            "speedup": binary_s / guided_s,
+        }
+    return results
+
+
 def markdown(payload: dict[str, Any]) -> str:
     cfg, machine = payload["config"], payload["machine"]
     lines = [
@@ -70,6 +121,19 @@ def markdown(payload: dict[str, Any]) -> str:
         lines.append(
             f"| {name} | {row['scalar_points_per_s']:,.0f} | "
             f"{row['vectorized_points_per_s']:,.0f} | {row['speedup']:.0f}x |"
+        )
+    lines += [
+        "",
+        f"Counting {_BOUNDARIES:,} rank boundaries below each of {cfg['points']:,} keys "
+        f"(batches of {_BATCH:,}, best of {cfg['repeat']}); equal results checked:",
+        "",
+        "| column | np.searchsorted (keys/s) | GuidedSearch (keys/s) | speed-up |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    for name, row in payload["search"].items():
+        lines.append(
+            f"| {name} | {row['binary_keys_per_s']:,.0f} | "
+            f"{row['guided_keys_per_s']:,.0f} | {row['speedup']:.1f}x |"
         )
     lines += [
         "",
@@ -100,6 +164,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "repeat": args.repeat,
         },
         "results": measure(args.points, scalar_points, args.dims, args.bits, args.repeat),
+        "search": measure_search(args.points, args.repeat),
     }
     text = markdown(payload)
     print(text)

@@ -15,6 +15,9 @@ def test_curves_benchmark_smoke() -> None:
         assert row["scalar_points_per_s"] > 0
         assert row["speedup"] == row["vectorized_points_per_s"] / row["scalar_points_per_s"]
     assert "| zorder |" in curves.markdown(payload)
+    for name in ("src_port", "src_ip"):  # main() raised had the counts differed
+        assert payload["search"][name]["guided_keys_per_s"] > 0
+    assert "| src_ip |" in curves.markdown(payload)
 
 
 def test_replace_section_keeps_other_sections(tmp_path: Path) -> None:
