@@ -169,3 +169,44 @@ def test_tables_from_delta_rs_are_pruned_correctly(spark: SparkSession, tmp_path
             where
         )
     assert zorder.explain(path, "k = 249").files_scanned == 1
+
+
+@pytest.mark.parametrize("zone", ["America/New_York", "+05:30"])
+def test_zone_less_timestamps_follow_the_session_time_zone(
+    spark: SparkSession, tmp_path: Path, zone: str
+) -> None:
+    # Spark reads TIMESTAMP'2020-01-01 00:00:00' in the session time zone (05:00
+    # UTC in New York). Files are two hours wide here, so reading the literal
+    # as UTC would skip files that hold matching rows.
+    hours = spark.range(0, 96).select(
+        F.timestamp_seconds(F.lit(1577836800 - 48 * 3600) + F.col("id") * 3600).alias("ts"),
+        F.col("id"),
+    )
+    df = hours.withColumn("d", F.to_date("ts")).withColumn("ntz", F.col("ts").cast("string"))
+    df = df.withColumn("ntz", F.to_timestamp_ntz("ntz")).cache()
+    path = str(tmp_path / "t")
+    zorder.write(df, path, by=["ts"], num_files=48)
+    filters: list[str | object] = [
+        "ts <= TIMESTAMP'2020-01-01 00:00:00'",
+        "ts > TIMESTAMP'2020-01-01 00:00:00'",
+        "ts = TIMESTAMP'2020-01-01 03:00:00'",
+        "ts <= '2020-01-01 00:00:00'",
+        "ts IN (TIMESTAMP'2020-01-01 02:00:00', TIMESTAMP'2019-12-31 23:00:00')",
+        "d >= TIMESTAMP'2020-01-01 02:00:00'",
+        "ntz <= TIMESTAMP'2020-01-01 00:00:00'",
+        "ntz <= TIMESTAMP_NTZ'2020-01-01 00:00:00'",
+        "ts <= TIMESTAMP'2020-01-01 00:00:00+00:00'",
+        F.col("ts") <= F.lit("2020-01-01 00:00:00").cast("timestamp"),
+    ]
+    previous = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", zone)
+    try:
+        for where in filters:
+            condition = F.expr(where) if isinstance(where, str) else where
+            expected = spark_rows(df.where(condition))
+            assert spark_rows(zorder.read(spark, path, where)) == expected, where
+        # An explicit offset is an instant in any session zone, so it still skips.
+        report = zorder.explain(path, "ts <= TIMESTAMP'2020-01-01 00:00:00+00:00'", spark=spark)
+        assert report.files_scanned < report.files_total
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", previous)

@@ -95,10 +95,19 @@ def _predicate(
     return text, parse_predicate(text)
 
 
+def _session_time_zone(spark: SparkSession | None) -> str:
+    """The zone Spark reads zone-less timestamp literals in; UTC when no session is active."""
+    session = spark or SparkSession.getActiveSession()
+    if session is None:
+        return "UTC"
+    return str(session.conf.get("spark.sql.session.timeZone", "UTC") or "UTC")
+
+
 def _plan(snapshot: TableSnapshot, where: Where, spark: SparkSession | None) -> ScanPlan:
     text, predicate = _predicate(where, snapshot, spark)
     types = _column_types(snapshot.schema)
-    mask = might_match_mask(bind(predicate, types), snapshot.actions, types)
+    bound = bind(predicate, types, time_zone=_session_time_zone(spark))
+    mask = might_match_mask(bound, snapshot.actions, types)
     kept = snapshot.files_where(mask)
     report = ScanReport(
         table_uri=snapshot.uri,

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 __all__ = [
+    "SESSION_ZONE",
     "AlwaysFalse",
     "AlwaysTrue",
     "And",
@@ -31,6 +32,7 @@ __all__ = [
     "Unknown",
     "and_",
     "bind",
+    "is_utc",
     "not_",
     "or_",
     "rewrite_not",
@@ -227,24 +229,51 @@ def _to_number(value: Any) -> Any:
     return None
 
 
-def _to_date(value: Any) -> Any:
+class _SessionZone(dt.tzinfo):
+    """The zone of a TIMESTAMP literal written without one: Spark's session time zone.
+
+    Which zone that is becomes known only when the predicate is bound, so a
+    parsed literal carries this marker (offset 0) until then.
+    """
+
+    def utcoffset(self, when: dt.datetime | None) -> dt.timedelta:
+        return dt.timedelta(0)
+
+    def dst(self, when: dt.datetime | None) -> dt.timedelta:
+        return dt.timedelta(0)
+
+    def tzname(self, when: dt.datetime | None) -> str:
+        return "session time zone"
+
+
+SESSION_ZONE = _SessionZone()
+_UTC_NAMES = {"utc", "z", "gmt", "etc/utc", "etc/gmt", "utc+00:00", "+00:00", "gmt+00:00", "uct"}
+
+
+def is_utc(time_zone: str) -> bool:
+    """Whether Spark's session time zone ``time_zone`` is UTC under some name."""
+    return time_zone.strip().lower() in _UTC_NAMES
+
+
+def _to_date(value: Any, *, utc_session: bool) -> Any:
     if isinstance(value, dt.datetime):
-        return value  # compared in the timestamp domain
+        # Compared in the timestamp domain, where a date is midnight in the
+        # session time zone: known here only for UTC.
+        return _to_timestamp(value, aware=True, utc_session=True) if utc_session else None
     if isinstance(value, dt.date):
         return value
     if isinstance(value, str):
         try:
-            return (
-                dt.date.fromisoformat(value.strip()[:10])
-                if len(value.strip()) == 10
-                else (_to_timestamp(value, aware=True))
-            )
+            if len(value.strip()) == 10:
+                return dt.date.fromisoformat(value.strip())
         except ValueError:
             return None
+        timestamp = _to_timestamp(value, aware=True, utc_session=utc_session)
+        return timestamp if utc_session else None
     return None
 
 
-def _to_timestamp(value: Any, *, aware: bool) -> Any:
+def _to_timestamp(value: Any, *, aware: bool, utc_session: bool = True) -> Any:
     if isinstance(value, dt.datetime):
         parsed = value
     elif isinstance(value, dt.date):
@@ -256,14 +285,24 @@ def _to_timestamp(value: Any, *, aware: bool) -> Any:
             return None
     else:
         return None
+    zoneless = parsed.tzinfo is None or parsed.tzinfo is SESSION_ZONE
     if aware:
-        # Literals without a zone are read in UTC, the session time zone zorder sets.
-        return parsed.replace(tzinfo=dt.UTC) if parsed.tzinfo is None else parsed
+        # Spark reads a literal without a zone in the session time zone; only
+        # UTC is resolved here (other zones' offsets and DST gaps are left to
+        # Spark: the comparison stays Unknown, which never skips wrongly).
+        if not zoneless:
+            return parsed
+        return parsed.replace(tzinfo=dt.UTC) if utc_session else None
     return parsed.replace(tzinfo=None) if parsed.tzinfo is None else None
 
 
-def coerce_literal(value: Any, type_name: str) -> Any:
-    """``value`` in the domain of a ``type_name`` column; None when Spark's meaning is unclear."""
+def coerce_literal(value: Any, type_name: str, *, time_zone: str = "UTC") -> Any:
+    """``value`` in the domain of a ``type_name`` column; None when Spark's meaning is unclear.
+
+    ``time_zone`` is Spark's session time zone, in which Spark reads
+    timestamps written without a zone and casts dates to timestamps.
+    """
+    utc_session = is_utc(time_zone)
     if type_name in FLOAT_TYPES:
         # Spark compares a double column with any numeric literal as doubles.
         number = _to_number(value)
@@ -276,9 +315,9 @@ def coerce_literal(value: Any, type_name: str) -> Any:
     if type_name == "string":
         return value if isinstance(value, str) else None
     if type_name == "date":
-        return _to_date(value)
+        return _to_date(value, utc_session=utc_session)
     if type_name == "timestamp":
-        return _to_timestamp(value, aware=True)
+        return _to_timestamp(value, aware=True, utc_session=utc_session)
     if type_name == "timestamp_ntz":
         return _to_timestamp(value, aware=False)
     if type_name == "boolean":
@@ -321,12 +360,13 @@ def exact_widening(source: str, target: str) -> bool:
     return scale >= source_shape[1] and precision - scale >= source_shape[0] - source_shape[1]
 
 
-def bind(predicate: Predicate, columns: Mapping[str, str]) -> Predicate:
+def bind(predicate: Predicate, columns: Mapping[str, str], *, time_zone: str = "UTC") -> Predicate:
     """Resolve names (case-insensitively, as Spark does) and coerce literals.
 
     ``columns`` maps each column name to its Spark type name. An unknown
     column raises ValueError listing the table's columns; a literal whose
     meaning against the column is unclear makes that leaf :class:`Unknown`.
+    ``time_zone`` is the Spark session's (``spark.sql.session.timeZone``).
     """
     by_lower: dict[str, str] = {}
     for name in columns:
@@ -352,7 +392,7 @@ def bind(predicate: Predicate, columns: Mapping[str, str]) -> Predicate:
                 name = resolve(node.column)
                 if node.cast and not exact_widening(columns[name], node.cast):
                     return Unknown(f"CAST({name} AS {node.cast}) may change values")
-                value = coerce_literal(node.value, columns[name])
+                value = coerce_literal(node.value, columns[name], time_zone=time_zone)
                 if value is None:
                     return Unknown(f"literal {node.value!r} against {columns[name]} column {name}")
                 return Comparison(node.op, name, value)
@@ -360,7 +400,9 @@ def bind(predicate: Predicate, columns: Mapping[str, str]) -> Predicate:
                 name = resolve(node.column)
                 if node.cast and not exact_widening(columns[name], node.cast):
                     return Unknown(f"CAST({name} AS {node.cast}) may change values")
-                values = tuple(coerce_literal(v, columns[name]) for v in node.values)
+                values = tuple(
+                    coerce_literal(v, columns[name], time_zone=time_zone) for v in node.values
+                )
                 if any(v is None for v in values):
                     return Unknown(f"IN list against {columns[name]} column {name}")
                 return InList(name, values, node.negated, node.has_null)

@@ -11,6 +11,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from zorder.skipping.predicates import (
+    SESSION_ZONE,
     AlwaysFalse,
     AlwaysTrue,
     CompareOp,
@@ -127,7 +128,7 @@ def _cast(value: Any, to: exp.DataType) -> Any:
             return dt.date.fromisoformat(str(value).strip()[:10])
         if kind in (types.TIMESTAMP, types.TIMESTAMPLTZ, types.TIMESTAMPTZ):
             parsed = dt.datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
-            return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
+            return parsed if parsed.tzinfo else parsed.replace(tzinfo=SESSION_ZONE)
         if kind == types.TIMESTAMPNTZ:
             return dt.datetime.fromisoformat(str(value).strip())
         if kind in (types.DOUBLE, types.FLOAT):
@@ -245,9 +246,9 @@ def sql_literal(value: Any) -> str:
     if isinstance(value, decimal.Decimal):
         return f"{value}BD"
     if isinstance(value, dt.datetime):
-        if value.tzinfo is not None:
+        if value.tzinfo is not None:  # with its offset: Spark then ignores the session zone
             utc = value.astimezone(dt.UTC).replace(tzinfo=None)
-            return f"TIMESTAMP'{utc.isoformat(sep=' ', timespec='microseconds')}'"
+            return f"TIMESTAMP'{utc.isoformat(sep=' ', timespec='microseconds')}+00:00'"
         return f"TIMESTAMP_NTZ'{value.isoformat(sep=' ', timespec='microseconds')}'"
     if isinstance(value, dt.date):
         return f"DATE'{value.isoformat()}'"
