@@ -57,6 +57,7 @@ class GuidedSearch:
         offsets: list[int] = []
         starts: list[npt.NDArray[np.int64]] = []
         children: list[npt.NDArray[np.int64]] = []
+        total = 0  # entries of starts so far: the next node's offset
         pending = [(0, len(self._distinct), 0, -1, -1)]  # lo, hi, level, parent, cell
         while pending:
             lo, hi, level, parent, parent_cell = pending.pop()
@@ -76,7 +77,8 @@ class GuidedSearch:
             bases.append(base)
             shifts.append(shift)
             cell_counts.append(cells)
-            offsets.append(sum(len(s) for s in starts))
+            offsets.append(total)
+            total += len(node_starts)
             starts.append(node_starts)
             children.append(np.full(cells + 2, -1, dtype=np.int64))
             if level + 1 < _MAX_LEVELS:

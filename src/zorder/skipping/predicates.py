@@ -256,21 +256,16 @@ def is_utc(time_zone: str) -> bool:
 
 
 def _to_date(value: Any, *, utc_session: bool) -> Any:
-    if isinstance(value, dt.datetime):
-        # Compared in the timestamp domain, where a date is midnight in the
-        # session time zone: known here only for UTC.
-        return _to_timestamp(value, aware=True, utc_session=True) if utc_session else None
-    if isinstance(value, dt.date):
+    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
         return value
-    if isinstance(value, str):
+    if isinstance(value, str) and len(value.strip()) == 10:
         try:
-            if len(value.strip()) == 10:
-                return dt.date.fromisoformat(value.strip())
+            return dt.date.fromisoformat(value.strip())
         except ValueError:
             return None
-        timestamp = _to_timestamp(value, aware=True, utc_session=utc_session)
-        return timestamp if utc_session else None
-    return None
+    # Anything else is compared in the timestamp domain, where a date is
+    # midnight in the session time zone: known here only for UTC.
+    return _to_timestamp(value, aware=True) if utc_session else None
 
 
 def _to_timestamp(value: Any, *, aware: bool, utc_session: bool = True) -> Any:
