@@ -10,13 +10,19 @@ from pyspark.sql import functions as F
 
 from tests.spark.helpers import all_types_frame
 from zorder.curves import encoding_for, hilbert_index, interleave_bits
+from zorder.curves.cells import reference_cell
 from zorder.curves.ranks import reference_bucket, reference_direct_word
 from zorder.spark.keys import (
     bits_per_column,
+    cell_key,
+    cell_key_packing,
     direct_key,
+    file_cells,
+    fit_rank_buckets,
     rank_boundaries,
     rank_key,
     resolve_clustering_columns,
+    sample_columns,
 )
 
 pytestmark = pytest.mark.spark
@@ -53,6 +59,50 @@ def test_rank_key_equals_reference(frame: DataFrame, names: list[str], curve: st
         assert row["k"] == combine(ids, bits), row
         distinct_keys.add(row["k"])
     assert len(distinct_keys) > 50  # the key really separates rows
+
+
+@pytest.mark.parametrize(
+    ("names", "count"),
+    [
+        (["i32", "s"], 7),
+        (["dec", "d", "ts"], 40),
+        # six columns of 10 bits and 40 cells: 66 bits, so the key's lowest 3 are dropped
+        (["i8", "i16", "i32", "i64", "f64", "s"], 40),
+    ],
+)
+def test_cell_key_packs_the_reference_cell_above_the_reference_key(
+    frame: DataFrame, names: list[str], count: int
+) -> None:
+    columns = resolve_clustering_columns(frame, names)
+    bits = bits_per_column(len(columns))
+    sample = sample_columns(frame, columns, sample_size=300)
+    buckets = fit_rank_buckets(sample, columns, bits=bits)
+    cells = file_cells(sample, columns, buckets, count=count)
+    packing = cell_key_packing(len(columns), bits, cells.count)
+    assert packing.dropped_bits == max(0, len(columns) * bits + (count - 1).bit_length() - 63)
+    keyed = frame.select(*names, cell_key(columns, buckets, cells, bits=bits).alias("k"))
+    bounds = {n: buckets[n].boundaries.to_pylist() for n in names}
+    encodings = {c.name: encoding_for(c.type_name) for c in columns}
+    seen_cells = set()
+    for row in keyed.toArrow().to_pylist():
+        ids = [
+            int(buckets[n].ids[reference_bucket(row[n], bounds[n], encodings[n])]) for n in names
+        ]
+        cell = reference_cell(cells, ids)
+        expected = cell << packing.cell_shift | interleave_bits(ids, bits) >> packing.dropped_bits
+        assert row["k"] == expected, row
+        assert 0 <= row["k"] < 2**63 and row["k"] >> packing.cell_shift == cell
+        seen_cells.add(cell)
+    assert len(seen_cells) == cells.count  # every cell is reached
+
+
+def test_cell_key_packing_drops_key_bits_only_beyond_63() -> None:
+    assert cell_key_packing(4, 10, 100) == cell_key_packing(4, 10, 1)
+    assert cell_key_packing(4, 10, 100).cell_shift == 40
+    assert cell_key_packing(6, 10, 8).dropped_bits == 0
+    assert cell_key_packing(6, 10, 9).dropped_bits == 1
+    with pytest.raises(ValueError, match="cell_count must be >= 1, got 0"):
+        cell_key_packing(2, 10, 0)
 
 
 @pytest.mark.parametrize("names", GROUPS)

@@ -20,10 +20,7 @@ from pyspark.sql.pandas.functions import ArrowUDFType, arrow_udf
 from pyspark.sql.types import (
     BinaryType,
     DataType,
-    IntegerType,
     LongType,
-    StructField,
-    StructType,
 )
 
 from zorder.curves import encoding_for, hilbert_index_array, interleave_array
@@ -41,10 +38,12 @@ __all__ = [
     "DEFAULT_SAMPLE_SIZE",
     "MAX_RANK_BITS",
     "WARN_ABOVE_COLUMNS",
+    "CellKeyPacking",
     "Curve",
     "KeyMethod",
     "bits_per_column",
     "cell_key",
+    "cell_key_packing",
     "direct_key",
     "file_cells",
     "fit_rank_buckets",
@@ -253,9 +252,38 @@ def rank_key(
     return udf(*[_comparable(c) for c in columns])
 
 
-CELL_KEY_TYPE = StructType(
-    [StructField("cell", IntegerType(), nullable=False), StructField("key", LongType(), False)]
-)
+# Packed cell keys stay non-negative Spark longs.
+_LONG_BITS = 63
+
+
+@dataclass(frozen=True)
+class CellKeyPacking:
+    """How :func:`cell_key` puts a row's file cell above its Z-order key in one long.
+
+    One long shuffles and sorts for less than a struct of two (8 bytes a row
+    in Spark's row format instead of 32), and within a file, where the cell is
+    the same for every row, the long's order is the key's. When cell and key
+    bits exceed 63 together (six or more columns into many files), the key's
+    lowest ``dropped_bits`` go: rows then tie only at the finest bit levels
+    of the order inside a file, and no file boundary moves.
+    """
+
+    key_bits: int
+    dropped_bits: int
+
+    @property
+    def cell_shift(self) -> int:
+        """The cell is the packed key shifted right by this many bits."""
+        return self.key_bits - self.dropped_bits
+
+
+def cell_key_packing(dims: int, bits: int, cell_count: int) -> CellKeyPacking:
+    """The packing of ``dims`` rank ids of ``bits`` bits and cells ``0 .. cell_count - 1``."""
+    if cell_count < 1:
+        raise ValueError(f"cell_count must be >= 1, got {cell_count}")
+    key_bits = dims * bits
+    cell_bits = (cell_count - 1).bit_length()
+    return CellKeyPacking(key_bits, max(0, key_bits + cell_bits - _LONG_BITS))
 
 
 def cell_key(
@@ -265,23 +293,20 @@ def cell_key(
     *,
     bits: int,
 ) -> Column:
-    """Struct of each row's file ``cell`` and its Z-order rank ``key`` within the file.
+    """Long of each row's file cell above its Z-order rank key (see :class:`CellKeyPacking`).
 
     Both come from one computation of the rank ids, the costly part for strings.
     """
     per_column = [buckets[c.name] for c in columns]
+    packing = cell_key_packing(len(columns), bits, cells.count)
 
     def keys(*arrays: pa.Array) -> pa.Array:
         ids = _ids(arrays, per_column)
-        return pa.StructArray.from_arrays(
-            [
-                pa.array(cells.cell_of(ids).astype(np.int32), pa.int32()),
-                pa.array(interleave_array(ids, bits).astype(np.int64), pa.int64()),
-            ],
-            fields=[pa.field("cell", pa.int32(), False), pa.field("key", pa.int64(), False)],
-        )
+        cell = cells.cell_of(ids).astype(np.uint64) << np.uint64(packing.cell_shift)
+        key = interleave_array(ids, bits) >> np.uint64(packing.dropped_bits)
+        return pa.array((cell | key).astype(np.int64), pa.int64())
 
-    udf = _arrow_udf(keys, CELL_KEY_TYPE)
+    udf = _arrow_udf(keys, LongType())
     return udf(*[_comparable(c) for c in columns])
 
 

@@ -25,6 +25,7 @@ from zorder.spark.keys import (
     KeyMethod,
     bits_per_column,
     cell_key,
+    cell_key_packing,
     direct_key,
     file_cells,
     fit_rank_buckets,
@@ -106,9 +107,7 @@ def cluster(
         )
         return keyed.repartitionByRange(num_files, key).sortWithinPartitions(key).drop(key_name)
     cells = file_cells(sample, plan.columns, buckets, count=num_files)
+    packing = cell_key_packing(len(plan.columns), bits, cells.count)
     keyed = df.withColumn(key_name, cell_key(plan.columns, buckets, cells, bits=bits))
-    return (
-        keyed.repartitionById(cells.count, key.getField("cell"))
-        .sortWithinPartitions(key.getField("key"))
-        .drop(key_name)
-    )
+    cell = F.shiftright(key, packing.cell_shift).cast("int")
+    return keyed.repartitionById(cells.count, cell).sortWithinPartitions(key).drop(key_name)
