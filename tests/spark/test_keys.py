@@ -91,7 +91,8 @@ def test_cell_key_packs_the_reference_cell_above_the_reference_key(
         cell = reference_cell(cells, ids)
         expected = cell << packing.cell_shift | interleave_bits(ids, bits) >> packing.dropped_bits
         assert row["k"] == expected, row
-        assert 0 <= row["k"] < 2**63 and row["k"] >> packing.cell_shift == cell
+        assert 0 <= row["k"] < 2**63
+        assert row["k"] >> packing.cell_shift == cell
         seen_cells.add(cell)
     assert len(seen_cells) == cells.count  # every cell is reached
 

@@ -9,8 +9,10 @@ import warnings
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet
 import pytest
 from deltalake import DeltaTable, write_deltalake
+from deltalake.transaction import AddAction
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
@@ -111,6 +113,42 @@ def test_optimize_rewrites_in_one_commit_and_keeps_rows(
     assert len(removes) == 6
     assert not any(a["dataChange"] for a in adds)
     assert not any(r["dataChange"] for r in removes)
+
+
+def test_optimize_takes_the_row_count_from_the_log_when_every_file_has_one(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = str(tmp_path / "t")
+    arrow = spark.range(1200).select((F.col("id") * 7919 % 1000).alias("x"), "id").toArrow()
+    write_deltalake(path, arrow.slice(0, 700))
+    write_deltalake(path, arrow.slice(700), mode="append")
+    assert zorder.table.load_snapshot(path).counted_rows == 1200
+    counts_given = []
+    real_sample = zorder.spark.layout.sample_columns
+
+    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+        counts_given.append(kwargs.get("rows"))
+        return real_sample(*args, **kwargs)
+
+    monkeypatch.setattr(zorder.spark.layout, "sample_columns", spy)
+    zorder.optimize(spark, path, by=["x", "id"], num_files=3, sample_size=500)
+    assert counts_given == [1200]  # no count job: the sample fraction came from the log
+
+    # A file whose add action carries no statistics leaves the count to Spark.
+    data_file = next((Path(path)).glob("zorder-*/*.parquet"))
+    copy = Path(path) / "copy.parquet"
+    copy.write_bytes(data_file.read_bytes())
+    relative = copy.relative_to(path).as_posix()
+    DeltaTable(path).create_write_transaction(
+        [AddAction(relative, copy.stat().st_size, {}, 0, True, None)],
+        mode="append",
+        schema=DeltaTable(path).schema(),
+    )
+    assert zorder.table.load_snapshot(path).counted_rows is None
+    rows_in_copy = pa.parquet.read_table(copy).num_rows
+    zorder.optimize(spark, path, by=["x", "id"], num_files=3, sample_size=500)
+    assert counts_given[1:] == [None]
+    assert sum(delta_rows(path, ["x", "id"]).values()) == 1200 + rows_in_copy
 
 
 def test_seed_example_gives_compact_boxes(spark: SparkSession, tmp_path: Path) -> None:

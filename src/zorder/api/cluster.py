@@ -240,7 +240,9 @@ def _write_and_commit(
 ) -> ClusterMetrics:
     run = _new_run(plan)
     configuration = snapshot.configuration if snapshot else {}
-    laid_out = cluster(df, plan, num_files=num_files, sample_size=sample_size)
+    # An optimize knows its row count from the snapshot's statistics: no count job.
+    rows = snapshot.counted_rows if snapshot and commit_mode == "rewrite" else None
+    laid_out = cluster(df, plan, num_files=num_files, sample_size=sample_size, rows=rows)
     removed = snapshot.files if commit_mode == "rewrite" and snapshot else ()
     try:
         with _write_settings(df.sparkSession):

@@ -156,20 +156,22 @@ def sample_columns(
     *,
     sample_size: int = DEFAULT_SAMPLE_SIZE,
     seed: int = DEFAULT_SAMPLE_SEED,
+    rows: int | None = None,
 ) -> pa.Table:
     """A uniform sample of about ``sample_size`` rows of ``df``'s clustering columns.
 
-    A count (Parquet and Delta sources answer it from metadata), then one
-    Bernoulli pass over the clustering columns with a little oversampling;
-    only the sampled rows travel, and the driver trims them to
-    ``sample_size`` at random. Unlike ``orderBy(rand()).limit(n)``, whose
-    per-partition top-n all meet in one task, this stays cheap on any number
-    of partitions.
+    A count (unless ``rows``, the exact row count, is known, as from a Delta
+    snapshot's statistics), then one Bernoulli pass over the clustering
+    columns with a little oversampling; only the sampled rows travel, and the
+    driver trims them to ``sample_size`` at random. Unlike
+    ``orderBy(rand()).limit(n)``, whose per-partition top-n all meet in one
+    task, this stays cheap on any number of partitions.
     """
     if sample_size < 1:
         raise ValueError(f"sample_size must be >= 1, got {sample_size}")
     columns_only = df.select(*[_comparable(c) for c in columns])
-    rows = columns_only.count()
+    if rows is None:
+        rows = columns_only.count()
     if rows <= sample_size:
         return columns_only.toArrow()
     fraction = min(1.0, _OVERSAMPLE * sample_size / rows)

@@ -82,11 +82,13 @@ def cluster(
     num_files: int,
     sample_size: int = DEFAULT_SAMPLE_SIZE,
     seed: int = DEFAULT_SAMPLE_SEED,
+    rows: int | None = None,
 ) -> DataFrame:
     """``df`` laid out in up to ``num_files`` partitions, each sorted along the curve.
 
     Writing the result gives one file per non-empty partition. The key column
-    is dropped again, so the result has ``df``'s schema.
+    is dropped again, so the result has ``df``'s schema. ``rows``, the exact
+    row count of ``df`` when known, saves counting it for the sample.
     """
     if num_files < 1:
         raise ValueError(f"num_files must be >= 1, got {num_files}")
@@ -99,7 +101,7 @@ def cluster(
         keyed = df.withColumn(key_name, direct_key(plan.columns, curve=plan.curve))
         return keyed.repartitionByRange(num_files, key).sortWithinPartitions(key).drop(key_name)
     bits = bits_per_column(len(plan.columns))
-    sample = sample_columns(df, plan.columns, sample_size=sample_size, seed=seed)
+    sample = sample_columns(df, plan.columns, sample_size=sample_size, seed=seed, rows=rows)
     buckets = fit_rank_buckets(sample, plan.columns, bits=bits)
     if not plan.cuts_cells:
         keyed = df.withColumn(

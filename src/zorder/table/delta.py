@@ -150,6 +150,16 @@ class TableSnapshot:
             return 0
         return int(pc.sum(self.actions.column("num_records")).as_py() or 0)
 
+    @property
+    def counted_rows(self) -> int | None:
+        """Rows in the snapshot when every file's statistics count them, else None."""
+        if "num_records" not in self.actions.column_names:
+            return None
+        records = self.actions.column("num_records")
+        if records.null_count:
+            return None
+        return int(pc.sum(records).as_py() or 0)
+
     def file_uri(self, data_file: DataFile) -> str:
         return f"{self.uri.rstrip('/')}/{data_file.path}"
 
