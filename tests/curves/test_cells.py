@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from zorder.curves.cells import balanced_cells, reference_cell
+from zorder.curves.cells import balanced_cells, balanced_ranges, reference_cell
 
 
 @st.composite
@@ -115,3 +115,29 @@ def test_cell_of_equals_the_walk_for_ids_too_wide_for_a_table(
     rows = np.concatenate([sample, queries])
     got = cells.cell_of(rows)
     assert got.tolist() == [reference_cell(cells, row.tolist()) for row in rows]
+
+
+@given(
+    hnp.arrays(np.uint64, st.integers(0, 400), elements=st.integers(0, 2**62)),
+    st.integers(1, 50),
+    st.sampled_from([None, 3, 40]),
+)
+def test_key_ranges_split_the_sample_evenly_and_in_key_order(
+    keys: np.ndarray, count: int, distinct: int | None
+) -> None:
+    if distinct is not None:
+        keys = keys % np.uint64(distinct)  # repeated keys, which no cut can separate
+    ranges = balanced_ranges(keys, count)
+    assert 1 <= ranges.count <= count
+    files = ranges.cell_of_keys(keys)
+    reference = [sum(1 for bound in ranges.bounds.tolist() if k >= bound) for k in keys.tolist()]
+    assert files.tolist() == reference
+    order = np.argsort(keys, kind="stable")
+    assert (np.diff(files[order]) >= 0).all()  # ranges follow the key
+    if len(keys):
+        masses = np.bincount(files, minlength=ranges.count)
+        assert masses.min() >= 1  # no empty file
+        # A range ends at the first key reaching its quantile: it holds its share
+        # plus at most the copies of one repeated key.
+        _, copies = np.unique(keys, return_counts=True)
+        assert masses.max() <= -(-len(keys) // count) + copies.max()

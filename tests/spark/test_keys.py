@@ -10,7 +10,7 @@ from pyspark.sql import functions as F
 
 from tests.spark.helpers import all_types_frame
 from zorder.curves import encoding_for, hilbert_index, interleave_bits
-from zorder.curves.cells import reference_cell
+from zorder.curves.cells import FileCells, KeyRanges, reference_cell
 from zorder.curves.ranks import reference_bucket, reference_direct_word
 from zorder.spark.keys import (
     bits_per_column,
@@ -19,6 +19,7 @@ from zorder.spark.keys import (
     direct_key,
     file_cells,
     fit_rank_buckets,
+    key_ranges,
     rank_boundaries,
     rank_key,
     resolve_clustering_columns,
@@ -62,39 +63,58 @@ def test_rank_key_equals_reference(frame: DataFrame, names: list[str], curve: st
 
 
 @pytest.mark.parametrize(
-    ("names", "count"),
+    ("names", "count", "curve"),
     [
-        (["i32", "s"], 7),
-        (["dec", "d", "ts"], 40),
-        # six columns of 10 bits and 40 cells: 66 bits, so the key's lowest 3 are dropped
-        (["i8", "i16", "i32", "i64", "f64", "s"], 40),
+        (["i32", "s"], 7, "zorder"),
+        (["dec", "d", "ts"], 40, "zorder"),
+        (["f32", "bin", "ntz"], 40, "hilbert"),
+        # six columns of 10 bits and 40 files: 66 bits, so the key's lowest 3 are dropped
+        (["i8", "i16", "i32", "i64", "f64", "s"], 40, "zorder"),
+        (["i8", "i16", "i32", "i64", "f64", "s"], 40, "hilbert"),
     ],
 )
-def test_cell_key_packs_the_reference_cell_above_the_reference_key(
-    frame: DataFrame, names: list[str], count: int
+def test_cell_key_packs_the_reference_file_above_the_reference_key(
+    frame: DataFrame, names: list[str], count: int, curve: str
 ) -> None:
     columns = resolve_clustering_columns(frame, names)
     bits = bits_per_column(len(columns))
     sample = sample_columns(frame, columns, sample_size=300)
     buckets = fit_rank_buckets(sample, columns, bits=bits)
-    cells = file_cells(sample, columns, buckets, count=count)
-    packing = cell_key_packing(len(columns), bits, cells.count)
+    files: FileCells | KeyRanges
+    if curve == "zorder":
+        files = file_cells(sample, columns, buckets, count=count)
+    else:
+        files = key_ranges(sample, columns, buckets, curve="hilbert", bits=bits, count=count)
+    packing = cell_key_packing(len(columns), bits, files.count)
     assert packing.dropped_bits == max(0, len(columns) * bits + (count - 1).bit_length() - 63)
-    keyed = frame.select(*names, cell_key(columns, buckets, cells, bits=bits).alias("k"))
+    key = cell_key(columns, buckets, files, curve=curve, bits=bits)  # type: ignore[arg-type]
+    combine = interleave_bits if curve == "zorder" else hilbert_index
     bounds = {n: buckets[n].boundaries.to_pylist() for n in names}
     encodings = {c.name: encoding_for(c.type_name) for c in columns}
-    seen_cells = set()
-    for row in keyed.toArrow().to_pylist():
+    seen_files = set()
+    for row in frame.select(*names, key.alias("k")).toArrow().to_pylist():
         ids = [
             int(buckets[n].ids[reference_bucket(row[n], bounds[n], encodings[n])]) for n in names
         ]
-        cell = reference_cell(cells, ids)
-        expected = cell << packing.cell_shift | interleave_bits(ids, bits) >> packing.dropped_bits
-        assert row["k"] == expected, row
+        curve_key = combine(ids, bits)
+        if isinstance(files, FileCells):
+            file = reference_cell(files, ids)
+        else:
+            file = sum(1 for bound in files.bounds.tolist() if curve_key >= bound)
+        assert row["k"] == file << packing.cell_shift | curve_key >> packing.dropped_bits, row
         assert 0 <= row["k"] < 2**63
-        assert row["k"] >> packing.cell_shift == cell
-        seen_cells.add(cell)
-    assert len(seen_cells) == cells.count  # every cell is reached
+        assert row["k"] >> packing.cell_shift == file
+        seen_files.add(file)
+    assert len(seen_files) == files.count  # every file is reached
+
+
+def test_file_cells_cut_only_the_z_order_curve(frame: DataFrame) -> None:
+    columns = resolve_clustering_columns(frame, ["i32", "i64"])
+    sample = sample_columns(frame, columns, sample_size=100)
+    buckets = fit_rank_buckets(sample, columns, bits=10)
+    cells = file_cells(sample, columns, buckets, count=4)
+    with pytest.raises(ValueError, match="file cells cut the Z-order curve, not 'hilbert'"):
+        cell_key(columns, buckets, cells, curve="hilbert", bits=10)
 
 
 def test_cell_key_packing_drops_key_bits_only_beyond_63() -> None:

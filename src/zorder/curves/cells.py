@@ -16,6 +16,9 @@ skewed and duplicated values (which cannot be cut) still end with cells of
 about equal size. For F = 2^k on even, independent data it is binary Z-order's
 top k bits. Rows below the cells keep the ordinary Z-value order.
 
+Curves without such a mixed-radix form (Hilbert's) make their files
+:class:`KeyRanges`: consecutive ranges of the key of equal sampled row mass.
+
 Pure NumPy; :func:`reference_cell` is the slow, obviously correct walk the
 vectorized :meth:`FileCells.cell_of` is tested against.
 """
@@ -31,7 +34,7 @@ import numpy.typing as npt
 
 from zorder.curves.search import GuidedSearch
 
-__all__ = ["FileCells", "balanced_cells", "reference_cell"]
+__all__ = ["FileCells", "KeyRanges", "balanced_cells", "balanced_ranges", "reference_cell"]
 
 _ID_BITS = 32  # cell_of packs (node, id) into one uint64 to search all cuts at once
 _MAX_TABLE = 1 << 21  # entries of cell_of's lookup table (16 MiB); beyond, it searches
@@ -264,3 +267,32 @@ def balanced_cells(sample: npt.NDArray[np.uint64], count: int) -> FileCells:
         count=next_cell,
         depth=depth,
     )
+
+
+@dataclass(frozen=True)
+class KeyRanges:
+    """Files as consecutive ranges of a curve key: file i holds bounds[i-1] <= key < bounds[i]."""
+
+    bounds: npt.NDArray[np.uint64]  # sorted, distinct, each above the smallest sampled key
+
+    @property
+    def count(self) -> int:
+        return len(self.bounds) + 1
+
+    def cell_of_keys(self, keys: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]:
+        """File of each key."""
+        return np.searchsorted(self.bounds, np.asarray(keys, dtype=np.uint64), side="right")
+
+
+def balanced_ranges(keys: npt.NDArray[np.uint64], count: int) -> KeyRanges:
+    """Cut the sampled ``keys`` into ``count`` ranges of equal row mass.
+
+    Fewer ranges come back when repeated keys make some cuts coincide.
+    """
+    if count < 1:
+        raise ValueError(f"count must be >= 1, got {count}")
+    ordered = np.sort(np.asarray(keys, dtype=np.uint64))
+    if len(ordered) == 0:
+        return KeyRanges(np.zeros(0, dtype=np.uint64))
+    cuts = np.unique(ordered[np.arange(1, count) * len(ordered) // count])
+    return KeyRanges(cuts[cuts > ordered[0]])

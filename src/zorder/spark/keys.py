@@ -24,7 +24,7 @@ from pyspark.sql.types import (
 )
 
 from zorder.curves import encoding_for, hilbert_index_array, interleave_array
-from zorder.curves.cells import FileCells, balanced_cells
+from zorder.curves.cells import FileCells, KeyRanges, balanced_cells, balanced_ranges
 from zorder.curves.encodings import SUPPORTED_TYPES, OrderedEncoding, canonical_type_name
 from zorder.curves.ranks import (
     STRING_SAMPLE_PREFIX,
@@ -47,6 +47,7 @@ __all__ = [
     "direct_key",
     "file_cells",
     "fit_rank_buckets",
+    "key_ranges",
     "rank_boundaries",
     "rank_key",
     "resolve_clustering_columns",
@@ -220,6 +221,21 @@ def file_cells(
     return balanced_cells(_ids(arrays, [buckets[c.name] for c in columns]), count)
 
 
+def key_ranges(
+    sample: pa.Table,
+    columns: Sequence[ClusteringColumn],
+    buckets: Mapping[str, RankBuckets],
+    *,
+    curve: Curve,
+    bits: int,
+    count: int,
+) -> KeyRanges:
+    """``count`` ranges of equal row mass of the rank keys of ``sample`` along ``curve``."""
+    arrays = [sample.column(i).combine_chunks() for i in range(len(columns))]
+    ids = _ids(arrays, [buckets[c.name] for c in columns])
+    return balanced_ranges(_curve_keys(ids, curve, bits), count)
+
+
 def _curve_keys(ids: np.ndarray, curve: Curve, bits: int) -> np.ndarray:
     if curve == "hilbert":
         return hilbert_index_array(ids, bits)
@@ -260,14 +276,14 @@ _LONG_BITS = 63
 
 @dataclass(frozen=True)
 class CellKeyPacking:
-    """How :func:`cell_key` puts a row's file cell above its Z-order key in one long.
+    """How :func:`cell_key` puts a row's file above its rank key in one long.
 
     One long shuffles and sorts for less than a struct of two (8 bytes a row
-    in Spark's row format instead of 32), and within a file, where the cell is
-    the same for every row, the long's order is the key's. When cell and key
-    bits exceed 63 together (six or more columns into many files), the key's
-    lowest ``dropped_bits`` go: rows then tie only at the finest bit levels
-    of the order inside a file, and no file boundary moves.
+    in Spark's row format instead of 32), and within a file, where the file
+    number is the same for every row, the long's order is the key's. When
+    file and key bits exceed 63 together (six or more columns into many
+    files), the key's lowest ``dropped_bits`` go: rows then tie only at the
+    finest bit levels of the order inside a file, and no file boundary moves.
     """
 
     key_bits: int
@@ -275,12 +291,12 @@ class CellKeyPacking:
 
     @property
     def cell_shift(self) -> int:
-        """The cell is the packed key shifted right by this many bits."""
+        """The file number is the packed key shifted right by this many bits."""
         return self.key_bits - self.dropped_bits
 
 
 def cell_key_packing(dims: int, bits: int, cell_count: int) -> CellKeyPacking:
-    """The packing of ``dims`` rank ids of ``bits`` bits and cells ``0 .. cell_count - 1``."""
+    """The packing of ``dims`` rank ids of ``bits`` bits and files ``0 .. cell_count - 1``."""
     if cell_count < 1:
         raise ValueError(f"cell_count must be >= 1, got {cell_count}")
     key_bits = dims * bits
@@ -291,22 +307,32 @@ def cell_key_packing(dims: int, bits: int, cell_count: int) -> CellKeyPacking:
 def cell_key(
     columns: Sequence[ClusteringColumn],
     buckets: Mapping[str, RankBuckets],
-    cells: FileCells,
+    files: FileCells | KeyRanges,
     *,
+    curve: Curve,
     bits: int,
 ) -> Column:
-    """Long of each row's file cell above its Z-order rank key (see :class:`CellKeyPacking`).
+    """Long of each row's file above its rank key along ``curve`` (see :class:`CellKeyPacking`).
 
-    Both come from one computation of the rank ids, the costly part for strings.
+    ``files`` are Z-order's mixed-radix cells, or ranges of the key. File and
+    key come from one computation of the rank ids, the costly part for strings,
+    so the rows need no second pass (as a range partitioner's sample would).
     """
+    if curve not in ("zorder", "hilbert"):
+        raise ValueError(f"rank keys combine columns along 'zorder' or 'hilbert', got {curve!r}")
+    if isinstance(files, FileCells) and curve != "zorder":
+        raise ValueError(f"file cells cut the Z-order curve, not {curve!r}; use key ranges")
     per_column = [buckets[c.name] for c in columns]
-    packing = cell_key_packing(len(columns), bits, cells.count)
+    packing = cell_key_packing(len(columns), bits, files.count)
 
     def keys(*arrays: pa.Array) -> pa.Array:
         ids = _ids(arrays, per_column)
-        cell = cells.cell_of(ids).astype(np.uint64) << np.uint64(packing.cell_shift)
-        key = interleave_array(ids, bits) >> np.uint64(packing.dropped_bits)
-        return pa.array((cell | key).astype(np.int64), pa.int64())
+        key = _curve_keys(ids, curve, bits)
+        cell = files.cell_of(ids) if isinstance(files, FileCells) else files.cell_of_keys(key)
+        packed = (cell.astype(np.uint64) << np.uint64(packing.cell_shift)) | (
+            key >> np.uint64(packing.dropped_bits)
+        )
+        return pa.array(packed.astype(np.int64), pa.int64())
 
     udf = _arrow_udf(keys, LongType())
     return udf(*[_comparable(c) for c in columns])

@@ -1,9 +1,11 @@
 """The layout transform: key -> one partition per file -> sort within each file.
 
-Z-order with rank keys sends each row to its file cell (see
-:mod:`zorder.curves.cells`) with ``repartitionById``, so every file is one
-box of the mixed-radix curve; Hilbert and direct keys range-partition the key
-itself; one column or the linear baseline is a plain range sort.
+Rank keys send each row to its file with ``repartitionById``: for Z-order
+its cell (see :mod:`zorder.curves.cells`), so every file is one box of the
+mixed-radix curve; for Hilbert a range of the key cut at sampled quantiles.
+The file and the key are computed together in one pass over the rows. Direct
+keys range-partition the key itself; one column or the linear baseline is a
+plain range sort.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from zorder.curves.cells import FileCells, KeyRanges
 from zorder.spark.keys import (
     CURVES,
     DEFAULT_SAMPLE_SEED,
@@ -29,7 +32,7 @@ from zorder.spark.keys import (
     direct_key,
     file_cells,
     fit_rank_buckets,
-    rank_key,
+    key_ranges,
     resolve_clustering_columns,
     sample_columns,
 )
@@ -48,11 +51,6 @@ class ClusteringPlan:
     @property
     def names(self) -> list[str]:
         return [c.name for c in self.columns]
-
-    @property
-    def cuts_cells(self) -> bool:
-        """Z-order on rank keys: files are the cells of a balanced mixed-radix cut."""
-        return self.curve == "zorder" and self.method == "rank" and not self.sorts_plainly
 
     @property
     def sorts_plainly(self) -> bool:
@@ -103,13 +101,16 @@ def cluster(
     bits = bits_per_column(len(plan.columns))
     sample = sample_columns(df, plan.columns, sample_size=sample_size, seed=seed, rows=rows)
     buckets = fit_rank_buckets(sample, plan.columns, bits=bits)
-    if not plan.cuts_cells:
-        keyed = df.withColumn(
-            key_name, rank_key(plan.columns, buckets, curve=plan.curve, bits=bits)
+    files: FileCells | KeyRanges
+    if plan.curve == "zorder":
+        files = file_cells(sample, plan.columns, buckets, count=num_files)
+    else:
+        files = key_ranges(
+            sample, plan.columns, buckets, curve=plan.curve, bits=bits, count=num_files
         )
-        return keyed.repartitionByRange(num_files, key).sortWithinPartitions(key).drop(key_name)
-    cells = file_cells(sample, plan.columns, buckets, count=num_files)
-    packing = cell_key_packing(len(plan.columns), bits, cells.count)
-    keyed = df.withColumn(key_name, cell_key(plan.columns, buckets, cells, bits=bits))
-    cell = F.shiftright(key, packing.cell_shift).cast("int")
-    return keyed.repartitionById(cells.count, cell).sortWithinPartitions(key).drop(key_name)
+    packing = cell_key_packing(len(plan.columns), bits, files.count)
+    keyed = df.withColumn(
+        key_name, cell_key(plan.columns, buckets, files, curve=plan.curve, bits=bits)
+    )
+    file_number = F.shiftright(key, packing.cell_shift).cast("int")
+    return keyed.repartitionById(files.count, file_number).sortWithinPartitions(key).drop(key_name)
