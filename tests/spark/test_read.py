@@ -34,6 +34,11 @@ def sample_value(df: DataFrame, column: str, rng: random.Random) -> object:
 
 
 def sql_literal(value: object) -> str:
+    """A literal as a user types it, not as zorder.skipping.sql.sql_literal writes it.
+
+    Zone-less timestamps and untyped numbers (Spark reads 1.5 as a decimal)
+    keep those binding paths under the random filters too.
+    """
     if isinstance(value, str):
         return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
     if isinstance(value, dt.datetime):
