@@ -374,14 +374,23 @@ def _mib(peaks: dict[str, float | None] | None) -> str:
     return ", ".join(f"{k} {v:,.0f}" for k, v in peaks.items() if v is not None) or "-"
 
 
-def _cost_verdicts(rows: int, by_name: dict[str, dict[str, Any]], largest: int) -> list[str]:
+def _cost_verdicts(
+    rows: int, by_name: dict[str, dict[str, Any]], largest: int, *, targeted: bool
+) -> list[str]:
+    """Ratios at one scale; ``targeted``: a cost scale (the layout-only scales are
+    measured too, but there the fixed costs of any job, not the curve, dominate)."""
     notes = []
     zorder_s = by_name["zorder"]["seconds"]
     plain = by_name.get("plain sort by src_ip")
     if plain:
         ratio = zorder_s / plain["seconds"]
-        verdict = "pass" if ratio <= COST_RATIO_TARGET else "FAIL"
-        notes.append(f"zorder / plain sort {ratio:.2f} (target <= {COST_RATIO_TARGET}): {verdict}")
+        if targeted:
+            verdict = "pass" if ratio <= COST_RATIO_TARGET else "FAIL"
+            notes.append(
+                f"zorder / plain sort {ratio:.2f} (target <= {COST_RATIO_TARGET}): {verdict}"
+            )
+        else:
+            notes.append(f"zorder / plain sort {ratio:.2f} (a layout scale: no target)")
     delta_rs = by_name.get("delta-rs optimize.z_order")
     if delta_rs:
         ratio = zorder_s / delta_rs["seconds"]
@@ -445,7 +454,12 @@ def bench_markdown(payload: dict[str, Any]) -> str:
                 f"{_mib(row['peak_mib'])} |"
             )
         verdicts.append(
-            f"- {int(rows):,} rows: " + "; ".join(_cost_verdicts(int(rows), by_name, largest))
+            f"- {int(rows):,} rows: "
+            + "; ".join(
+                _cost_verdicts(
+                    int(rows), by_name, largest, targeted=int(rows) in config["cost_rows"]
+                )
+            )
         )
     lines += ["", *verdicts]
     reads = payload["reads"]
