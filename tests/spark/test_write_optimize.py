@@ -151,6 +151,36 @@ def test_optimize_takes_the_row_count_from_the_log_when_every_file_has_one(
     assert sum(delta_rows(path, ["x", "id"]).values()) == 1200 + rows_in_copy
 
 
+def test_the_default_sample_grows_with_the_file_count(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sizes_given = []
+    real_sample = zorder.spark.layout.sample_columns
+
+    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+        sizes_given.append(kwargs["sample_size"])
+        return real_sample(*args, **kwargs)
+
+    monkeypatch.setattr(zorder.spark.layout, "sample_columns", spy)
+    df = spark.range(2000).select((F.col("id") * 7919 % 1000).alias("x"), "id")
+    zorder.write(df, str(tmp_path / "few"), by=["x", "id"], num_files=4)
+    zorder.write(df, str(tmp_path / "many"), by=["x", "id"], num_files=250)
+    zorder.write(df, str(tmp_path / "fixed"), by=["x", "id"], num_files=250, sample_size=700)
+    assert sizes_given == [100_000, 250_000, 700]
+    assert sum(delta_rows(str(tmp_path / "many"), ["x", "id"]).values()) == 2000
+
+
+def test_a_sample_size_below_one_is_refused_before_anything_is_written(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    df = spark.range(10).select("id")
+    for by in (["id"], ["id", "id2"]):
+        frame = df.withColumn("id2", F.col("id") * 2)
+        with pytest.raises(ValueError, match=r"sample_size must be >= 1.*got 0"):
+            zorder.write(frame, str(tmp_path / "t"), by=by, sample_size=0)
+    assert not (tmp_path / "t").exists()
+
+
 def test_seed_example_gives_compact_boxes(spark: SparkSession, tmp_path: Path) -> None:
     # c1 = x, c2 = 99 - x, c3 = (x + 50) % 100: the points lie on a line (with a fold
     # in c3), so 4 files should each hold a short stretch of it.

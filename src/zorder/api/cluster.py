@@ -23,7 +23,6 @@ from typing import Literal, get_args
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
-from zorder.spark.keys import DEFAULT_SAMPLE_SIZE
 from zorder.spark.layout import ClusteringPlan, cluster, plan_clustering
 from zorder.table import (
     TableSnapshot,
@@ -234,7 +233,7 @@ def _write_and_commit(
     commit_mode: Literal["create", "append", "overwrite", "rewrite"],
     snapshot: TableSnapshot | None,
     num_files: int,
-    sample_size: int,
+    sample_size: int | None,
     storage_options: Mapping[str, str] | None,
     started: float,
 ) -> ClusterMetrics:
@@ -300,7 +299,7 @@ def write(
     num_files: int | None = None,
     target_file_size: int | str | None = None,
     method: str = "rank",
-    sample_size: int = DEFAULT_SAMPLE_SIZE,
+    sample_size: int | None = None,
     storage_options: Mapping[str, str] | None = None,
 ) -> ClusterMetrics:
     """Cluster ``df`` by the columns ``by`` along ``curve`` into the Delta table at ``path``.
@@ -310,6 +309,9 @@ def write(
     replaces every file in the same commit. ``num_files`` is exact (empty
     ranges give no file); otherwise ``target_file_size`` (default 128 MB,
     accepts ``"256MB"``) is divided into Spark's estimate of the input size.
+    The files are cut at quantiles of a sample of ``sample_size`` rows, by
+    default 1,000 a file (at least 100,000, at most 1,000,000), which keeps
+    file sizes within about 10% of each other up to 1,000 files.
     """
     started = time.perf_counter()
     if mode not in WRITE_MODES:
@@ -362,7 +364,7 @@ def optimize(
     num_files: int | None = None,
     target_file_size: int | str | None = None,
     method: str = "rank",
-    sample_size: int = DEFAULT_SAMPLE_SIZE,
+    sample_size: int | None = None,
     storage_options: Mapping[str, str] | None = None,
     force: bool = False,
 ) -> ClusterMetrics:

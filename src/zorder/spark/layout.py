@@ -21,7 +21,6 @@ from zorder.curves.cells import FileCells, KeyRanges
 from zorder.spark.keys import (
     CURVES,
     DEFAULT_SAMPLE_SEED,
-    DEFAULT_SAMPLE_SIZE,
     KEY_METHODS,
     ClusteringColumn,
     Curve,
@@ -35,6 +34,7 @@ from zorder.spark.keys import (
     key_ranges,
     resolve_clustering_columns,
     sample_columns,
+    sample_size_for,
 )
 
 __all__ = ["ClusteringPlan", "cluster", "plan_clustering"]
@@ -78,18 +78,22 @@ def cluster(
     plan: ClusteringPlan,
     *,
     num_files: int,
-    sample_size: int = DEFAULT_SAMPLE_SIZE,
+    sample_size: int | None = None,
     seed: int = DEFAULT_SAMPLE_SEED,
     rows: int | None = None,
 ) -> DataFrame:
     """``df`` laid out in up to ``num_files`` partitions, each sorted along the curve.
 
     Writing the result gives one file per non-empty partition. The key column
-    is dropped again, so the result has ``df``'s schema. ``rows``, the exact
-    row count of ``df`` when known, saves counting it for the sample.
+    is dropped again, so the result has ``df``'s schema. ``sample_size`` rows
+    are sampled to cut the files (default :func:`sample_size_for` the file
+    count); ``rows``, the exact row count of ``df`` when known, saves counting
+    it for the sample.
     """
     if num_files < 1:
         raise ValueError(f"num_files must be >= 1, got {num_files}")
+    if sample_size is not None and sample_size < 1:
+        raise ValueError(f"sample_size must be >= 1 (or None for the default), got {sample_size}")
     if plan.sorts_plainly:
         order = [F.col(f"`{name}`").asc_nulls_first() for name in plan.names]
         return df.repartitionByRange(num_files, *order).sortWithinPartitions(*order)
@@ -99,7 +103,8 @@ def cluster(
         keyed = df.withColumn(key_name, direct_key(plan.columns, curve=plan.curve))
         return keyed.repartitionByRange(num_files, key).sortWithinPartitions(key).drop(key_name)
     bits = bits_per_column(len(plan.columns))
-    sample = sample_columns(df, plan.columns, sample_size=sample_size, seed=seed, rows=rows)
+    size = sample_size_for(num_files) if sample_size is None else sample_size
+    sample = sample_columns(df, plan.columns, sample_size=size, seed=seed, rows=rows)
     buckets = fit_rank_buckets(sample, plan.columns, bits=bits)
     files: FileCells | KeyRanges
     if plan.curve == "zorder":
