@@ -132,6 +132,18 @@ def test_key_ranges_split_the_sample_evenly_and_in_key_order(
     files = ranges.cell_of_keys(keys)
     reference = [sum(1 for bound in ranges.bounds.tolist() if k >= bound) for k in keys.tolist()]
     assert files.tolist() == reference
+    # The same keys as big-endian bytes (as direct keys are), after a zero word
+    # and before a word of their own bytes: the same cuts, compared byte by byte.
+    words = keys.astype(">u8").view(np.uint8).reshape(len(keys), 8)
+    wide = np.hstack([np.zeros_like(words), words, words[:, ::-1]])
+    byte_keys = np.ascontiguousarray(wide).view("S24").reshape(len(keys))
+    byte_ranges = balanced_ranges(byte_keys, count)
+    assert byte_ranges.count == ranges.count
+    # NumPy hands bytes back without trailing zero bytes: pad them to compare.
+    byte_bounds = [bound.ljust(24, b"\0") for bound in byte_ranges.bounds.tolist()]
+    byte_files = byte_ranges.cell_of_keys(byte_keys)
+    assert byte_files.tolist() == [sum(1 for b in byte_bounds if bytes(r) >= b) for r in wide]
+    assert byte_files.tolist() == files.tolist()
     order = np.argsort(keys, kind="stable")
     assert (np.diff(files[order]) >= 0).all()  # ranges follow the key
     if len(keys):

@@ -16,7 +16,8 @@ from zorder.spark.keys import (
     bits_per_column,
     cell_key,
     cell_key_packing,
-    direct_key,
+    direct_file_key,
+    direct_ranges,
     file_cells,
     fit_rank_buckets,
     key_ranges,
@@ -126,18 +127,26 @@ def test_cell_key_packing_drops_key_bits_only_beyond_63() -> None:
         cell_key_packing(2, 10, 0)
 
 
-@pytest.mark.parametrize("names", GROUPS)
+@pytest.mark.parametrize("names", [*GROUPS, ["s"]])
 @pytest.mark.parametrize("curve", ["zorder", "hilbert"])
-def test_direct_key_equals_reference(frame: DataFrame, names: list[str], curve: str) -> None:
+def test_direct_file_key_equals_reference(frame: DataFrame, names: list[str], curve: str) -> None:
     columns = resolve_clustering_columns(frame, names)
-    keyed = frame.select(*names, direct_key(columns, curve=curve).alias("k"))  # type: ignore[arg-type]
+    sample = sample_columns(frame, columns, sample_size=300)
+    ranges = direct_ranges(sample, columns, curve=curve, count=9)  # type: ignore[arg-type]
+    assert ranges.count > 1
+    keyed = frame.select(*names, direct_file_key(columns, ranges, curve=curve).alias("k"))  # type: ignore[arg-type]
     combine = interleave_bits if curve == "zorder" else hilbert_index
     encodings = {c.name: encoding_for(c.type_name) for c in columns}
     width = 8 * len(names)
+    bounds = [b.ljust(width, b"\0") for b in ranges.bounds.tolist()]  # NumPy drops trailing 0s
+    seen_files = set()
     for row in keyed.toArrow().to_pylist():
         words = [reference_direct_word(row[n], encodings[n]) for n in names]
         expected = combine(words, 64).to_bytes(width, "big")
-        assert row["k"] == expected, row
+        assert row["k"]["key"] == expected, row
+        assert row["k"]["file"] == sum(1 for bound in bounds if expected >= bound), row
+        seen_files.add(row["k"]["file"])
+    assert len(seen_files) == ranges.count
 
 
 @pytest.mark.parametrize("curve", ["zorder", "hilbert"])

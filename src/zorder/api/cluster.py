@@ -1,7 +1,7 @@
 """``write`` and ``optimize``: cluster rows along a curve into a Delta table.
 
 Both follow one path: check everything, lay the rows out with Spark (key,
-range repartition, sort within files), write Parquet into a directory of the
+one partition per file, sort within files), write Parquet into a directory of the
 run's own under the table root, read the footers for statistics, and commit
 all files in one Delta transaction. Anything that fails before the commit
 removes the run's directory and leaves the table as it was.

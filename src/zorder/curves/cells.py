@@ -271,28 +271,41 @@ def balanced_cells(sample: npt.NDArray[np.uint64], count: int) -> FileCells:
 
 @dataclass(frozen=True)
 class KeyRanges:
-    """Files as consecutive ranges of a curve key: file i holds bounds[i-1] <= key < bounds[i]."""
+    """Files as consecutive ranges of a key: file i holds bounds[i-1] <= key < bounds[i].
 
-    bounds: npt.NDArray[np.uint64]  # sorted, distinct, each above the smallest sampled key
+    Keys are uint64 curve keys, or fixed-width big-endian byte keys (a NumPy
+    ``S`` array, compared byte by byte) when a key needs more than 64 bits.
+    """
+
+    bounds: np.ndarray  # sorted, distinct, each above the smallest sampled key
 
     @property
     def count(self) -> int:
         return len(self.bounds) + 1
 
-    def cell_of_keys(self, keys: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]:
+    def cell_of_keys(self, keys: np.ndarray) -> npt.NDArray[np.int64]:
         """File of each key."""
-        return np.searchsorted(self.bounds, np.asarray(keys, dtype=np.uint64), side="right")
+        if len(self.bounds) == 0:
+            return np.zeros(len(keys), dtype=np.int64)
+        found = np.searchsorted(self.bounds, _as_keys(keys), side="right")
+        return found.astype(np.int64, copy=False)
 
 
-def balanced_ranges(keys: npt.NDArray[np.uint64], count: int) -> KeyRanges:
+def balanced_ranges(keys: np.ndarray, count: int) -> KeyRanges:
     """Cut the sampled ``keys`` into ``count`` ranges of equal row mass.
 
     Fewer ranges come back when repeated keys make some cuts coincide.
     """
     if count < 1:
         raise ValueError(f"count must be >= 1, got {count}")
-    ordered = np.sort(np.asarray(keys, dtype=np.uint64))
+    ordered = np.sort(_as_keys(keys))
     if len(ordered) == 0:
-        return KeyRanges(np.zeros(0, dtype=np.uint64))
+        return KeyRanges(ordered)
     cuts = np.unique(ordered[np.arange(1, count) * len(ordered) // count])
     return KeyRanges(cuts[cuts > ordered[0]])
+
+
+def _as_keys(keys: np.ndarray) -> np.ndarray:
+    """Byte keys as they are; anything else as uint64 curve keys."""
+    array = np.asarray(keys)
+    return array if array.dtype.kind == "S" else np.asarray(keys, dtype=np.uint64)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -20,7 +21,10 @@ from pyspark.sql.pandas.functions import ArrowUDFType, arrow_udf
 from pyspark.sql.types import (
     BinaryType,
     DataType,
+    IntegerType,
     LongType,
+    StructField,
+    StructType,
 )
 
 from zorder.curves import encoding_for, hilbert_index_array, interleave_array
@@ -46,7 +50,8 @@ __all__ = [
     "bits_per_column",
     "cell_key",
     "cell_key_packing",
-    "direct_key",
+    "direct_file_key",
+    "direct_ranges",
     "file_cells",
     "fit_rank_buckets",
     "key_ranges",
@@ -357,27 +362,59 @@ def cell_key(
     return udf(*[_comparable(c) for c in columns])
 
 
-def direct_key(columns: Sequence[ClusteringColumn], *, curve: Curve) -> Column:
-    """Binary key: 64-bit direct words per column, combined along ``curve``.
+def direct_ranges(
+    sample: pa.Table, columns: Sequence[ClusteringColumn], *, curve: Curve, count: int
+) -> KeyRanges:
+    """``count`` ranges of equal row mass of the direct keys of ``sample`` along ``curve``."""
+    arrays = [sample.column(i).combine_chunks() for i in range(len(columns))]
+    encodings = [encoding_for(c.type_name) for c in columns]
+    return balanced_ranges(_byte_keys(_direct_keys(arrays, encodings, curve)), count)
 
-    Big-endian bytes, so Spark's unsigned byte-wise order of binaries is the
-    order along the curve.
+
+def direct_file_key(
+    columns: Sequence[ClusteringColumn], files: KeyRanges, *, curve: Curve
+) -> Column:
+    """Struct of each row's ``file`` (its range of ``files``) and direct ``key``.
+
+    The key is 64-bit direct words per column combined along ``curve``, as
+    big-endian bytes, so Spark's unsigned byte-wise order of binaries is the
+    order along the curve. File and key come from one evaluation of the key,
+    so the rows need no range partitioner's sampling pass over the UDF.
     """
     if curve not in ("zorder", "hilbert"):
         raise ValueError(f"direct keys combine columns along 'zorder' or 'hilbert', got {curve!r}")
-    encodings: list[OrderedEncoding] = [encoding_for(c.type_name) for c in columns]
-    width = 8 * len(columns)
+    encodings = [encoding_for(c.type_name) for c in columns]
 
     def keys(*arrays: pa.Array) -> pa.Array:
-        words = np.stack(
-            [direct_words(a, e) for a, e in zip(arrays, encodings, strict=True)], axis=1
-        )
-        packed = np.ascontiguousarray(_curve_keys(words, curve, 64))
-        n = len(words)
+        packed = _direct_keys(arrays, encodings, curve)
+        n, width = packed.shape
         offsets = np.arange(0, (n + 1) * width, width, dtype=np.int32)
-        return pa.Array.from_buffers(
+        key = pa.Array.from_buffers(
             pa.binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(packed.tobytes())]
         )
+        file = pa.array(files.cell_of_keys(_byte_keys(packed)).astype(np.int32), pa.int32())
+        return pa.StructArray.from_arrays([file, key], names=["file", "key"])
 
-    udf = _arrow_udf(keys, BinaryType())
-    return udf(*[F.col(f"`{c.name}`") for c in columns])
+    struct = StructType([StructField("file", IntegerType()), StructField("key", BinaryType())])
+    udf = _arrow_udf(keys, struct)
+    return udf(*[_comparable(c) for c in columns])
+
+
+def _direct_keys(
+    arrays: Sequence[pa.Array], encodings: Sequence[OrderedEncoding], curve: Curve
+) -> npt.NDArray[np.uint8]:
+    """Rows' direct keys as an (n x 8 * columns) array of big-endian bytes.
+
+    Strings and binaries may come cut by :func:`_comparable`: a direct word
+    reads only their first 8 bytes.
+    """
+    words = np.stack([direct_words(a, e) for a, e in zip(arrays, encodings, strict=True)], axis=1)
+    combined = _curve_keys(words, curve, 64)
+    if combined.ndim == 1:  # one column: a single uint64 word
+        combined = combined.astype(">u8").view(np.uint8).reshape(len(words), 8)
+    return np.ascontiguousarray(combined)
+
+
+def _byte_keys(packed: npt.NDArray[np.uint8]) -> np.ndarray:
+    """Rows of big-endian key bytes as one fixed-width NumPy bytes value each."""
+    return packed.view(f"S{packed.shape[1]}").reshape(len(packed))

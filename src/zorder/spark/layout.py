@@ -3,9 +3,9 @@
 Rank keys send each row to its file with ``repartitionById``: for Z-order
 its cell (see :mod:`zorder.curves.cells`), so every file is one box of the
 mixed-radix curve; for Hilbert a range of the key cut at sampled quantiles.
-The file and the key are computed together in one pass over the rows. Direct
-keys range-partition the key itself; one column or the linear baseline is a
-plain range sort.
+Direct keys (binary) go to equal-mass ranges of the key cut on the sample.
+The file and the key are computed together in one pass over the rows; one
+column or the linear baseline is a plain range sort.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ from zorder.spark.keys import (
     bits_per_column,
     cell_key,
     cell_key_packing,
-    direct_key,
+    direct_file_key,
+    direct_ranges,
     file_cells,
     fit_rank_buckets,
     key_ranges,
@@ -99,23 +100,26 @@ def cluster(
         return df.repartitionByRange(num_files, *order).sortWithinPartitions(*order)
     key_name = f"__zorder_key_{uuid.uuid4().hex}"
     key = F.col(key_name)
-    if plan.method == "direct":
-        keyed = df.withColumn(key_name, direct_key(plan.columns, curve=plan.curve))
-        return keyed.repartitionByRange(num_files, key).sortWithinPartitions(key).drop(key_name)
-    bits = bits_per_column(len(plan.columns))
     size = sample_size_for(num_files) if sample_size is None else sample_size
     sample = sample_columns(df, plan.columns, sample_size=size, seed=seed, rows=rows)
-    buckets = fit_rank_buckets(sample, plan.columns, bits=bits)
-    files: FileCells | KeyRanges
-    if plan.curve == "zorder":
-        files = file_cells(sample, plan.columns, buckets, count=num_files)
+    if plan.method == "direct":
+        ranges = direct_ranges(sample, plan.columns, curve=plan.curve, count=num_files)
+        keyed = df.withColumn(key_name, direct_file_key(plan.columns, ranges, curve=plan.curve))
+        file_count, file_number, along = ranges.count, key.getField("file"), key.getField("key")
     else:
-        files = key_ranges(
-            sample, plan.columns, buckets, curve=plan.curve, bits=bits, count=num_files
+        bits = bits_per_column(len(plan.columns))
+        buckets = fit_rank_buckets(sample, plan.columns, bits=bits)
+        files: FileCells | KeyRanges
+        if plan.curve == "zorder":
+            files = file_cells(sample, plan.columns, buckets, count=num_files)
+        else:
+            files = key_ranges(
+                sample, plan.columns, buckets, curve=plan.curve, bits=bits, count=num_files
+            )
+        packing = cell_key_packing(len(plan.columns), bits, files.count)
+        keyed = df.withColumn(
+            key_name, cell_key(plan.columns, buckets, files, curve=plan.curve, bits=bits)
         )
-    packing = cell_key_packing(len(plan.columns), bits, files.count)
-    keyed = df.withColumn(
-        key_name, cell_key(plan.columns, buckets, files, curve=plan.curve, bits=bits)
-    )
-    file_number = F.shiftright(key, packing.cell_shift).cast("int")
-    return keyed.repartitionById(files.count, file_number).sortWithinPartitions(key).drop(key_name)
+        file_count, along = files.count, key
+        file_number = F.shiftright(key, packing.cell_shift).cast("int")
+    return keyed.repartitionById(file_count, file_number).sortWithinPartitions(along).drop(key_name)
