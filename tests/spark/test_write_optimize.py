@@ -301,10 +301,15 @@ def test_case_insensitive_columns_and_odd_names(spark: SparkSession, tmp_path: P
     assert_stats_bound_files(path)
 
 
-def test_empty_dataframe_makes_an_empty_table(spark: SparkSession, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("curve", "method"), [("zorder", "rank"), ("hilbert", "rank"), ("zorder", "direct")]
+)
+def test_empty_dataframe_makes_an_empty_table(
+    spark: SparkSession, tmp_path: Path, curve: str, method: str
+) -> None:
     df = spark.createDataFrame([], "a int, b string")
     path = str(tmp_path / "t")
-    metrics = zorder.write(df, path, by=["a", "b"], num_files=4)
+    metrics = zorder.write(df, path, by=["a", "b"], num_files=4, curve=curve, method=method)
     assert metrics.files_added == 0
     table = DeltaTable(path)
     assert table.to_pyarrow_table().num_rows == 0
