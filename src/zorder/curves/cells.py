@@ -16,8 +16,9 @@ skewed and duplicated values (which cannot be cut) still end with cells of
 about equal size. For F = 2^k on even, independent data it is binary Z-order's
 top k bits. Rows below the cells keep the ordinary Z-value order.
 
-Curves without such a mixed-radix form (Hilbert's) make their files
-:class:`KeyRanges`: consecutive ranges of the key of equal sampled row mass.
+Curves without such a mixed-radix form (Hilbert's), and the binary direct
+keys, make their files :class:`KeyRanges`: consecutive ranges of the key of
+equal sampled row mass.
 
 Pure NumPy; :func:`reference_cell` is the slow, obviously correct walk the
 vectorized :meth:`FileCells.cell_of` is tested against.
