@@ -285,11 +285,8 @@ class KeyRanges:
         return len(self.bounds) + 1
 
     def cell_of_keys(self, keys: np.ndarray) -> npt.NDArray[np.int64]:
-        """File of each key."""
-        if len(self.bounds) == 0:
-            return np.zeros(len(keys), dtype=np.int64)
-        found = np.searchsorted(self.bounds, _as_keys(keys), side="right")
-        return found.astype(np.int64, copy=False)
+        """File of each key (bounds keep the sampled keys' dtype, even when empty)."""
+        return np.searchsorted(self.bounds, _as_keys(keys), side="right")
 
 
 def balanced_ranges(keys: np.ndarray, count: int) -> KeyRanges:
@@ -309,4 +306,4 @@ def balanced_ranges(keys: np.ndarray, count: int) -> KeyRanges:
 def _as_keys(keys: np.ndarray) -> np.ndarray:
     """Byte keys as they are; anything else as uint64 curve keys."""
     array = np.asarray(keys)
-    return array if array.dtype.kind == "S" else np.asarray(keys, dtype=np.uint64)
+    return array if array.dtype.kind == "S" else array.astype(np.uint64, copy=False)
