@@ -168,3 +168,19 @@ def test_rank_key_orders_a_grid_quadrant_by_quadrant(spark: SparkSession, curve:
             block = ordered[start : start + size]
             assert max(r["x"] for r in block) - min(r["x"] for r in block) == span - 1
             assert max(r["y"] for r in block) - min(r["y"] for r in block) == span - 1
+
+
+def test_sampled_strings_and_binaries_are_their_first_256_characters_or_bytes(
+    spark: SparkSession,
+) -> None:
+    # Around the cut, in bytes and in characters: 'é' is two bytes, so 200 of
+    # them are 400 bytes but only 200 characters, and stay whole.
+    texts = ["a" * 255, "b" * 256, "c" * 257, "é" * 200, "é" * 300, "", None, "d" * 100_000]
+    rows = [(t, None if t is None else t.encode()) for t in texts]
+    df = spark.createDataFrame(rows, "s string, bin binary")
+    columns = resolve_clustering_columns(df, ["s", "bin"])
+    sample = sample_columns(df, columns, sample_size=len(rows))
+    assert sample.column("s").to_pylist() == [None if t is None else t[:256] for t in texts]
+    assert sample.column("bin").to_pylist() == [
+        None if t is None else t.encode()[:256] for t in texts
+    ]
