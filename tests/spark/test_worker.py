@@ -1,0 +1,117 @@
+"""The worker daemon skips pyspark's per-task cache invalidation only while nothing changed."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import types
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+from zorder.spark import worker
+
+
+@pytest.fixture
+def invalidations(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    calls: list[int] = []
+    monkeypatch.setattr(importlib, "invalidate_caches", lambda: calls.append(1))
+    monkeypatch.setattr(worker, "NEEDED", True)
+    return calls
+
+
+def _patched_importlib() -> types.ModuleType:
+    module = types.ModuleType("fake_worker_util")
+    module.importlib = importlib  # type: ignore[attr-defined]
+    assert worker.install(module)
+    return module
+
+
+def test_invalidates_only_when_the_path_or_an_entry_changed(
+    invalidations: list[int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])  # (syspath_prepend invalidates)
+    proxy = _patched_importlib().importlib
+    proxy.invalidate_caches()
+    proxy.invalidate_caches()
+    assert len(invalidations) == 1  # the first task, then nothing changed
+
+    (tmp_path / "new_module.py").write_text("VALUE = 1\n")
+    # A directory's mtime can be coarse; make the change visible whatever the file system.
+    os.utime(tmp_path, ns=(0, os.stat(tmp_path).st_mtime_ns + 1_000_000_000))
+    proxy.invalidate_caches()
+    assert len(invalidations) == 2  # a file appeared in a path directory
+
+    added = tmp_path / "more"
+    added.mkdir()
+    sys.path.insert(0, str(added))
+    proxy.invalidate_caches()
+    proxy.invalidate_caches()
+    assert len(invalidations) == 3  # a new path entry, once
+
+
+def test_a_path_entry_that_appears_later_invalidates(
+    invalidations: list[int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    later = tmp_path / "later"
+    monkeypatch.setattr(sys, "path", [str(later), *sys.path])
+    proxy = _patched_importlib().importlib
+    proxy.invalidate_caches()
+    proxy.invalidate_caches()
+    later.mkdir()
+    proxy.invalidate_caches()
+    assert len(invalidations) == 2
+
+
+def test_the_rest_of_importlib_passes_through(invalidations: list[int]) -> None:
+    proxy = _patched_importlib().importlib
+    assert proxy.import_module is importlib.import_module
+
+
+def test_install_leaves_alone_what_it_does_not_recognise(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(worker, "NEEDED", True)
+    changed = types.ModuleType("other_worker_util")  # set-up without importlib
+    assert not worker.install(changed)
+    assert not hasattr(changed, "importlib")
+    monkeypatch.setattr(worker, "NEEDED", False)
+    untouched = types.ModuleType("fake_worker_util")
+    untouched.importlib = importlib  # type: ignore[attr-defined]
+    assert not worker.install(untouched)
+    assert untouched.importlib is importlib  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def probe_module(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    name = f"zorder_probe_{uuid.uuid4().hex}"
+    path = tmp_path / f"{name}.py"
+    path.write_text("VALUE = 42\n")
+    yield name, path
+    sys.modules.pop(name, None)
+
+
+@pytest.mark.spark
+def test_local_workers_run_through_the_daemon_and_still_see_new_files(
+    spark: SparkSession, probe_module: tuple[str, Path]
+) -> None:
+    def importlib_kind(_: object) -> Iterator[str]:
+        from pyspark import worker_util
+
+        yield type(worker_util.importlib).__name__
+
+    kinds = set(spark.sparkContext.parallelize(range(4), 2).mapPartitions(importlib_kind).collect())
+    assert kinds == ({"_InvalidateOnPathChanges"} if worker.NEEDED else {"module"})
+
+    # A module shipped after the workers started is importable in the next tasks.
+    name, path = probe_module
+    spark.sparkContext.addPyFile(str(path))
+
+    def probe(_: object) -> Iterator[int]:
+        yield importlib.import_module(name).VALUE
+
+    assert spark.sparkContext.parallelize(range(4), 2).mapPartitions(probe).collect() == [42, 42]
