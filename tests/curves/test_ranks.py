@@ -16,10 +16,12 @@ from hypothesis import strategies as st
 from zorder.curves import encoding_for
 from zorder.curves.ranks import (
     _fixed_prefix,
+    _sort_key,
     bucket_ids,
     direct_words,
     quantile_boundaries,
     rank_buckets,
+    rank_fit,
     reference_bucket,
     reference_direct_word,
 )
@@ -79,6 +81,34 @@ def test_bucket_ids_match_reference(
     got = bucket_ids(pa.array(rows, arrow_type), boundaries)
     assert got.dtype == np.uint64
     assert list(got) == [reference_bucket(v, bounds, enc) for v in rows]
+
+
+@pytest.mark.parametrize(("type_name", "arrow_type", "values"), TYPES, ids=IDS)
+@given(data=st.data())
+def test_quantile_boundaries_are_the_sorted_sample_at_evenly_spaced_positions(
+    type_name: str, arrow_type: pa.DataType, values: st.SearchStrategy[Any], data: st.DataObject
+) -> None:
+    sample = data.draw(column(values))
+    count = data.draw(st.integers(1, 12))
+    encoding = encoding_for(type_name)
+    ordered = sorted((_sort_key(v, encoding), v) for v in sample if v is not None)
+    n = len(ordered)
+    picked = {ordered[min(n - 1, i * n // (count + 1))][0] for i in range(1, count + 1) if n}
+    expected = sorted(k for k in picked if k != ordered[0][0])  # never the minimum
+    got = quantile_boundaries(pa.array(sample, arrow_type), count).to_pylist()
+    assert [_sort_key(v, encoding) for v in got] == expected
+
+
+@pytest.mark.parametrize(("type_name", "arrow_type", "values"), TYPES, ids=IDS)
+@given(data=st.data())
+def test_a_fit_gives_its_sample_the_ids_a_search_would(
+    type_name: str, arrow_type: pa.DataType, values: st.SearchStrategy[Any], data: st.DataObject
+) -> None:
+    sample = pa.array(data.draw(column(values)), arrow_type)
+    bits = data.draw(st.integers(1, 6))
+    fit = rank_fit(sample, bits)
+    assert fit.sample_ids.dtype == np.uint64
+    assert fit.sample_ids.tolist() == fit.buckets.key_ids(sample).tolist()
 
 
 @pytest.mark.parametrize(("type_name", "arrow_type", "values"), TYPES, ids=IDS)

@@ -80,12 +80,13 @@ def test_cell_key_packs_the_reference_file_above_the_reference_key(
     columns = resolve_clustering_columns(frame, names)
     bits = bits_per_column(len(columns))
     sample = sample_columns(frame, columns, sample_size=300)
-    buckets = fit_rank_buckets(sample, columns, bits=bits)
+    ranks = fit_rank_buckets(sample, columns, bits=bits)
+    buckets = ranks.buckets
     files: FileCells | KeyRanges
     if curve == "zorder":
-        files = file_cells(sample, columns, buckets, count=count)
+        files = file_cells(ranks, count=count)
     else:
-        files = key_ranges(sample, columns, buckets, curve="hilbert", bits=bits, count=count)
+        files = key_ranges(ranks, curve="hilbert", bits=bits, count=count)
     packing = cell_key_packing(len(columns), bits, files.count)
     assert packing.dropped_bits == max(0, len(columns) * bits + (count - 1).bit_length() - 63)
     key = cell_key(columns, buckets, files, curve=curve, bits=bits)  # type: ignore[arg-type]
@@ -112,10 +113,10 @@ def test_cell_key_packs_the_reference_file_above_the_reference_key(
 def test_file_cells_cut_only_the_z_order_curve(frame: DataFrame) -> None:
     columns = resolve_clustering_columns(frame, ["i32", "i64"])
     sample = sample_columns(frame, columns, sample_size=100)
-    buckets = fit_rank_buckets(sample, columns, bits=10)
-    cells = file_cells(sample, columns, buckets, count=4)
+    ranks = fit_rank_buckets(sample, columns, bits=10)
+    cells = file_cells(ranks, count=4)
     with pytest.raises(ValueError, match="file cells cut the Z-order curve, not 'hilbert'"):
-        cell_key(columns, buckets, cells, curve="hilbert", bits=10)
+        cell_key(columns, ranks.buckets, cells, curve="hilbert", bits=10)
 
 
 def test_cell_key_packing_drops_key_bits_only_beyond_63() -> None:

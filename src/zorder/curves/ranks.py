@@ -36,10 +36,12 @@ __all__ = [
     "STRING_SAMPLE_PREFIX",
     "BoundarySearch",
     "RankBuckets",
+    "RankFit",
     "bucket_ids",
     "direct_words",
     "quantile_boundaries",
     "rank_buckets",
+    "rank_fit",
     "reference_bucket",
     "reference_direct_word",
 ]
@@ -83,6 +85,60 @@ def _canonical_floats(values: npt.NDArray[Any]) -> npt.NDArray[Any]:
     return np.where(values == 0, values.dtype.type(0), values)
 
 
+@dataclass(frozen=True)
+class _SortedSample:
+    """A sample's non-null values in order, grouped into runs of equal values."""
+
+    values: pa.Array  # the non-null values (floats canonical), in sample order
+    valid: npt.NDArray[np.bool_]  # which sample rows they are
+    order: npt.NDArray[np.intp]  # values.take(order) is sorted
+    run: npt.NDArray[np.intp]  # run number of each sorted position
+    run_start: npt.NDArray[np.intp]  # first sorted position of each run
+
+    @classmethod
+    def of(cls, sample: pa.Array) -> _SortedSample:
+        valid = np.asarray(sample.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+        values = sample.drop_null()
+        if pa.types.is_floating(values.type) and len(values):
+            values = pa.array(_canonical_floats(values.to_numpy(zero_copy_only=False)), values.type)
+        n = len(values)
+        new_run = np.ones(n, dtype=bool)
+        if _is_stringlike(values.type):
+            order = np.asarray(pc.sort_indices(values).to_numpy(), dtype=np.intp)
+            if n > 1:
+                ordered = values.take(pa.array(order))
+                differs = pc.not_equal(ordered.slice(1), ordered.slice(0, n - 1))
+                new_run[1:] = differs.to_numpy(zero_copy_only=False)
+        else:
+            # Order words sort numbers as Spark does, NaN last and equal to itself.
+            # Equal values share an id, so their order among themselves is free.
+            words = _order_words(_numeric_view(values))
+            order = np.argsort(words)
+            ordered_words = words[order]
+            new_run[1:] = ordered_words[1:] != ordered_words[:-1]
+        return cls(
+            values=values,
+            valid=valid,
+            order=order,
+            run=np.cumsum(new_run) - 1,
+            run_start=np.flatnonzero(new_run),
+        )
+
+    def boundary_runs(self, count: int) -> npt.NDArray[np.intp]:
+        """The runs holding the values at ``count`` evenly spaced quantiles, minimum's aside."""
+        n = len(self.order)
+        if n == 0 or count == 0:
+            return np.zeros(0, dtype=np.intp)
+        # Boundaries cut the sorted sample into count + 1 equally full parts.
+        positions = np.minimum(n - 1, (np.arange(1, count + 1) * n) // (count + 1))
+        runs = np.unique(self.run[positions])
+        # A boundary at the sample's minimum would leave bucket 1 empty.
+        return runs[runs > 0]
+
+    def boundaries(self, runs: npt.NDArray[np.intp]) -> pa.Array:
+        return self.values.take(pa.array(self.order[self.run_start[runs]]))
+
+
 def quantile_boundaries(sample: pa.Array, count: int) -> pa.Array:
     """Up to ``count`` distinct boundaries at evenly spaced quantiles of ``sample``.
 
@@ -91,20 +147,8 @@ def quantile_boundaries(sample: pa.Array, count: int) -> pa.Array:
     """
     if count < 1:
         raise ValueError(f"count must be >= 1, got {count}")
-    values = sample.drop_null()
-    if pa.types.is_floating(values.type) and len(values):
-        values = pa.array(_canonical_floats(values.to_numpy(zero_copy_only=False)), values.type)
-    n = len(values)
-    if n == 0:
-        return values
-    ordered = values.take(pc.sort_indices(values))
-    # Boundaries cut the sorted sample into count + 1 equally full parts.
-    positions = sorted({min(n - 1, (i * n) // (count + 1)) for i in range(1, count + 1)})
-    picked = ordered.take(pa.array(positions, pa.int64())).unique()  # keeps the sorted order
-    if len(picked) and picked[0] == ordered[0]:
-        # A boundary at the sample's minimum would leave bucket 1 empty.
-        picked = picked.slice(1)
-    return picked
+    ordered = _SortedSample.of(sample)
+    return ordered.boundaries(ordered.boundary_runs(count))
 
 
 def _order_words(values: npt.NDArray[Any]) -> npt.NDArray[np.uint64]:
@@ -226,7 +270,15 @@ class RankBuckets:
         return self.ids[self.search.bucket_ids(values).astype(np.intp)]
 
 
-def rank_buckets(sample: pa.Array, bits: int) -> RankBuckets:
+@dataclass(frozen=True)
+class RankFit:
+    """Rank buckets fitted on a sample, and the key id of each of the sample's rows."""
+
+    buckets: RankBuckets
+    sample_ids: npt.NDArray[np.uint64]  # equal to buckets.key_ids(sample)
+
+
+def rank_fit(sample: pa.Array, bits: int) -> RankFit:
     """Boundaries from ``sample`` and ids that place each bucket at its mid-rank.
 
     Bucket ``j`` gets id ``1 + floor(mid_j * (2**bits - 1))`` where ``mid_j``
@@ -235,14 +287,20 @@ def rank_buckets(sample: pa.Array, bits: int) -> RankBuckets:
     a value held by a quarter of the rows gets a quarter of the id range
     around its place, so every bit level of the key still halves the rows,
     however skewed or duplicated the column (a few distinct values included).
+
+    One sort of the sample gives the boundaries, the buckets' masses and the
+    sample's own ids (a boundary's bucket starts at its run of equal values),
+    so the sample is never searched against its boundaries.
     """
     top = (1 << bits) - 1
-    boundaries = quantile_boundaries(sample, top - 1) if top > 1 else sample.slice(0, 0)
-    values = sample.drop_null()
-    buckets = len(boundaries) + 1
-    masses = np.bincount(bucket_ids(values, boundaries).astype(np.intp), minlength=buckets + 1)[
-        1:
-    ].astype(np.float64)
+    ordered = _SortedSample.of(sample)
+    runs = ordered.boundary_runs(top - 1)
+    buckets = len(runs) + 1
+    # Bucket of each run: 1 + the number of boundary runs up to and including it.
+    starts_bucket = np.zeros(len(ordered.run_start), dtype=np.intp)
+    starts_bucket[runs] = 1
+    sorted_buckets = (np.cumsum(starts_bucket) + 1)[ordered.run]
+    masses = np.bincount(sorted_buckets, minlength=buckets + 1)[1:].astype(np.float64)
     total = masses.sum()
     if total == 0:
         masses = np.ones(buckets)
@@ -251,7 +309,16 @@ def rank_buckets(sample: pa.Array, bits: int) -> RankBuckets:
     ids = np.empty(buckets + 1, dtype=_U64)
     ids[0] = 0
     ids[1:] = np.minimum(_U64(1) + np.floor(middles * top).astype(_U64), _U64(top))
-    return RankBuckets(boundaries=boundaries, ids=ids)
+    valid_ids = np.empty(len(ordered.order), dtype=_U64)
+    valid_ids[ordered.order] = ids[sorted_buckets]
+    sample_ids = np.zeros(len(sample), dtype=_U64)
+    sample_ids[ordered.valid] = valid_ids
+    return RankFit(RankBuckets(boundaries=ordered.boundaries(runs), ids=ids), sample_ids)
+
+
+def rank_buckets(sample: pa.Array, bits: int) -> RankBuckets:
+    """The rank buckets of :func:`rank_fit`."""
+    return rank_fit(sample, bits).buckets
 
 
 # --------------------------------------------------------------------------

@@ -34,7 +34,7 @@ from zorder.curves.ranks import (
     STRING_SAMPLE_PREFIX,
     RankBuckets,
     direct_words,
-    rank_buckets,
+    rank_fit,
 )
 
 __all__ = [
@@ -47,6 +47,7 @@ __all__ = [
     "CellKeyPacking",
     "Curve",
     "KeyMethod",
+    "SampleRanks",
     "bits_per_column",
     "cell_key",
     "cell_key_packing",
@@ -212,13 +213,23 @@ def sample_size_for(num_files: int) -> int:
     return min(MAX_SAMPLE_SIZE, max(DEFAULT_SAMPLE_SIZE, SAMPLE_ROWS_PER_FILE * num_files))
 
 
+@dataclass(frozen=True)
+class SampleRanks:
+    """Rank buckets of each clustering column, fitted on a sample, and the sample's key ids."""
+
+    buckets: dict[str, RankBuckets]
+    ids: npt.NDArray[np.uint64]  # sample rows x clustering columns, as the key UDFs compute them
+
+
 def fit_rank_buckets(
     sample: pa.Table, columns: Sequence[ClusteringColumn], *, bits: int
-) -> dict[str, RankBuckets]:
+) -> SampleRanks:
     """Rank buckets (quantile boundaries and ids) of each column of ``sample``."""
-    return {
-        c.name: rank_buckets(sample.column(i).combine_chunks(), bits) for i, c in enumerate(columns)
-    }
+    fits = [rank_fit(sample.column(i).combine_chunks(), bits) for i in range(len(columns))]
+    ids = np.empty((sample.num_rows, len(columns)), dtype=np.uint64)
+    for i, fit in enumerate(fits):
+        ids[:, i] = fit.sample_ids
+    return SampleRanks({c.name: f.buckets for c, f in zip(columns, fits, strict=True)}, ids)
 
 
 def rank_boundaries(
@@ -231,38 +242,21 @@ def rank_boundaries(
 ) -> dict[str, RankBuckets]:
     """Rank buckets of each column from a uniform sample of ``df``."""
     sample = sample_columns(df, columns, sample_size=sample_size, seed=seed)
-    return fit_rank_buckets(sample, columns, bits=bits)
+    return fit_rank_buckets(sample, columns, bits=bits).buckets
 
 
 def _ids(arrays: Sequence[pa.Array], per_column: Sequence[RankBuckets]) -> np.ndarray:
     return np.stack([b.key_ids(a) for a, b in zip(arrays, per_column, strict=True)], axis=1)
 
 
-def file_cells(
-    sample: pa.Table,
-    columns: Sequence[ClusteringColumn],
-    buckets: Mapping[str, RankBuckets],
-    *,
-    count: int,
-) -> FileCells:
-    """``count`` file cells of equal row mass over the rank ids of ``sample``."""
-    arrays = [sample.column(i).combine_chunks() for i in range(len(columns))]
-    return balanced_cells(_ids(arrays, [buckets[c.name] for c in columns]), count)
+def file_cells(ranks: SampleRanks, *, count: int) -> FileCells:
+    """``count`` file cells of equal row mass over the rank ids of the sample."""
+    return balanced_cells(ranks.ids, count)
 
 
-def key_ranges(
-    sample: pa.Table,
-    columns: Sequence[ClusteringColumn],
-    buckets: Mapping[str, RankBuckets],
-    *,
-    curve: Curve,
-    bits: int,
-    count: int,
-) -> KeyRanges:
-    """``count`` ranges of equal row mass of the rank keys of ``sample`` along ``curve``."""
-    arrays = [sample.column(i).combine_chunks() for i in range(len(columns))]
-    ids = _ids(arrays, [buckets[c.name] for c in columns])
-    return balanced_ranges(_curve_keys(ids, curve, bits), count)
+def key_ranges(ranks: SampleRanks, *, curve: Curve, bits: int, count: int) -> KeyRanges:
+    """``count`` ranges of equal row mass of the sample's rank keys along ``curve``."""
+    return balanced_ranges(_curve_keys(ranks.ids, curve, bits), count)
 
 
 def _curve_keys(ids: np.ndarray, curve: Curve, bits: int) -> np.ndarray:

@@ -108,17 +108,15 @@ def cluster(
         file_count, file_number, along = ranges.count, key.getField("file"), key.getField("key")
     else:
         bits = bits_per_column(len(plan.columns))
-        buckets = fit_rank_buckets(sample, plan.columns, bits=bits)
+        ranks = fit_rank_buckets(sample, plan.columns, bits=bits)
         files: FileCells | KeyRanges
         if plan.curve == "zorder":
-            files = file_cells(sample, plan.columns, buckets, count=num_files)
+            files = file_cells(ranks, count=num_files)
         else:
-            files = key_ranges(
-                sample, plan.columns, buckets, curve=plan.curve, bits=bits, count=num_files
-            )
+            files = key_ranges(ranks, curve=plan.curve, bits=bits, count=num_files)
         packing = cell_key_packing(len(plan.columns), bits, files.count)
         keyed = df.withColumn(
-            key_name, cell_key(plan.columns, buckets, files, curve=plan.curve, bits=bits)
+            key_name, cell_key(plan.columns, ranks.buckets, files, curve=plan.curve, bits=bits)
         )
         file_count, along = files.count, key
         file_number = F.shiftright(key, packing.cell_shift).cast("int")
