@@ -5,45 +5,132 @@ The curve core (pure Python/NumPy) is importable without Spark::
     >>> import zorder
     >>> zorder.interleave_bits([3, 6], 3)
     30
+
+Names load on first use (PEP 562), so ``import zorder`` and the pure layers
+(:mod:`zorder.curves`, :mod:`zorder.skipping`, :mod:`zorder.stats`) import no
+pyspark, py4j, deltalake, matplotlib or typer; ``zorder.write`` and the other
+operations import what they need when first touched.
 """
 
 from __future__ import annotations
 
+import importlib
 from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
 
-from zorder.api import (
-    ClusterMetrics,
-    ScanReport,
-    VacuumResult,
-    explain,
-    optimize,
-    read,
-    skipping_effectiveness,
-    vacuum,
-    write,
+from zorder.errors import (
+    ColumnNotFoundError,
+    ConcurrentCommitError,
+    FilterParseError,
+    InvalidArgumentError,
+    InvalidArgumentTypeError,
+    NotADeltaTableError,
+    SchemaMismatchError,
+    SourceNotFoundError,
+    TableExistsError,
+    UnsupportedColumnTypeError,
+    UnsupportedTableError,
+    ZorderError,
 )
-from zorder.curves import (
-    OrderedEncoding,
-    deinterleave_bits,
-    encoding_for,
-    hilbert_index,
-    hilbert_index_array,
-    hilbert_point,
-    interleave_array,
-    interleave_bits,
-    zorder_less,
-)
+
+if TYPE_CHECKING:
+    from zorder.api import (
+        ClusterMetrics,
+        ScanReport,
+        VacuumResult,
+        explain,
+        optimize,
+        read,
+        skipping_effectiveness,
+        vacuum,
+        write,
+    )
+    from zorder.curves import (
+        Curve,
+        KeyMethod,
+        OrderedEncoding,
+        deinterleave_bits,
+        encoding_for,
+        hilbert_index,
+        hilbert_index_array,
+        hilbert_point,
+        interleave_array,
+        interleave_bits,
+        zorder_less,
+    )
+
+# Each lazily loaded public name, and the module that defines it.
+_LAZY = {
+    **dict.fromkeys(
+        (
+            "ClusterMetrics",
+            "ScanReport",
+            "VacuumResult",
+            "explain",
+            "optimize",
+            "read",
+            "skipping_effectiveness",
+            "vacuum",
+            "write",
+        ),
+        "zorder.api",
+    ),
+    **dict.fromkeys(
+        (
+            "Curve",
+            "KeyMethod",
+            "OrderedEncoding",
+            "deinterleave_bits",
+            "encoding_for",
+            "hilbert_index",
+            "hilbert_index_array",
+            "hilbert_point",
+            "interleave_array",
+            "interleave_bits",
+            "zorder_less",
+        ),
+        "zorder.curves",
+    ),
+}
 
 try:
     __version__ = version("zorder")
 except PackageNotFoundError:  # running from a source tree that was not installed
     __version__ = "0.0.0+unknown"
 
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'zorder' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
 __all__ = [
     "ClusterMetrics",
+    "ColumnNotFoundError",
+    "ConcurrentCommitError",
+    "Curve",
+    "FilterParseError",
+    "InvalidArgumentError",
+    "InvalidArgumentTypeError",
+    "KeyMethod",
+    "NotADeltaTableError",
     "OrderedEncoding",
     "ScanReport",
+    "SchemaMismatchError",
+    "SourceNotFoundError",
+    "TableExistsError",
+    "UnsupportedColumnTypeError",
+    "UnsupportedTableError",
     "VacuumResult",
+    "ZorderError",
     "__version__",
     "deinterleave_bits",
     "encoding_for",

@@ -41,6 +41,7 @@ from pyspark.sql import functions as F
 
 from zorder.api.cluster import write
 from zorder.api.read import explain, read
+from zorder.curves import as_curve
 from zorder.demo import (
     NETWORK_COLUMNS,
     ceiling,
@@ -283,7 +284,7 @@ def _lay_out(
     started = time.perf_counter()
     extra: dict[str, Any] = {}
     if contender.curve:
-        write(df, path, by=list(contender.by), curve=contender.curve, num_files=files)
+        write(df, path, by=list(contender.by), curve=as_curve(contender.curve), num_files=files)
     elif contender.name == "as written":
         write_as_written(df, path, files)
     elif contender.name.startswith("plain sort"):

@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 import matplotlib
 
+from zorder.errors import ColumnNotFoundError, InvalidArgumentError
+
 matplotlib.use("Agg")  # files only, never a window
 
 import matplotlib.pyplot as plt
@@ -67,7 +69,7 @@ def plot_layout(
     names = {f.name.lower(): f.name for f in snapshot.schema.fields}
     missing = [c for c in (x, y) if c.lower() not in names]
     if missing:
-        raise ValueError(
+        raise ColumnNotFoundError(
             f"unknown column {missing[0]!r}; table columns: {', '.join(names.values())}"
         )
     x, y = names[x.lower()], names[y.lower()]
@@ -122,9 +124,9 @@ def plot_curve(
 ) -> Path:
     """Draw the curve over a 2**bits x 2**bits grid, each cell labelled with its index."""
     if curve not in ("zorder", "hilbert"):
-        raise ValueError(f"unknown curve {curve!r}; accepted: zorder, hilbert")
+        raise InvalidArgumentError(f"unknown curve {curve!r}; accepted: zorder, hilbert")
     if not 1 <= bits <= 6:
-        raise ValueError(f"bits must be in 1 .. 6 for a picture, got {bits}")
+        raise InvalidArgumentError(f"bits must be in 1 .. 6 for a picture, got {bits}")
     side = 1 << bits
     cells = side * side
     if curve == "zorder":

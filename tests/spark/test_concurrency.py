@@ -19,7 +19,7 @@ from pyspark.sql import SparkSession
 
 import zorder
 import zorder.api.cluster as cluster_module
-from zorder.table import ConcurrentCommitError
+from zorder.errors import ConcurrentCommitError
 
 pytestmark = pytest.mark.spark
 

@@ -24,7 +24,7 @@ from tests.spark.helpers import (
     logged_stats,
     spark_rows,
 )
-from zorder.table import latest_clustering
+from zorder.table import ClusteringSpec, latest_clustering
 
 pytestmark = pytest.mark.spark
 
@@ -288,7 +288,7 @@ def test_bad_input_is_refused_before_anything_is_written(
         with pytest.raises(ValueError, match=message):
             zorder.write(df, str(path), **kwargs)  # type: ignore[arg-type]
         assert not path.exists(), kwargs
-    with pytest.raises(zorder.table.NotADeltaTableError, match="not a Delta table"):
+    with pytest.raises(zorder.NotADeltaTableError, match="not a Delta table"):
         zorder.optimize(spark, str(tmp_path / "nothing"), by=["id"])
 
 
@@ -387,9 +387,12 @@ def test_clustering_is_recorded_in_the_commit(spark: SparkSession, tmp_path: Pat
     metrics = zorder.write(spark.range(10).select("id"), path, by=["id"], num_files=1)
     recorded = latest_clustering(path)
     assert recorded is not None
-    assert recorded["runId"] == metrics.run_id
-    assert recorded["by"] == ["id"]
-    assert all(
-        p.startswith(f"zorder-{recorded['fingerprint']}-{metrics.run_id}/")
-        for p in logged_stats(path)
+    assert recorded.run.id == metrics.run_id
+    assert recorded.spec == ClusteringSpec(("id",), "zorder", "rank")
+    assert recorded.run.fingerprint == recorded.spec.fingerprint
+    assert all(p.startswith(f"{recorded.run.directory}/") for p in logged_stats(path))
+    # The run's txn action is in the log: what reads trust about its files.
+    table = DeltaTable(path)
+    assert table.transaction_version(recorded.run.transaction_id) == int(
+        recorded.spec.fingerprint, 16
     )

@@ -9,12 +9,9 @@ removes the run's directory and leaves the table as it was.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import re
 import time
-import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,8 +20,16 @@ from typing import Literal, get_args
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
+from zorder.curves.kinds import Curve, KeyMethod
+from zorder.errors import (
+    InvalidArgumentError,
+    SchemaMismatchError,
+    TableExistsError,
+    UnsupportedTableError,
+)
 from zorder.spark.layout import ClusteringPlan, cluster, plan_clustering
 from zorder.table import (
+    CommitMode,
     TableSnapshot,
     commit_files,
     delete_directory,
@@ -34,6 +39,7 @@ from zorder.table import (
     normalize_uri,
     remove_writer_markers,
 )
+from zorder.table.clustering import ClusteringSpec, CommitClustering, Operation, Run
 
 __all__ = [
     "DEFAULT_TARGET_FILE_SIZE",
@@ -49,7 +55,6 @@ WRITE_MODES: tuple[str, ...] = get_args(WriteMode)
 DEFAULT_TARGET_FILE_SIZE = 128 * 1024 * 1024
 _UNITS = {"": 1, "B": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:I?B)?\s*$", re.IGNORECASE)
-COMMIT_METADATA_KEY = "zorder"
 
 
 @dataclass(frozen=True)
@@ -57,12 +62,12 @@ class ClusterMetrics:
     """What a ``write`` or ``optimize`` did."""
 
     table_uri: str
-    operation: Literal["write", "optimize"]
+    operation: Operation
     version: int | None  # table version after the commit; None when nothing was committed
     run_id: str
     by: tuple[str, ...]
-    curve: str
-    method: str
+    curve: Curve
+    method: KeyMethod
     num_files_target: int
     files_added: int
     files_removed: int
@@ -75,41 +80,24 @@ class ClusterMetrics:
 def parse_size(size: int | str) -> int:
     """Bytes in ``size``: an int, or text such as ``"256MB"``, ``"1.5 GiB"``, ``"4096"``."""
     if isinstance(size, bool):
-        raise ValueError(f"invalid size {size!r}")
+        raise InvalidArgumentError(f"invalid size {size!r}")
     if isinstance(size, int):
         value = size
     else:
         match = _SIZE.match(size)
         if not match:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"invalid size {size!r}; accepted: bytes as an int, or a number with a unit "
                 "B, KB, MB, GB, TB (e.g. '256MB')"
             )
         value = int(float(match.group(1)) * _UNITS[match.group(2).upper()])
     if value < 1:
-        raise ValueError(f"size must be at least 1 byte, got {size!r}")
+        raise InvalidArgumentError(f"size must be at least 1 byte, got {size!r}")
     return value
 
 
-@dataclass(frozen=True)
-class _Run:
-    """One clustering run: its id and the directory its files go to."""
-
-    id: str
-    fingerprint: str
-
-    @property
-    def directory(self) -> str:
-        return f"zorder-{self.fingerprint}-{self.id}"
-
-
-def _fingerprint(plan: ClusteringPlan) -> str:
-    spec = json.dumps({"by": plan.names, "curve": plan.curve, "method": plan.method})
-    return hashlib.sha256(spec.encode()).hexdigest()[:8]
-
-
-def _new_run(plan: ClusteringPlan) -> _Run:
-    return _Run(id=uuid.uuid4().hex[:12], fingerprint=_fingerprint(plan))
+def _spec(plan: ClusteringPlan) -> ClusteringSpec:
+    return ClusteringSpec(tuple(plan.names), plan.curve, plan.method)
 
 
 def _clustered_by_one_run(snapshot: TableSnapshot, plan: ClusteringPlan) -> bool:
@@ -119,13 +107,11 @@ def _clustered_by_one_run(snapshot: TableSnapshot, plan: ClusteringPlan) -> bool
     is clustered on its own) or a different spec make the table worth
     rewriting. A run's directory name carries the spec's fingerprint.
     """
-    prefix = f"zorder-{_fingerprint(plan)}-"
-    directories = {f.path.split("/", 1)[0] for f in snapshot.files if "/" in f.path}
-    return (
-        len(directories) == 1
-        and all("/" in f.path for f in snapshot.files)
-        and next(iter(directories)).startswith(prefix)
-    )
+    runs = {Run.of_path(f.path) for f in snapshot.files}
+    if len(runs) != 1:
+        return False
+    run = next(iter(runs))
+    return run is not None and run.fingerprint == _spec(plan).fingerprint
 
 
 def _unchanged(uri: str, plan: ClusteringPlan, files: int, started: float) -> ClusterMetrics:
@@ -151,10 +137,10 @@ def _file_count(
     num_files: int | None, target_file_size: int | str | None, input_bytes: int | None
 ) -> int:
     if num_files is not None and target_file_size is not None:
-        raise ValueError("give num_files or target_file_size, not both")
+        raise InvalidArgumentError("give num_files or target_file_size, not both")
     if num_files is not None:
         if isinstance(num_files, bool) or not isinstance(num_files, int) or num_files < 1:
-            raise ValueError(f"num_files must be a positive int, got {num_files!r}")
+            raise InvalidArgumentError(f"num_files must be a positive int, got {num_files!r}")
         return num_files
     target = parse_size(
         target_file_size if target_file_size is not None else DEFAULT_TARGET_FILE_SIZE
@@ -229,15 +215,16 @@ def _write_and_commit(
     *,
     uri: str,
     plan: ClusteringPlan,
-    operation: Literal["write", "optimize"],
-    commit_mode: Literal["create", "append", "overwrite", "rewrite"],
+    operation: Operation,
+    commit_mode: CommitMode,
     snapshot: TableSnapshot | None,
     num_files: int,
     sample_size: int | None,
     storage_options: Mapping[str, str] | None,
     started: float,
 ) -> ClusterMetrics:
-    run = _new_run(plan)
+    spec = _spec(plan)
+    run = Run.new(spec)
     configuration = snapshot.configuration if snapshot else {}
     # An optimize knows its row count from the snapshot's statistics: no count job.
     rows = snapshot.counted_rows if snapshot and commit_mode == "rewrite" else None
@@ -255,17 +242,7 @@ def _write_and_commit(
             mode=commit_mode,
             snapshot=snapshot,
             removed=removed,
-            custom_metadata={
-                COMMIT_METADATA_KEY: {
-                    "operation": operation,
-                    "runId": run.id,
-                    "fingerprint": run.fingerprint,
-                    "by": plan.names,
-                    "curve": plan.curve,
-                    "method": plan.method,
-                    "numFiles": len(written),
-                }
-            },
+            clustering=CommitClustering(operation, run, spec, len(written)),
             storage_options=storage_options,
         )
     except BaseException:
@@ -295,10 +272,10 @@ def write(
     *,
     by: Sequence[str],
     mode: WriteMode = "error",
-    curve: str = "zorder",
+    curve: Curve = "zorder",
     num_files: int | None = None,
     target_file_size: int | str | None = None,
-    method: str = "rank",
+    method: KeyMethod = "rank",
     sample_size: int | None = None,
     storage_options: Mapping[str, str] | None = None,
 ) -> ClusterMetrics:
@@ -315,7 +292,7 @@ def write(
     """
     started = time.perf_counter()
     if mode not in WRITE_MODES:
-        raise ValueError(f"unknown mode {mode!r}; accepted: {', '.join(WRITE_MODES)}")
+        raise InvalidArgumentError(f"unknown mode {mode!r}; accepted: {', '.join(WRITE_MODES)}")
     uri = normalize_uri(path)
     plan = plan_clustering(df, by, curve=curve, method=method)
     if num_files is None:
@@ -324,19 +301,19 @@ def write(
     else:
         files = _file_count(num_files, target_file_size, None)
     snapshot = None
-    commit_mode: Literal["create", "append", "overwrite"] = "create"
+    commit_mode: CommitMode = "create"
     if is_delta_table(uri, storage_options):
         if mode == "error":
-            raise FileExistsError(
+            raise TableExistsError(
                 f"a Delta table already exists at {uri}; use mode='append' to add to it "
                 "or mode='overwrite' to replace it"
             )
         snapshot = load_snapshot(uri, storage_options)
         problems = _schema_differences(snapshot.schema, df.schema)
         if problems:
-            raise ValueError(f"schema mismatch on {mode} to {uri}: " + "; ".join(problems))
+            raise SchemaMismatchError(f"schema mismatch on {mode} to {uri}: " + "; ".join(problems))
         if snapshot.partition_columns:
-            raise ValueError(
+            raise UnsupportedTableError(
                 f"table {uri} is partitioned by {list(snapshot.partition_columns)}; "
                 "zorder writes unpartitioned tables only"
             )
@@ -360,10 +337,10 @@ def optimize(
     path: str,
     *,
     by: Sequence[str],
-    curve: str = "zorder",
+    curve: Curve = "zorder",
     num_files: int | None = None,
     target_file_size: int | str | None = None,
-    method: str = "rank",
+    method: KeyMethod = "rank",
     sample_size: int | None = None,
     storage_options: Mapping[str, str] | None = None,
     force: bool = False,
@@ -374,7 +351,7 @@ def optimize(
     a single transaction with ``dataChange = false``. delta-rs checks it
     against anything committed meanwhile: files appended by others are kept,
     and a concurrent removal of a file read here makes the commit fail with
-    :class:`~zorder.table.ConcurrentCommitError`, leaving the table as the
+    :class:`~zorder.errors.ConcurrentCommitError`, leaving the table as the
     other writer left it.
 
     A table whose files all come from one zorder run with the same columns,
@@ -386,7 +363,7 @@ def optimize(
     uri = normalize_uri(path)
     snapshot = load_snapshot(uri, storage_options)
     if snapshot.partition_columns:
-        raise ValueError(
+        raise UnsupportedTableError(
             f"table {uri} is partitioned by {list(snapshot.partition_columns)}; "
             "zorder optimizes unpartitioned tables only"
         )

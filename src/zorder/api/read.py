@@ -18,8 +18,8 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from zorder.curves.encodings import canonical_type_name
-from zorder.skipping import Predicate, bind, parse_predicate
-from zorder.skipping.vectorized import might_match_mask
+from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError
+from zorder.skipping import Mask, Predicate, bind, might_match_mask, parse_predicate
 from zorder.table import DataFile, TableSnapshot, load_snapshot, normalize_uri
 
 __all__ = ["ScanPlan", "ScanReport", "explain", "plan_scan", "read", "skipping_effectiveness"]
@@ -55,6 +55,7 @@ class ScanReport:
 @dataclass(frozen=True)
 class ScanPlan:
     snapshot: TableSnapshot
+    keep: Mask  # per file of the snapshot: might it hold a matching row?
     kept: tuple[DataFile, ...]
     report: ScanReport
 
@@ -86,12 +87,16 @@ def _predicate(
     if isinstance(where, Column):
         session = spark or SparkSession.getActiveSession()
         if session is None:
-            raise ValueError("a Column filter needs an active SparkSession; pass SQL text instead")
+            raise InvalidArgumentError(
+                "a Column filter needs an active SparkSession; pass SQL text instead"
+            )
         text = _column_sql(where, snapshot, session)
     elif isinstance(where, str):
         text = where
     else:
-        raise TypeError(f"where must be SQL text or a pyspark Column, got {type(where).__name__}")
+        raise InvalidArgumentTypeError(
+            f"where must be SQL text or a pyspark Column, got {type(where).__name__}"
+        )
     return text, parse_predicate(text)
 
 
@@ -107,7 +112,9 @@ def _plan(snapshot: TableSnapshot, where: Where, spark: SparkSession | None) -> 
     text, predicate = _predicate(where, snapshot, spark)
     types = _column_types(snapshot.schema)
     bound = bind(predicate, types, time_zone=_session_time_zone(spark))
-    mask = might_match_mask(bound, snapshot.actions, types)
+    mask = might_match_mask(
+        bound, snapshot.actions, types, nan_free_bounds=lambda: snapshot.nan_free_bounds
+    )
     kept = snapshot.files_where(mask)
     report = ScanReport(
         table_uri=snapshot.uri,
@@ -120,7 +127,7 @@ def _plan(snapshot: TableSnapshot, where: Where, spark: SparkSession | None) -> 
         bytes_total=snapshot.total_bytes,
         bytes_scanned=sum(f.size for f in kept),
     )
-    return ScanPlan(snapshot=snapshot, kept=kept, report=report)
+    return ScanPlan(snapshot=snapshot, keep=mask, kept=kept, report=report)
 
 
 def plan_scan(
@@ -141,18 +148,9 @@ def read(
     *,
     storage_options: Mapping[str, str] | None = None,
 ) -> DataFrame:
-    """The table's rows matching ``where`` (SQL text or Column), scanning only files that may match.
-
-    >>> # zorder.read(spark, "tables/conns", "src_ip = '10.1.2.3' AND dst_port = 443")
-    """
+    """The table's rows matching ``where`` (SQL text or Column); only files that may match."""
     plan = plan_scan(path, where, spark=spark, storage_options=storage_options)
-    snapshot = plan.snapshot
-    if not plan.kept:
-        frame = spark.createDataFrame([], snapshot.schema)
-    else:
-        frame = spark.read.schema(snapshot.schema).parquet(
-            *[snapshot.file_uri(f) for f in plan.kept]
-        )
+    frame = plan.snapshot.read_files(spark, plan.keep)
     if where is None:
         return frame
     return frame.where(where if isinstance(where, Column) else F.expr(where))
@@ -178,7 +176,7 @@ def skipping_effectiveness(
 ) -> float:
     """Databricks' measure: the mean over ``filters`` of rows skipped / rows total."""
     if not filters:
-        raise ValueError("skipping_effectiveness needs at least one filter")
+        raise InvalidArgumentError("skipping_effectiveness needs at least one filter")
     snapshot = load_snapshot(normalize_uri(path), storage_options)
     fractions = []
     for where in filters:

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 import zorder
-from zorder.curves import hilbert_index, interleave_bits
+from zorder.curves import as_curve, hilbert_index, interleave_bits
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -162,7 +162,7 @@ def demo(
                     df,
                     path,
                     by=list(NETWORK_COLUMNS),
-                    curve=layout,
+                    curve=as_curve(layout),
                     num_files=files,
                     mode="overwrite",
                 )
@@ -293,17 +293,9 @@ def _fail(message: str) -> NoReturn:
 
 def _guarded(action: Callable[[], T]) -> T:
     """Bad input becomes one red line and exit code 2, not a traceback."""
-    from zorder.table import ConcurrentCommitError, NotADeltaTableError
-
     try:
         return action()
-    except (
-        ValueError,
-        FileExistsError,
-        FileNotFoundError,
-        NotADeltaTableError,
-        ConcurrentCommitError,
-    ) as error:
+    except zorder.ZorderError as error:
         _fail(str(error))
 
 
@@ -536,7 +528,7 @@ def stats(
         shown = _columns(columns)
     else:
         clustering = latest_clustering(uri)
-        shown = list(clustering["by"]) if clustering else []
+        shown = list(clustering.spec.columns) if clustering else []
         if not shown:
             shown = [n[4:] for n in actions.column_names if n.startswith("min.")][:4]
     missing = [c for c in shown if f"min.{c}" not in actions.column_names]

@@ -13,6 +13,7 @@ from zorder.curves.encodings import (
     encoding_for,
 )
 from zorder.curves.hilbert import hilbert_index, hilbert_index_array, hilbert_point
+from zorder.curves.kinds import CURVES, KEY_METHODS, Curve, KeyMethod, as_curve, as_key_method
 from zorder.curves.morton import (
     deinterleave_bits,
     interleave_array,
@@ -23,9 +24,15 @@ from zorder.curves.morton import (
 )
 
 __all__ = [
+    "CURVES",
+    "KEY_METHODS",
     "SUPPORTED_TYPES",
+    "Curve",
+    "KeyMethod",
     "NullOrder",
     "OrderedEncoding",
+    "as_curve",
+    "as_key_method",
     "canonical_type_name",
     "deinterleave_bits",
     "encoding_for",

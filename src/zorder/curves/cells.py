@@ -34,6 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from zorder.curves.search import GuidedSearch
+from zorder.errors import InvalidArgumentError
 
 __all__ = ["FileCells", "KeyRanges", "balanced_cells", "balanced_ranges", "reference_cell"]
 
@@ -99,7 +100,9 @@ class FileCells:
         """Cell of each row of ``ids`` (rows x columns key ids below 2**32)."""
         ids = np.asarray(ids, dtype=np.uint64)
         if ids.ndim != 2:
-            raise ValueError(f"ids must be a 2-d array (rows x columns), got shape {ids.shape}")
+            raise InvalidArgumentError(
+                f"ids must be a 2-d array (rows x columns), got shape {ids.shape}"
+            )
         rows = np.arange(len(ids))
         node = np.zeros(len(ids), dtype=np.int64)
         step = self._next_node
@@ -229,11 +232,13 @@ def balanced_cells(sample: npt.NDArray[np.uint64], count: int) -> FileCells:
     """
     sample = np.asarray(sample, dtype=np.uint64)
     if sample.ndim != 2 or sample.shape[1] < 1:
-        raise ValueError(f"sample must be a 2-d array with a column or more, got {sample.shape}")
+        raise InvalidArgumentError(
+            f"sample must be a 2-d array with a column or more, got {sample.shape}"
+        )
     if count < 1:
-        raise ValueError(f"count must be >= 1, got {count}")
+        raise InvalidArgumentError(f"count must be >= 1, got {count}")
     if len(sample) and int(sample.max()) >= 1 << _ID_BITS:
-        raise ValueError(f"key ids must be below 2**{_ID_BITS}, got {int(sample.max())}")
+        raise InvalidArgumentError(f"key ids must be below 2**{_ID_BITS}, got {int(sample.max())}")
     root = _split(sample, count, list(range(sample.shape[1])), leftover=False)
 
     # Breadth first, so each node's children are consecutive.
@@ -295,7 +300,7 @@ def balanced_ranges(keys: np.ndarray, count: int) -> KeyRanges:
     Fewer ranges come back when repeated keys make some cuts coincide.
     """
     if count < 1:
-        raise ValueError(f"count must be >= 1, got {count}")
+        raise InvalidArgumentError(f"count must be >= 1, got {count}")
     ordered = np.sort(_as_keys(keys))
     if len(ordered) == 0:
         return KeyRanges(ordered)

@@ -32,6 +32,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError
+
 __all__ = [
     "SUPPORTED_TYPES",
     "NullOrder",
@@ -89,7 +91,7 @@ def canonical_type_name(type_name: str) -> str:
     if match:
         precision, scale = int(match.group(1)), int(match.group(2))
         if not 1 <= precision <= _MAX_DECIMAL_PRECISION or not 0 <= scale <= precision:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"invalid decimal type {type_name!r}; accepted: decimal(p,s) with "
                 f"1 <= p <= {_MAX_DECIMAL_PRECISION} and 0 <= s <= p"
             )
@@ -97,7 +99,7 @@ def canonical_type_name(type_name: str) -> str:
     if name.startswith(("varchar(", "char(")):
         return "string"
     if name not in SUPPORTED_TYPES:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"type {type_name!r} cannot be used for clustering (it has no total order "
             f"that fits a key); accepted: {', '.join(SUPPORTED_TYPES)}"
         )
@@ -107,17 +109,19 @@ def canonical_type_name(type_name: str) -> str:
 def _flip_signed(value: int, bits: int) -> int:
     low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
     if not low <= value <= high:
-        raise ValueError(f"value {value} is outside the {bits}-bit range {low} .. {high}")
+        raise InvalidArgumentError(f"value {value} is outside the {bits}-bit range {low} .. {high}")
     return (value + (1 << (bits - 1))) & ((1 << bits) - 1)
 
 
 def _require(value: object, kinds: tuple[type, ...], type_name: str) -> None:
     if isinstance(value, bool) and bool not in kinds:
         kinds_text = " or ".join(k.__name__ for k in kinds)
-        raise TypeError(f"{type_name} expects {kinds_text}, got bool {value!r}")
+        raise InvalidArgumentTypeError(f"{type_name} expects {kinds_text}, got bool {value!r}")
     if not isinstance(value, kinds):
         kinds_text = " or ".join(k.__name__ for k in kinds)
-        raise TypeError(f"{type_name} expects {kinds_text}, got {type(value).__name__} {value!r}")
+        raise InvalidArgumentTypeError(
+            f"{type_name} expects {kinds_text}, got {type(value).__name__} {value!r}"
+        )
 
 
 def _encode_float_bits(raw: int, bits: int) -> int:
@@ -142,7 +146,9 @@ def _float_encoder(bits: int) -> Callable[[object], int]:
         try:
             packed = struct.pack(fmt_float, number)
         except OverflowError:
-            raise ValueError(f"value {number!r} is outside the range of {type_name}") from None
+            raise InvalidArgumentError(
+                f"value {number!r} is outside the range of {type_name}"
+            ) from None
         (raw,) = struct.unpack(fmt_int, packed)
         return _encode_float_bits(raw, bits)
 
@@ -168,13 +174,15 @@ def _decimal_encoder(
         assert isinstance(value, decimal.Decimal | int)
         number = decimal.Decimal(value)
         if not number.is_finite():
-            raise ValueError(f"{type_name} cannot hold {number}")
+            raise InvalidArgumentError(f"{type_name} cannot hold {number}")
         unscaled = number.scaleb(scale, context=decimal.Context(prec=_MAX_DECIMAL_PRECISION + 40))
         if unscaled != unscaled.to_integral_value():
-            raise ValueError(f"value {number} has more than {scale} decimal places for {type_name}")
+            raise InvalidArgumentError(
+                f"value {number} has more than {scale} decimal places for {type_name}"
+            )
         as_int = int(unscaled)
         if not -limit < as_int < limit:
-            raise ValueError(f"value {number} does not fit in {type_name}")
+            raise InvalidArgumentError(f"value {number} does not fit in {type_name}")
         return _flip_signed(as_int, bits)
 
     return encode
@@ -187,7 +195,9 @@ def _encode_boolean(value: object) -> int:
 
 def _encode_date(value: object) -> int:
     if isinstance(value, dt.datetime) or not isinstance(value, dt.date | int):
-        raise TypeError(f"date expects datetime.date or int days, got {type(value).__name__}")
+        raise InvalidArgumentTypeError(
+            f"date expects datetime.date or int days, got {type(value).__name__}"
+        )
     days = value if isinstance(value, int) else (value - _EPOCH_DATE).days
     return _flip_signed(days, 32)
 
@@ -195,7 +205,7 @@ def _encode_date(value: object) -> int:
 def _timestamp_encoder(type_name: str) -> Callable[[object], int]:
     def encode(value: object) -> int:
         if isinstance(value, bool) or not isinstance(value, dt.datetime | int):
-            raise TypeError(
+            raise InvalidArgumentTypeError(
                 f"{type_name} expects datetime.datetime or int microseconds, "
                 f"got {type(value).__name__}"
             )
@@ -243,7 +253,9 @@ class OrderedEncoding:
     def encode(self, value: object) -> int:
         """Encoding of a non-null value, in ``0 .. 2**value_bits - 1``."""
         if value is None:
-            raise ValueError(f"{self.type_name}: encode() takes non-null values; use key()")
+            raise InvalidArgumentError(
+                f"{self.type_name}: encode() takes non-null values; use key()"
+            )
         return self._encode(value)
 
     def key(self, value: object) -> int:
@@ -267,9 +279,9 @@ def encoding_for(
     True
     """
     if nulls not in ("first", "last"):
-        raise ValueError(f"nulls must be 'first' or 'last', got {nulls!r}")
+        raise InvalidArgumentError(f"nulls must be 'first' or 'last', got {nulls!r}")
     if prefix_bytes < 1:
-        raise ValueError(f"prefix_bytes must be >= 1, got {prefix_bytes}")
+        raise InvalidArgumentError(f"prefix_bytes must be >= 1, got {prefix_bytes}")
     name = canonical_type_name(type_name)
     encoder: Callable[[object], int]
     if name in _INT_BITS:

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError
+
 __all__ = [
     "deinterleave_bits",
     "interleave_array",
@@ -28,14 +30,14 @@ __all__ = [
 
 def _check_shape(dims: int, bits: int) -> None:
     if dims < 1:
-        raise ValueError(f"dims must be >= 1, got {dims}")
+        raise InvalidArgumentError(f"dims must be >= 1, got {dims}")
     if bits < 1:
-        raise ValueError(f"bits must be >= 1, got {bits}")
+        raise InvalidArgumentError(f"bits must be >= 1, got {bits}")
 
 
 def _check_coordinate(value: int, bits: int, position: int) -> None:
     if value < 0 or value >> bits:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"value {value} at position {position} does not fit in {bits} unsigned bits; "
             f"accepted: 0 .. {(1 << bits) - 1}"
         )
@@ -68,7 +70,7 @@ def deinterleave_bits(z: int, dims: int, bits: int) -> tuple[int, ...]:
     """
     _check_shape(dims, bits)
     if z < 0 or z >> (dims * bits):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"z-value {z} does not fit in {dims} x {bits} bits; "
             f"accepted: 0 .. {(1 << (dims * bits)) - 1}"
         )
@@ -116,16 +118,16 @@ def zorder_less(a: Sequence[int | float], b: Sequence[int | float]) -> bool:
     True
     """
     if len(a) != len(b):
-        raise ValueError(f"points have different dimensions: {len(a)} and {len(b)}")
+        raise InvalidArgumentError(f"points have different dimensions: {len(a)} and {len(b)}")
     if not a:
-        raise ValueError("points must have at least one dimension")
+        raise InvalidArgumentError("points must have at least one dimension")
     best_dim = -1
     best_xor = 0
     best_sign_split = False
     keys: list[tuple[int, int]] = []
     for dim, (x, y) in enumerate(zip(a, b, strict=True)):
         if not (isinstance(x, numbers.Real) and isinstance(y, numbers.Real)):
-            raise TypeError(
+            raise InvalidArgumentTypeError(
                 f"dimension {dim}: expected int or float, got {type(x).__name__} "
                 f"and {type(y).__name__}"
             )
@@ -164,21 +166,25 @@ def key_bytes(dims: int, bits: int) -> int:
 def _as_points(points: npt.ArrayLike, bits: int) -> npt.NDArray[np.uint64]:
     array = np.asarray(points)
     if array.ndim != 2:
-        raise ValueError(f"points must be a 2-d array (n x dims), got shape {array.shape}")
+        raise InvalidArgumentError(
+            f"points must be a 2-d array (n x dims), got shape {array.shape}"
+        )
     if not 1 <= bits <= 64:
-        raise ValueError(f"bits must be in 1 .. 64 for arrays, got {bits}")
+        raise InvalidArgumentError(f"bits must be in 1 .. 64 for arrays, got {bits}")
     if array.dtype.kind == "i":
         if array.size and int(array.min()) < 0:
-            raise ValueError(f"negative coordinate {int(array.min())}; accepted: unsigned values")
+            raise InvalidArgumentError(
+                f"negative coordinate {int(array.min())}; accepted: unsigned values"
+            )
         array = array.astype(np.uint64)
     elif array.dtype.kind != "u":
-        raise TypeError(f"points must have an integer dtype, got {array.dtype}")
+        raise InvalidArgumentTypeError(f"points must have an integer dtype, got {array.dtype}")
     array = array.astype(np.uint64, copy=False)
     if bits < 64 and array.size:
         too_big = array >> np.uint64(bits)
         if too_big.any():
             bad = int(array.reshape(-1)[np.flatnonzero(too_big.reshape(-1))[0]])
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"value {bad} does not fit in {bits} unsigned bits; "
                 f"accepted: 0 .. {(1 << bits) - 1}"
             )

@@ -31,6 +31,7 @@ import pyarrow.compute as pc
 
 from zorder.curves.encodings import OrderedEncoding
 from zorder.curves.search import GuidedSearch
+from zorder.errors import InvalidArgumentError
 
 __all__ = [
     "STRING_SAMPLE_PREFIX",
@@ -146,7 +147,7 @@ def quantile_boundaries(sample: pa.Array, count: int) -> pa.Array:
     sorts after every number, as in Spark, and may be a boundary.
     """
     if count < 1:
-        raise ValueError(f"count must be >= 1, got {count}")
+        raise InvalidArgumentError(f"count must be >= 1, got {count}")
     ordered = _SortedSample.of(sample)
     return ordered.boundaries(ordered.boundary_runs(count))
 
@@ -373,7 +374,7 @@ def _encoded_words(array: pa.Array, encoding: OrderedEncoding) -> npt.NDArray[np
     if encoding.type_name in ("string", "binary"):
         width = encoding.value_bits // 8
         if width > 8:
-            raise ValueError(f"direct keys take at most 8 prefix bytes, got {width}")
+            raise InvalidArgumentError(f"direct keys take at most 8 prefix bytes, got {width}")
         return _fixed_prefix(array, width)
     if pa.types.is_decimal(dtype):
         return _decimal_words(array, dtype.precision)

@@ -20,6 +20,8 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from zorder.errors import InvalidArgumentError
+
 __all__ = ["GuidedSearch"]
 
 _U64 = np.uint64
@@ -41,9 +43,9 @@ class GuidedSearch:
     def __init__(self, bounds: npt.ArrayLike) -> None:
         bounds = np.ascontiguousarray(bounds, dtype=_U64)
         if bounds.ndim != 1:
-            raise ValueError(f"bounds must be 1-d, got shape {bounds.shape}")
+            raise InvalidArgumentError(f"bounds must be 1-d, got shape {bounds.shape}")
         if len(bounds) > 1 and bool(np.any(bounds[1:] < bounds[:-1])):
-            raise ValueError("bounds must be sorted")
+            raise InvalidArgumentError("bounds must be sorted")
         # The guides work on distinct values; repeats come back through the
         # number of bounds before each distinct one (and before none: 0).
         self._distinct, repeats = np.unique(bounds, return_counts=True)

@@ -6,16 +6,15 @@ skipped only when no row in it can match; anything unknown might match.
 
 from __future__ import annotations
 
-from zorder.skipping.evaluate import FileSummary, Outcome, evaluate
+from zorder.skipping.evaluate import Mask, might_match_mask
 from zorder.skipping.predicates import Predicate, bind, rewrite_not
 from zorder.skipping.sql import parse_predicate
 
 __all__ = [
-    "FileSummary",
-    "Outcome",
+    "Mask",
     "Predicate",
     "bind",
-    "evaluate",
+    "might_match_mask",
     "parse_predicate",
     "rewrite_not",
 ]

@@ -1,30 +1,40 @@
-"""Evaluate a bound predicate against one file's statistics.
+"""Evaluate a bound predicate against the statistics of every file at once.
 
-The answer is conservative: ``ROWS_CANNOT_MATCH`` only when no row of the
-file can satisfy the predicate; anything unknown means ``ROWS_MIGHT_MATCH``.
-Statistics written by other Delta writers are not all alike, so bounds are
-read defensively:
+Planning a query over a log of 100,000 files must cost a small fraction of
+loading that log, so every rule is written once, over NumPy and Arrow arrays
+of the add-actions table deltalake returns (``get_add_actions(flatten=False)``).
+A slow per-file oracle in the tests checks it file by file.
 
-- a string bound of 32 or more characters may be a truncated prefix;
+The answer is conservative: a file is ruled out only when no row in it can
+satisfy the predicate; anything unknown means "might match". Statistics
+written by other Delta writers are not all alike, so bounds are read
+defensively:
+
+- a string maximum of 32 or more characters may be a truncated prefix
+  (:data:`zorder.stats.STRING_PREFIX_LENGTH`, the cut zorder itself writes);
 - timestamp bounds are kept at millisecond precision and some writers cut
   the maximum down, so the maximum is widened by a millisecond;
-- some writers leave NaN out of double bounds (NaN sorts above every number
-  in Spark); only files written by zorder, which leave the bounds out when a
-  file holds NaN, are trusted on the upper side of double columns.
+- NaN sorts above every number in Spark and some writers leave it out of
+  their double bounds, so a double column's upper bound is trusted only for
+  the files the caller vouches for (``nan_free_bounds``: zorder's own runs).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import decimal
-import enum
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
 from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from zorder.skipping.predicates import (
     FLOAT_TYPES,
+    INTEGER_TYPES,
     AlwaysFalse,
     AlwaysTrue,
     And,
@@ -39,251 +49,377 @@ from zorder.skipping.predicates import (
     Unknown,
     rewrite_not,
 )
+from zorder.stats import STRING_PREFIX_LENGTH
 
-__all__ = ["FileSummary", "Outcome", "evaluate"]
+__all__ = ["Mask", "might_match_mask"]
 
-STRING_PREFIX_LENGTH = 32
-
-
-class Outcome(enum.Enum):
-    ROWS_MIGHT_MATCH = "rows might match"
-    ROWS_CANNOT_MATCH = "rows cannot match"
-
-
-@dataclass(frozen=True)
-class FileSummary:
-    """What a file's add action tells: row count and per-column bounds and null counts."""
-
-    path: str
-    num_records: int | None
-    min_values: Mapping[str, Any] = field(default_factory=dict)
-    max_values: Mapping[str, Any] = field(default_factory=dict)
-    null_count: Mapping[str, int | None] = field(default_factory=dict)
-    nan_free_bounds: bool = False  # written by zorder: double bounds exclude NaN files
+Mask = npt.NDArray[np.bool_]
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_EPOCH_NAIVE = dt.datetime(1970, 1, 1)
+_MICROS_PER_DAY = 86_400_000_000
+_INT64_MAX = (1 << 63) - 1
+_ONE_MILLI = 1000
 
 
-@dataclass(frozen=True)
-class _Column:
-    """One column's statistics in one file, read defensively."""
+class _UndecidableError(Exception):
+    """Statistics cannot decide this literal against this column: the rows must."""
 
-    low: Any  # None: unknown
-    high: Any  # None: unknown (or unbounded)
-    high_is_prefix: bool  # string maximum that may have been truncated
-    nulls: int | None
-    rows: int | None
-    may_hold_nan: bool
+
+class _Stats:
+    """The add-actions table, with per-column arrays made on demand."""
+
+    def __init__(self, actions: pa.Table, nan_free: Callable[[], Mask] | None) -> None:
+        self.actions = actions
+        self.n = actions.num_rows
+        if "num_records" in actions.column_names:
+            rows = actions.column("num_records")
+            self.rows_valid = _bools(rows.is_valid())
+            self.rows = np.asarray(pc.fill_null(rows, 0).to_numpy(), dtype=np.int64)
+        else:
+            self.rows_valid = np.zeros(self.n, dtype=bool)
+            self.rows = np.zeros(self.n, dtype=np.int64)
+        self._nan_free_source = nan_free
+        self._nan_free: Mask | None = None
+
+    def field(self, kind: str, name: str) -> pa.Array | None:
+        """One column's ``min``/``max``/``null_count`` across all files (nulls where unknown)."""
+        if kind not in self.actions.column_names:
+            return None
+        column = self.actions.column(kind)
+        if not pa.types.is_struct(column.type) or column.type.get_field_index(name) < 0:
+            return None
+        pieces = []
+        for chunk in column.chunks:  # only this field is copied, not the whole struct
+            values = chunk.field(name)
+            if chunk.null_count:  # a missing stats struct hides its fields too
+                values = pc.if_else(chunk.is_valid(), values, pa.nulls(len(values), values.type))
+            pieces.append(values)
+        if not pieces:
+            return pa.array([], column.type.field(name).type)
+        return pa.concat_arrays(pieces) if len(pieces) > 1 else pieces[0]
 
     @property
-    def all_null(self) -> bool:
-        return self.nulls is not None and self.rows is not None and self.nulls >= self.rows
-
-    @property
-    def has_null(self) -> bool:
-        return self.nulls is None or self.nulls > 0
-
-
-def _column(summary: FileSummary, name: str, type_name: str) -> _Column:
-    low = summary.min_values.get(name)
-    high = summary.max_values.get(name)
-    high_is_prefix = False
-    if isinstance(low, float) and math.isnan(low):
-        low = None
-    if isinstance(high, float) and math.isnan(high):
-        high = None
-    if isinstance(high, str) and len(high) >= STRING_PREFIX_LENGTH:
-        # A cut maximum (with or without a writer's tie-breaker character):
-        # the true maximum may be any string that starts with its first 32.
-        high = high[:STRING_PREFIX_LENGTH]
-        high_is_prefix = True
-    if isinstance(high, dt.datetime):
-        try:
-            high = high + dt.timedelta(milliseconds=1)
-        except OverflowError:
-            high = None
-    may_hold_nan = type_name in FLOAT_TYPES and not (
-        summary.nan_free_bounds and low is not None and high is not None
-    )
-    return _Column(
-        low=low,
-        high=high,
-        high_is_prefix=high_is_prefix,
-        nulls=summary.null_count.get(name),
-        rows=summary.num_records,
-        may_hold_nan=may_hold_nan,
-    )
+    def nan_free(self) -> Mask:
+        """Files whose double bounds are left out whenever they hold NaN."""
+        if self._nan_free is None:
+            source = self._nan_free_source
+            self._nan_free = (
+                np.asarray(source(), dtype=bool) if source else np.zeros(self.n, dtype=bool)
+            )
+        return self._nan_free
 
 
-def _midnight(day: dt.date, *, like: dt.datetime) -> dt.datetime:
-    """A date as the timestamp Spark casts it to, zoned (UTC) when ``like`` is."""
-    midnight = dt.datetime(day.year, day.month, day.day)
-    return midnight.replace(tzinfo=dt.UTC) if like.tzinfo else midnight
+def _bools(array: Any) -> Mask:
+    return np.asarray(array.to_numpy(zero_copy_only=False), dtype=bool)
 
 
-def _comparable(bound: Any, value: Any) -> tuple[Any, Any] | None:
-    """The pair in one domain (dates meet timestamps at UTC midnight), or None."""
-    if bound is None:
-        return None
-    if isinstance(bound, float) != isinstance(value, float):
-        # Spark compares a double with any other number as doubles (a decimal
-        # 0.1 equals the double 0.1), never exactly.
-        if isinstance(bound, int | decimal.Decimal) and not isinstance(bound, bool):
-            return float(bound), float(value)
-        if isinstance(value, int | decimal.Decimal) and not isinstance(value, bool):
-            return bound, float(value)
-    if isinstance(value, dt.datetime) and not isinstance(bound, dt.datetime):
-        if not isinstance(bound, dt.date):
-            return None
-        bound = _midnight(bound, like=value)
-    elif isinstance(bound, dt.datetime) and not isinstance(value, dt.datetime):
-        if not isinstance(value, dt.date):
-            return None
-        value = _midnight(value, like=bound)
-    if (
-        isinstance(bound, dt.datetime)
-        and isinstance(value, dt.datetime)
-        and (bound.tzinfo is None) != (value.tzinfo is None)
-    ):
-        return None
-    return bound, value
+def _valid(array: pa.Array | None, n: int) -> Mask:
+    if array is None:
+        return np.zeros(n, dtype=bool)
+    return _bools(array.is_valid())
 
 
-def _below_low(column: _Column, value: Any, *, inclusive: bool) -> bool:
-    """Is every value of the file above ``value`` (>= when not inclusive)?"""
-    pair = _comparable(column.low, value)
-    if pair is None:
-        return False
-    low, v = pair
-    try:
-        return bool(v < low) if inclusive else bool(v <= low)
-    except TypeError:
-        return False
+def _kind(type_name: str) -> str:
+    if type_name in INTEGER_TYPES:
+        return "int"
+    if type_name in FLOAT_TYPES:
+        return "float"
+    if type_name.startswith("decimal"):
+        return "decimal"
+    if type_name in ("date", "timestamp", "timestamp_ntz", "string", "boolean"):
+        return type_name
+    return "none"  # binary, nested, anything else: null counts only
 
 
-def _above_high(column: _Column, value: Any, *, inclusive: bool, nan_matters: bool = True) -> bool:
-    """Is every value of the file below ``value`` (<= when not inclusive)?
+class _Bounds:
+    """One column's statistics across all files, as comparable arrays with validity masks.
+
+    ``low`` and ``high`` live in one domain per kind: int64 for integers and
+    booleans, float64 for doubles, microseconds for dates and timestamps,
+    Arrow strings (compared byte by byte, in C++) for strings, and Python
+    ``Decimal`` objects for decimals, compared exactly.
+    """
+
+    def __init__(self, stats: _Stats, name: str, type_name: str) -> None:
+        n = stats.n
+        nulls = stats.field("null_count", name)
+        if nulls is not None and not pa.types.is_integer(nulls.type):
+            nulls = None  # a nested column's counts are per field: unknown here
+        self.nulls_valid = _valid(nulls, n)
+        counts = (
+            np.asarray(pc.fill_null(nulls, 0).to_numpy(), dtype=np.int64)
+            if nulls is not None
+            else np.zeros(n, dtype=np.int64)
+        )
+        self.all_null = self.nulls_valid & stats.rows_valid & (counts >= stats.rows)
+        self.has_null = ~self.nulls_valid | (counts > 0)
+        self.kind = _kind(type_name)
+        self.high_is_prefix = np.zeros(n, dtype=bool)
+        self.may_hold_nan = np.zeros(n, dtype=bool)
+        low_raw = stats.field("min", name) if self.kind != "none" else None
+        high_raw = stats.field("max", name) if self.kind != "none" else None
+        self.low_valid = _valid(low_raw, n)
+        self.high_valid = _valid(high_raw, n)
+        self.low: Any = self._values(low_raw, n)
+        self.high: Any = self._values(high_raw, n)
+        if self.kind == "float":
+            self.low_valid &= ~np.isnan(self.low)
+            self.high_valid &= ~np.isnan(self.high)
+            self.may_hold_nan = ~(stats.nan_free & self.low_valid & self.high_valid)
+        elif self.kind in ("timestamp", "timestamp_ntz"):
+            # Some writers cut the maximum down to the millisecond: widen it.
+            self.high = np.where(
+                self.high <= _INT64_MAX - _ONE_MILLI, self.high + _ONE_MILLI, _INT64_MAX
+            )
+        elif self.kind == "string":
+            # A cut maximum (with or without a writer's tie-breaker character):
+            # the true maximum may be any string that starts with its first 32.
+            long = _bools(pc.greater_equal(pc.utf8_length(self.high), STRING_PREFIX_LENGTH))
+            self.high_is_prefix = self.high_valid & long
+            if self.high_is_prefix.any():
+                self.high = pc.if_else(
+                    pa.array(self.high_is_prefix),
+                    pc.utf8_slice_codeunits(self.high, 0, STRING_PREFIX_LENGTH),
+                    self.high,
+                )
+
+    def _values(self, array: pa.Array | None, n: int) -> Any:
+        """The bounds in this kind's domain (anything where a bound is invalid)."""
+        kind = self.kind
+        if kind == "string":
+            if array is None:
+                return pa.array([""] * n, pa.string())
+            return pc.fill_null(array.cast(pa.string()), "")
+        if kind == "float":
+            if array is None:
+                return np.full(n, math.nan)
+            return np.asarray(pc.fill_null(array.cast(pa.float64()), math.nan).to_numpy())
+        if kind == "decimal":
+            if array is None:
+                return np.zeros(n, dtype=object)
+            values = [decimal.Decimal(0) if v is None else v for v in array.to_pylist()]
+            return np.array(values, dtype=object)
+        if array is None or kind == "none":
+            return np.zeros(n, dtype=np.int64)
+        if kind == "date":
+            days = array.cast(pa.date32()).view(pa.int32())
+            return np.asarray(pc.fill_null(days, 0).to_numpy(), dtype=np.int64) * _MICROS_PER_DAY
+        if kind in ("timestamp", "timestamp_ntz"):
+            scale = {"s": 1_000_000, "ms": 1000, "us": 1, "ns": 0}[array.type.unit]
+            raw = np.asarray(pc.fill_null(array.view(pa.int64()), 0).to_numpy(), dtype=np.int64)
+            return raw // 1000 if scale == 0 else raw * scale
+        if kind == "boolean":
+            return np.asarray(pc.fill_null(array, False).to_numpy(zero_copy_only=False), np.int64)
+        return np.asarray(pc.fill_null(array, 0).to_numpy(), dtype=np.int64)
+
+    def literal(self, value: Any) -> tuple[Any, Any, Any]:
+        """(literal, low, high) in one comparable domain; _UndecidableError if there is none.
+
+        Spark compares a double with any other number as doubles, an integer
+        or decimal column with an integer or decimal literal exactly, and
+        dates with timestamps at midnight (bound literals carry UTC, or no
+        zone against timestamp_ntz).
+        """
+        kind = self.kind
+        is_number = isinstance(value, int | float | decimal.Decimal) and not isinstance(value, bool)
+        if kind == "float":
+            if not is_number:
+                raise _UndecidableError
+            return float(value), self.low, self.high
+        if kind in ("int", "decimal"):
+            if not is_number:
+                raise _UndecidableError
+            if isinstance(value, float):
+                return value, self._as_floats(self.low), self._as_floats(self.high)
+            if kind == "int" and isinstance(value, int) and abs(value) <= _INT64_MAX:
+                return value, self.low, self.high
+            # Decimals, and integers beyond 64 bits: Python compares them exactly.
+            return value, self.low.astype(object), self.high.astype(object)
+        if kind == "boolean":
+            if not isinstance(value, bool):
+                raise _UndecidableError
+            return int(value), self.low, self.high
+        if kind in ("date", "timestamp", "timestamp_ntz"):
+            return self._micros(value), self.low, self.high
+        if kind == "string" and isinstance(value, str):
+            return value, self.low, self.high
+        raise _UndecidableError
+
+    @staticmethod
+    def _as_floats(values: npt.NDArray[Any]) -> npt.NDArray[np.float64]:
+        return np.array([float(v) for v in values], dtype=np.float64)
+
+    def _micros(self, value: Any) -> int:
+        """A date or timestamp literal in microseconds, as Spark compares it to this column."""
+        if isinstance(value, dt.datetime):
+            zoned = value.tzinfo is not None
+            if (self.kind == "timestamp" and not zoned) or (self.kind == "timestamp_ntz" and zoned):
+                raise _UndecidableError
+            if zoned:
+                return (value - _EPOCH) // dt.timedelta(microseconds=1)
+            # A zone-less literal: against a date, midnight is zone-less too.
+            return (value - _EPOCH_NAIVE) // dt.timedelta(microseconds=1)
+        if isinstance(value, dt.date):
+            return (value - _EPOCH.date()).days * _MICROS_PER_DAY
+        raise _UndecidableError
+
+
+def _compare(values: Any, op: str, v: Any) -> Mask:
+    """``values op v`` elementwise, for NumPy arrays and Arrow string arrays alike."""
+    if isinstance(values, pa.Array | pa.ChunkedArray):
+        arrow = {"<": pc.less, "<=": pc.less_equal, ">": pc.greater, ">=": pc.greater_equal}
+        function = arrow.get(op, pc.equal)
+        return _bools(function(values, pa.scalar(v, values.type)))
+    numpy = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal}
+    with np.errstate(invalid="ignore"):
+        return np.asarray(numpy.get(op, np.equal)(values, v), dtype=bool)
+
+
+def _cut_maxima_below(bounds: _Bounds, text: str) -> Mask:
+    """Files with a cut string maximum whose every possible value is below ``text``."""
+    result = np.zeros(len(bounds.high_is_prefix), dtype=bool)
+    rows = np.flatnonzero(bounds.high_is_prefix)
+    if rows.size:
+        cut = bounds.high.take(pa.array(rows)).to_pylist()
+        result[rows] = np.array([text[: len(h)] > h for h in cut], dtype=bool)
+    return result
+
+
+def _below_low(bounds: _Bounds, v: Any, low: Any, *, inclusive: bool) -> Mask:
+    """Files whose every value is above ``v`` (or at or above it, when not inclusive)."""
+    return bounds.low_valid & _compare(low, ">" if inclusive else ">=", v)
+
+
+def _above_high(
+    bounds: _Bounds, v: Any, high: Any, *, inclusive: bool, nan_matters: bool = True
+) -> Mask:
+    """Files whose every value is below ``v`` (or at or below it, when not inclusive).
 
     ``nan_matters``: whether a NaN row (above every number, maybe hidden from
     the bounds) could satisfy the condition; it cannot equal a number.
     """
-    if column.may_hold_nan and nan_matters:
-        return False
-    pair = _comparable(column.high, value)
-    if pair is None:
-        return False
-    high, v = pair
+    result = bounds.high_valid & _compare(high, "<" if inclusive else "<=", v)
+    if bounds.high_is_prefix.any():
+        # A cut maximum: beyond it only when past every string with that prefix.
+        result = np.where(bounds.high_is_prefix, _cut_maxima_below(bounds, v), result)
+    if nan_matters:
+        result &= ~bounds.may_hold_nan
+    return result
+
+
+def _might_equal(bounds: _Bounds, value: Any) -> Mask:
+    if isinstance(value, float) and math.isnan(value):
+        return ~bounds.all_null & bounds.may_hold_nan
     try:
-        if column.high_is_prefix and isinstance(v, str):
-            # Every string with this prefix is a possible value.
-            return bool(v[: len(high)] > high)
-        return bool(v > high) if inclusive else bool(v >= high)
-    except TypeError:
-        return False
-
-
-def _might_equal(column: _Column, value: Any) -> bool:
-    if column.all_null:
-        return False
-    if isinstance(value, float) and math.isnan(value):
-        return column.may_hold_nan
-    return not (
-        _below_low(column, value, inclusive=True)
-        or _above_high(column, value, inclusive=True, nan_matters=False)
+        v, low, high = bounds.literal(value)
+    except _UndecidableError:
+        return ~bounds.all_null
+    outside = _below_low(bounds, v, low, inclusive=True) | _above_high(
+        bounds, v, high, inclusive=True, nan_matters=False
     )
+    return ~bounds.all_null & ~outside
 
 
-def _comparison(node: Comparison, column: _Column) -> bool:
-    if column.all_null:
-        return False
+def _comparison(node: Comparison, bounds: _Bounds) -> Mask:
+    not_all_null = ~bounds.all_null
     value = node.value
-    if isinstance(value, float) and math.isnan(value):
-        return True  # NaN literals: leave them to the rows
-    match node.op:
-        case "=" | "<=>":
-            return _might_equal(column, value)
-        case "!=":
-            pair_low, pair_high = _comparable(column.low, value), _comparable(column.high, value)
-            if pair_low is None or pair_high is None or column.may_hold_nan:
-                return True
-            if column.high_is_prefix:
-                return True
-            try:
-                return not (pair_low[0] == value == pair_high[0])
-            except TypeError:
-                return True
-        case "<":
-            return not _below_low(column, value, inclusive=False)
-        case "<=":
-            return not _below_low(column, value, inclusive=True)
-        case ">":
-            return not _above_high(column, value, inclusive=False)
-        case ">=":
-            return not _above_high(column, value, inclusive=True)
-    return True
+    if isinstance(value, float) and math.isnan(value) and node.op not in ("=", "<=>"):
+        return not_all_null  # NaN literals in ranges: left to the rows
+    if node.op in ("=", "<=>"):
+        return _might_equal(bounds, value)
+    try:
+        v, low, high = bounds.literal(value)
+    except _UndecidableError:
+        return not_all_null
+    if node.op == "<":
+        return not_all_null & ~_below_low(bounds, v, low, inclusive=False)
+    if node.op == "<=":
+        return not_all_null & ~_below_low(bounds, v, low, inclusive=True)
+    if node.op == ">":
+        return not_all_null & ~_above_high(bounds, v, high, inclusive=False)
+    if node.op == ">=":
+        return not_all_null & ~_above_high(bounds, v, high, inclusive=True)
+    # "!=": cannot match only when every value is the literal.
+    single = bounds.low_valid & bounds.high_valid
+    single &= _compare(low, "==", v) & _compare(high, "==", v)
+    single &= ~bounds.may_hold_nan & ~bounds.high_is_prefix
+    return not_all_null & ~single
 
 
-def _prefix(node: StartsWith, column: _Column) -> bool:
-    if column.all_null:
-        return False
-    if node.negated:
-        return True
+def _prefix(node: StartsWith, bounds: _Bounds) -> Mask:
+    not_all_null = ~bounds.all_null
+    if node.negated or bounds.kind != "string":
+        return not_all_null
     prefix = node.prefix
     # Strings with the prefix lie in [prefix, prefix + anything).
-    if column.low is not None and isinstance(column.low, str):
-        low = column.low
-        if low[: len(prefix)] > prefix:
-            return False
-    if column.high is not None and isinstance(column.high, str):
-        high = column.high
-        if column.high_is_prefix:
-            if prefix[: len(high)] > high:
-                return False
-        elif high < prefix:
-            return False
-    return True
+    low_start = pc.utf8_slice_codeunits(bounds.low, 0, len(prefix))
+    low_beyond = bounds.low_valid & _compare(low_start, ">", prefix)
+    high_below = bounds.high_valid & _compare(bounds.high, "<", prefix)
+    if bounds.high_is_prefix.any():
+        high_below = np.where(bounds.high_is_prefix, _cut_maxima_below(bounds, prefix), high_below)
+    return not_all_null & ~low_beyond & ~high_below
 
 
-def _leaf(node: Predicate, summary: FileSummary, types: Mapping[str, str]) -> bool:
+def _leaf(node: Predicate, stats: _Stats, bounds_of: Callable[[str], _Bounds]) -> Mask:
+    n = stats.n
     match node:
         case AlwaysTrue() | Unknown():
-            return True
+            return np.ones(n, dtype=bool)
         case AlwaysFalse():
-            return False
+            return np.zeros(n, dtype=bool)
         case Comparison():
-            return _comparison(node, _column(summary, node.column, types[node.column]))
+            return _comparison(node, bounds_of(node.column))
         case InList():
-            column = _column(summary, node.column, types[node.column])
+            bounds = bounds_of(node.column)
             if node.negated:
                 # x NOT IN (.., NULL) is never TRUE, nor is NULL NOT IN (..).
-                return not (column.all_null or node.has_null)
-            return any(_might_equal(column, v) for v in node.values)
+                return ~bounds.all_null & np.full(n, not node.has_null)
+            mask = np.zeros(n, dtype=bool)
+            for value in node.values:
+                mask |= _might_equal(bounds, value)
+            return mask
         case IsNull():
-            column = _column(summary, node.column, types[node.column])
-            if node.negated:
-                return not column.all_null
-            return column.has_null
+            bounds = bounds_of(node.column)
+            return ~bounds.all_null if node.negated else bounds.has_null
         case IsNaN():
-            column = _column(summary, node.column, types[node.column])
             if node.negated:
-                return True  # isnan(NULL) is false, so NOT isnan holds for nulls too
-            return not column.all_null and column.may_hold_nan
+                return np.ones(n, dtype=bool)  # isnan(NULL) is false: NOT isnan holds for it
+            bounds = bounds_of(node.column)
+            return ~bounds.all_null & bounds.may_hold_nan
         case StartsWith():
-            return _prefix(node, _column(summary, node.column, types[node.column]))
-    return True
+            return _prefix(node, bounds_of(node.column))
+    return np.ones(n, dtype=bool)  # pragma: no cover (And, Or, Not are visited above)
 
 
-def _might_match(node: Predicate, summary: FileSummary, types: Mapping[str, str]) -> bool:
-    if isinstance(node, And):
-        return _might_match(node.left, summary, types) and _might_match(node.right, summary, types)
-    if isinstance(node, Or):
-        return _might_match(node.left, summary, types) or _might_match(node.right, summary, types)
-    if isinstance(node, Not):
-        return True  # rewrite_not leaves NOT only around what cannot be decided
-    return _leaf(node, summary, types)
+def might_match_mask(
+    predicate: Predicate,
+    actions: pa.Table,
+    types: Mapping[str, str],
+    *,
+    nan_free_bounds: Callable[[], Mask] | None = None,
+) -> Mask:
+    """Per file (row of ``actions``): might any of its rows satisfy the bound ``predicate``?
 
+    ``types`` maps each column to its Spark type name. ``nan_free_bounds``,
+    called only when a double column's upper side matters, says which files'
+    double bounds are left out whenever the file holds NaN; without it no
+    file is trusted so.
+    """
+    stats = _Stats(actions, nan_free_bounds)
+    cache: dict[str, _Bounds] = {}
 
-def evaluate(predicate: Predicate, summary: FileSummary, types: Mapping[str, str]) -> Outcome:
-    """Can any row of the file satisfy the bound ``predicate``? ``types``: column -> Spark type."""
-    tree = rewrite_not(predicate)
-    if _might_match(tree, summary, types):
-        return Outcome.ROWS_MIGHT_MATCH
-    return Outcome.ROWS_CANNOT_MATCH
+    def bounds_of(column: str) -> _Bounds:
+        if column not in cache:
+            cache[column] = _Bounds(stats, column, types[column])
+        return cache[column]
+
+    def visit(node: Predicate) -> Mask:
+        if isinstance(node, And):
+            return visit(node.left) & visit(node.right)
+        if isinstance(node, Or):
+            return visit(node.left) | visit(node.right)
+        if isinstance(node, Not):
+            return np.ones(stats.n, dtype=bool)  # rewrite_not leaves NOT only around Unknown
+        return np.asarray(_leaf(node, stats, bounds_of), dtype=bool)
+
+    return visit(rewrite_not(predicate))

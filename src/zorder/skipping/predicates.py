@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from zorder.errors import ColumnNotFoundError
+
 __all__ = [
     "SESSION_ZONE",
     "AlwaysFalse",
@@ -370,7 +372,7 @@ def bind(predicate: Predicate, columns: Mapping[str, str], *, time_zone: str = "
     def resolve(name: str) -> str:
         actual = by_lower.get(name.lower())
         if actual is None:
-            raise ValueError(
+            raise ColumnNotFoundError(
                 f"unknown column {name!r} in filter; table columns: {', '.join(columns)}"
             )
         return actual

@@ -10,6 +10,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
+from zorder.errors import FilterParseError, InvalidArgumentError, InvalidArgumentTypeError
 from zorder.skipping.predicates import (
     SESSION_ZONE,
     AlwaysFalse,
@@ -51,21 +52,28 @@ _NULL = object()
 def parse_predicate(text: str) -> Predicate:
     """Parse a Spark SQL boolean expression into an unbound predicate tree.
 
-    Raises ValueError with the position for text that does not parse.
+    Raises :class:`~zorder.errors.FilterParseError`, with the line and column,
+    for text that does not parse.
     Anything that parses but that statistics cannot decide becomes
     :class:`Unknown` (never an error, never a wrong skip).
     """
     if not isinstance(text, str) or not text.strip():
-        raise ValueError(f"filter must be non-empty SQL text, got {text!r}")
+        raise InvalidArgumentError(f"filter must be non-empty SQL text, got {text!r}")
     try:
         tree = sqlglot.parse_one(text, dialect="spark")
     except ParseError as error:
         detail = error.errors[0] if error.errors else {}
-        where = f" at line {detail.get('line')}, column {detail.get('col')}" if detail else ""
+        line, column = detail.get("line"), detail.get("col")
+        where = f" at line {line}, column {column}" if detail else ""
         description = detail.get("description", str(error)) if detail else str(error)
-        raise ValueError(f"cannot parse filter {text!r}{where}: {description}") from None
+        raise FilterParseError(
+            f"cannot parse filter {text!r}{where}: {description}",
+            text=text,
+            line=line,
+            column=column,
+        ) from None
     if not isinstance(tree, exp.Expression):
-        raise ValueError(f"filter {text!r} is not an expression")
+        raise FilterParseError(f"filter {text!r} is not an expression", text=text)
     return _convert(tree)
 
 
@@ -254,4 +262,4 @@ def sql_literal(value: Any) -> str:
         return f"DATE'{value.isoformat()}'"
     if isinstance(value, str):
         return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
-    raise TypeError(f"no SQL literal for {type(value).__name__} {value!r}")
+    raise InvalidArgumentTypeError(f"no SQL literal for {type(value).__name__} {value!r}")

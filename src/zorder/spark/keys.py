@@ -10,7 +10,6 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, get_args
 
 import numpy as np
 import numpy.typing as npt
@@ -30,11 +29,17 @@ from pyspark.sql.types import (
 from zorder.curves import encoding_for, hilbert_index_array, interleave_array
 from zorder.curves.cells import FileCells, KeyRanges, balanced_cells, balanced_ranges
 from zorder.curves.encodings import SUPPORTED_TYPES, OrderedEncoding, canonical_type_name
+from zorder.curves.kinds import Curve
 from zorder.curves.ranks import (
     STRING_SAMPLE_PREFIX,
     RankBuckets,
     direct_words,
     rank_fit,
+)
+from zorder.errors import (
+    ColumnNotFoundError,
+    InvalidArgumentError,
+    UnsupportedColumnTypeError,
 )
 
 __all__ = [
@@ -45,8 +50,6 @@ __all__ = [
     "SAMPLE_ROWS_PER_FILE",
     "WARN_ABOVE_COLUMNS",
     "CellKeyPacking",
-    "Curve",
-    "KeyMethod",
     "SampleRanks",
     "bits_per_column",
     "cell_key",
@@ -63,10 +66,6 @@ __all__ = [
     "sample_size_for",
 ]
 
-Curve = Literal["zorder", "hilbert", "linear"]
-KeyMethod = Literal["rank", "direct"]
-CURVES: tuple[str, ...] = get_args(Curve)
-KEY_METHODS: tuple[str, ...] = get_args(KeyMethod)
 
 DEFAULT_SAMPLE_SIZE = 100_000
 # Files cut at sampled quantiles differ in size by about 1/sqrt(sampled rows per
@@ -107,7 +106,9 @@ def resolve_clustering_columns(df: DataFrame, by: Sequence[str]) -> list[Cluster
         by = [by]
     names = list(df.columns)
     if not by:
-        raise ValueError(f"no clustering columns given; table columns: {', '.join(names)}")
+        raise InvalidArgumentError(
+            f"no clustering columns given; table columns: {', '.join(names)}"
+        )
     by_lower: dict[str, str] = {}
     for name in names:
         by_lower.setdefault(name.lower(), name)
@@ -116,20 +117,24 @@ def resolve_clustering_columns(df: DataFrame, by: Sequence[str]) -> list[Cluster
     seen: set[str] = set()
     for wanted in by:
         if not isinstance(wanted, str) or not wanted:
-            raise ValueError(f"clustering column names must be non-empty strings, got {wanted!r}")
+            raise InvalidArgumentError(
+                f"clustering column names must be non-empty strings, got {wanted!r}"
+            )
         actual = by_lower.get(wanted.lower())
         if actual is None:
-            raise ValueError(
+            raise ColumnNotFoundError(
                 f"unknown clustering column {wanted!r}; table columns: {', '.join(names)}"
             )
         if actual in seen:
-            raise ValueError(f"clustering column {actual!r} is listed twice in by={list(by)}")
+            raise InvalidArgumentError(
+                f"clustering column {actual!r} is listed twice in by={list(by)}"
+            )
         seen.add(actual)
         spark_type = _type_name(fields[actual].dataType)
         try:
             type_name = canonical_type_name(spark_type)
-        except ValueError:
-            raise ValueError(
+        except InvalidArgumentError:
+            raise UnsupportedColumnTypeError(
                 f"clustering column {actual!r} has type {spark_type}, which has no order a "
                 f"clustering key can use; accepted types: {', '.join(SUPPORTED_TYPES)}"
             ) from None
@@ -140,7 +145,7 @@ def resolve_clustering_columns(df: DataFrame, by: Sequence[str]) -> list[Cluster
 def bits_per_column(dims: int) -> int:
     """Bits of each column's bucket number in a rank key of ``dims`` columns."""
     if not 1 <= dims <= _KEY_BITS:
-        raise ValueError(f"rank keys take 1 .. {_KEY_BITS} columns, got {dims}")
+        raise InvalidArgumentError(f"rank keys take 1 .. {_KEY_BITS} columns, got {dims}")
     bits = min(MAX_RANK_BITS, _KEY_BITS // dims)
     if dims > WARN_ABOVE_COLUMNS:
         warnings.warn(
@@ -189,7 +194,7 @@ def sample_columns(
     task, this stays cheap on any number of partitions.
     """
     if sample_size < 1:
-        raise ValueError(f"sample_size must be >= 1, got {sample_size}")
+        raise InvalidArgumentError(f"sample_size must be >= 1, got {sample_size}")
     columns_only = df.select(*[_comparable(c) for c in columns])
     if rows is None:
         rows = columns_only.count()
@@ -282,7 +287,9 @@ def rank_key(
 ) -> Column:
     """Long key: each column's rank-bucket id (0 = null), combined along ``curve``."""
     if curve not in ("zorder", "hilbert"):
-        raise ValueError(f"rank keys combine columns along 'zorder' or 'hilbert', got {curve!r}")
+        raise InvalidArgumentError(
+            f"rank keys combine columns along 'zorder' or 'hilbert', got {curve!r}"
+        )
     per_column = [buckets[c.name] for c in columns]
 
     def keys(*arrays: pa.Array) -> pa.Array:
@@ -321,7 +328,7 @@ class CellKeyPacking:
 def cell_key_packing(dims: int, bits: int, cell_count: int) -> CellKeyPacking:
     """The packing of ``dims`` rank ids of ``bits`` bits and files ``0 .. cell_count - 1``."""
     if cell_count < 1:
-        raise ValueError(f"cell_count must be >= 1, got {cell_count}")
+        raise InvalidArgumentError(f"cell_count must be >= 1, got {cell_count}")
     key_bits = dims * bits
     cell_bits = (cell_count - 1).bit_length()
     return CellKeyPacking(key_bits, max(0, key_bits + cell_bits - _LONG_BITS))
@@ -342,9 +349,13 @@ def cell_key(
     so the rows need no second pass (as a range partitioner's sample would).
     """
     if curve not in ("zorder", "hilbert"):
-        raise ValueError(f"rank keys combine columns along 'zorder' or 'hilbert', got {curve!r}")
+        raise InvalidArgumentError(
+            f"rank keys combine columns along 'zorder' or 'hilbert', got {curve!r}"
+        )
     if isinstance(files, FileCells) and curve != "zorder":
-        raise ValueError(f"file cells cut the Z-order curve, not {curve!r}; use key ranges")
+        raise InvalidArgumentError(
+            f"file cells cut the Z-order curve, not {curve!r}; use key ranges"
+        )
     per_column = [buckets[c.name] for c in columns]
     packing = cell_key_packing(len(columns), bits, files.count)
 
@@ -381,7 +392,9 @@ def direct_file_key(
     so the rows need no range partitioner's sampling pass over the UDF.
     """
     if curve not in ("zorder", "hilbert"):
-        raise ValueError(f"direct keys combine columns along 'zorder' or 'hilbert', got {curve!r}")
+        raise InvalidArgumentError(
+            f"direct keys combine columns along 'zorder' or 'hilbert', got {curve!r}"
+        )
     encodings = [encoding_for(c.type_name) for c in columns]
 
     def keys(*arrays: pa.Array) -> pa.Array:

@@ -18,13 +18,11 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from zorder.curves.cells import FileCells, KeyRanges
+from zorder.curves.kinds import Curve, KeyMethod, as_curve, as_key_method
+from zorder.errors import InvalidArgumentError
 from zorder.spark.keys import (
-    CURVES,
     DEFAULT_SAMPLE_SEED,
-    KEY_METHODS,
     ClusteringColumn,
-    Curve,
-    KeyMethod,
     bits_per_column,
     cell_key,
     cell_key_packing,
@@ -60,17 +58,14 @@ class ClusteringPlan:
 
 
 def plan_clustering(
-    df: DataFrame, by: Sequence[str], *, curve: str = "zorder", method: str = "rank"
+    df: DataFrame, by: Sequence[str], *, curve: Curve = "zorder", method: KeyMethod = "rank"
 ) -> ClusteringPlan:
-    """Validate the clustering request against ``df`` (raises ValueError)."""
-    if curve not in CURVES:
-        raise ValueError(f"unknown curve {curve!r}; accepted: {', '.join(CURVES)}")
-    if method not in KEY_METHODS:
-        raise ValueError(f"unknown key method {method!r}; accepted: {', '.join(KEY_METHODS)}")
-    columns = resolve_clustering_columns(df, by)
-    plan = ClusteringPlan(tuple(columns), curve, method)  # type: ignore[arg-type]
-    if not plan.sorts_plainly and method == "rank":
-        bits_per_column(len(columns))  # raises on too many columns, warns on many
+    """Validate the clustering request against ``df`` (raises InvalidArgumentError)."""
+    plan = ClusteringPlan(
+        tuple(resolve_clustering_columns(df, by)), as_curve(curve), as_key_method(method)
+    )
+    if not plan.sorts_plainly and plan.method == "rank":
+        bits_per_column(len(plan.columns))  # raises on too many columns, warns on many
     return plan
 
 
@@ -92,9 +87,11 @@ def cluster(
     it for the sample.
     """
     if num_files < 1:
-        raise ValueError(f"num_files must be >= 1, got {num_files}")
+        raise InvalidArgumentError(f"num_files must be >= 1, got {num_files}")
     if sample_size is not None and sample_size < 1:
-        raise ValueError(f"sample_size must be >= 1 (or None for the default), got {sample_size}")
+        raise InvalidArgumentError(
+            f"sample_size must be >= 1 (or None for the default), got {sample_size}"
+        )
     if plan.sorts_plainly:
         order = [F.col(f"`{name}`").asc_nulls_first() for name in plan.names]
         return df.repartitionByRange(num_files, *order).sortWithinPartitions(*order)

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from zorder.table.clustering import (
+    COMMIT_METADATA_KEY,
+    ClusteringSpec,
+    CommitClustering,
+    Operation,
+    Run,
+)
 from zorder.table.delta import (
     MIN_VACUUM_RETENTION_HOURS,
-    ConcurrentCommitError,
+    CommitMode,
     DataFile,
-    NotADeltaTableError,
     TableSnapshot,
     WrittenFile,
     commit_files,
@@ -22,10 +28,14 @@ from zorder.table.delta import (
 )
 
 __all__ = [
+    "COMMIT_METADATA_KEY",
     "MIN_VACUUM_RETENTION_HOURS",
-    "ConcurrentCommitError",
+    "ClusteringSpec",
+    "CommitClustering",
+    "CommitMode",
     "DataFile",
-    "NotADeltaTableError",
+    "Operation",
+    "Run",
     "TableSnapshot",
     "WrittenFile",
     "commit_files",

@@ -15,7 +15,7 @@ import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 from urllib.parse import urlparse
 
 import numpy as np
@@ -31,18 +31,25 @@ from deltalake.transaction import (
     AddAction,
     CommitProperties,
     RemoveAction,
+    Transaction,
     create_table_with_add_actions,
 )
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.types import StructType
+from pyspark.sql.types import DoubleType, FloatType, StructType
 
+from zorder.errors import (
+    ConcurrentCommitError,
+    InvalidArgumentError,
+    NotADeltaTableError,
+    UnsupportedTableError,
+)
 from zorder.stats import FileStats, indexed_columns, stats_from_parquet
+from zorder.table.clustering import COMMIT_METADATA_KEY, CommitClustering, Run
 
 __all__ = [
     "MIN_VACUUM_RETENTION_HOURS",
-    "ConcurrentCommitError",
+    "CommitMode",
     "DataFile",
-    "NotADeltaTableError",
     "TableSnapshot",
     "WrittenFile",
     "commit_files",
@@ -64,17 +71,21 @@ MIN_VACUUM_RETENTION_HOURS = 168
 
 _REWRITE_ATTEMPTS = 10
 
+# "rewrite" is optimize's: files added and removed with dataChange = false.
+CommitMode = Literal["create", "append", "overwrite", "rewrite"]
 
-class ConcurrentCommitError(RuntimeError):
-    """Another writer committed something this commit conflicts with; nothing was committed."""
 
+# parquet-mr's own filters on footer bounds, column indexes and bloom filters, as per-read
+# options (they reach the Hadoop configuration of that scan only). Other writers' double
+# bounds may leave NaN out, so parquet-mr would drop NaN rows that `y > 1000` must keep.
+_NAN_UNSAFE_FOOTER_FILTERS = {
+    "parquet.filter.stats.enabled": "false",
+    "parquet.filter.columnindex.enabled": "false",
+    "parquet.filter.bloom.enabled": "false",
+}
 
 # Reader features whose data plain Parquet reads would get wrong.
 _UNREADABLE_FEATURES = {"deletionVectors", "columnMapping", "v2Checkpoint_unknown"}
-
-
-class NotADeltaTableError(ValueError):
-    """The path holds no Delta table (no ``_delta_log``)."""
 
 
 def normalize_uri(path: str | os.PathLike[str]) -> str:
@@ -139,6 +150,25 @@ class TableSnapshot:
             )
         )
 
+    @functools.cached_property
+    def nan_free_bounds(self) -> npt.NDArray[np.bool_]:
+        """Per file: are its double bounds left out whenever it holds NaN?
+
+        True only for files of a run whose commit recorded the run's ``txn``
+        (see :mod:`zorder.table.clustering`): zorder writes them with Spark,
+        whose Parquet statistics count NaN, and then leaves such a column
+        unbounded. Other writers (pyarrow's among them) leave NaN out of their
+        bounds, so nothing is assumed of their files, wherever they lie.
+        """
+        paths = self.actions.column("path").to_pylist()
+        runs = [Run.of_path(str(path)) for path in paths]
+        trusted = {
+            run: self.table.transaction_version(run.transaction_id) == run.transaction_version
+            for run in set(runs)
+            if run is not None
+        }
+        return np.array([run is not None and trusted[run] for run in runs], dtype=bool)
+
     @property
     def total_bytes(self) -> int:
         total = pc.sum(self.actions.column("size_bytes")).as_py()
@@ -165,9 +195,27 @@ class TableSnapshot:
 
     def dataframe(self, spark: SparkSession) -> DataFrame:
         """The snapshot's rows: its files read by Spark's Parquet reader, with the table schema."""
-        if not self.files:
+        return self.read_files(spark, None)
+
+    def read_files(self, spark: SparkSession, keep: npt.NDArray[np.bool_] | None) -> DataFrame:
+        """The rows of the files whose ``keep`` flag is set (all files for None).
+
+        Spark pushes filters down to parquet-mr, which skips row groups and
+        pages on the files' own footer bounds; where a double column's bounds
+        may leave NaN out (files zorder does not vouch for), that skipping is
+        turned off for this read, so the rows always answer as Spark defines.
+        """
+        files = self.files_where(keep)
+        if not files:
             return spark.createDataFrame([], self.schema)
-        return spark.read.schema(self.schema).parquet(*[self.file_uri(f) for f in self.files])
+        reader = spark.read.schema(self.schema)
+        has_doubles = any(
+            isinstance(f.dataType, FloatType | DoubleType) for f in self.schema.fields
+        )
+        trusted = self.nan_free_bounds if keep is None else self.nan_free_bounds[keep]
+        if has_doubles and not trusted.all():
+            reader = reader.options(**_NAN_UNSAFE_FOOTER_FILTERS)
+        return reader.parquet(*[self.file_uri(f) for f in files])
 
 
 def load_snapshot(
@@ -180,7 +228,7 @@ def load_snapshot(
     protocol = table.protocol()
     features = set(protocol.reader_features or []) & _UNREADABLE_FEATURES
     if features:
-        raise ValueError(
+        raise UnsupportedTableError(
             f"table {uri} uses Delta reader features {sorted(features)}, which zorder cannot "
             "read as plain Parquet; supported: tables without deletion vectors or column mapping"
         )
@@ -283,15 +331,28 @@ def _add_actions(files: Sequence[WrittenFile], *, data_change: bool) -> list[Add
     ]
 
 
+def _commit_properties(
+    clustering: CommitClustering | None, *, max_commit_retries: int | None = None
+) -> CommitProperties:
+    if clustering is None:
+        return CommitProperties(max_commit_retries=max_commit_retries)
+    run = clustering.run
+    return CommitProperties(
+        custom_metadata={COMMIT_METADATA_KEY: json.dumps(clustering.to_metadata())},
+        max_commit_retries=max_commit_retries,
+        app_transactions=[Transaction(run.transaction_id, run.transaction_version)],
+    )
+
+
 def commit_files(
     uri: str,
     schema: StructType,
     files: Sequence[WrittenFile],
     *,
-    mode: Literal["create", "append", "overwrite", "rewrite"],
+    mode: CommitMode,
     snapshot: TableSnapshot | None = None,
     removed: Sequence[DataFile] = (),
-    custom_metadata: Mapping[str, Any] | None = None,
+    clustering: CommitClustering | None = None,
     storage_options: Mapping[str, str] | None = None,
 ) -> int:
     """Commit ``files`` in one transaction; returns the new table version.
@@ -302,10 +363,11 @@ def commit_files(
     - ``rewrite``: optimize's commit, adding ``files`` and removing
       ``removed`` with ``dataChange = false``, checked by delta-rs against
       everything committed since ``snapshot``.
+
+    ``clustering`` (a zorder run's files) goes into the commit as
+    ``commitInfo.zorder`` and as the run's ``txn`` action.
     """
-    properties = CommitProperties(
-        custom_metadata={k: json.dumps(v) for k, v in (custom_metadata or {}).items()}
-    )
+    properties = _commit_properties(clustering)
     delta_schema = DeltaSchema.from_json(schema.json())
     if mode == "create":
         create_table_with_add_actions(
@@ -318,10 +380,10 @@ def commit_files(
         )
         return int(DeltaTable(uri, storage_options=dict(storage_options or {})).version())
     if snapshot is None:
-        raise ValueError(f"mode {mode!r} needs the snapshot it applies to")
+        raise InvalidArgumentError(f"mode {mode!r} needs the snapshot it applies to")
     if mode == "rewrite":
         return _commit_rewrite(
-            uri, delta_schema, files, snapshot, removed, properties, storage_options
+            uri, delta_schema, files, snapshot, removed, clustering, storage_options
         )
     table = snapshot.table
     try:
@@ -347,7 +409,7 @@ def _commit_rewrite(
     files: Sequence[WrittenFile],
     snapshot: TableSnapshot,
     removed: Sequence[DataFile],
-    properties: CommitProperties,
+    clustering: CommitClustering | None,
     storage_options: Mapping[str, str] | None,
 ) -> int:
     """Optimize's commit, with optimistic concurrency checked here, not by delta-rs.
@@ -366,7 +428,7 @@ def _commit_rewrite(
         RemoveAction(path=f.path, data_change=False, deletion_timestamp=now, size=f.size)
         for f in removed
     ]
-    exact = CommitProperties(custom_metadata=properties.custom_metadata, max_commit_retries=0)
+    exact = _commit_properties(clustering, max_commit_retries=0)
     for _ in range(_REWRITE_ATTEMPTS):
         latest = load_snapshot(uri, storage_options)
         live = {f.path for f in latest.files}
@@ -403,15 +465,15 @@ def file_statistics(uri: str, storage_options: Mapping[str, str] | None = None) 
 
 
 def latest_clustering(
-    uri: str, storage_options: Mapping[str, str] | None = None, *, metadata_key: str = "zorder"
-) -> dict[str, Any] | None:
-    """The zorder metadata of the newest commit that carries it, if any."""
+    uri: str, storage_options: Mapping[str, str] | None = None
+) -> CommitClustering | None:
+    """What the newest zorder commit still in the history recorded, if any."""
     table = DeltaTable(uri, storage_options=dict(storage_options or {}))
     for commit in table.history():
-        raw = commit.get(metadata_key)
+        raw = commit.get(COMMIT_METADATA_KEY)
         if raw:
             parsed = json.loads(raw) if isinstance(raw, str) else raw
-            return dict(parsed)
+            return CommitClustering.from_metadata(parsed)
     return None
 
 
@@ -433,9 +495,9 @@ def vacuum_files(
     reader of an older version or a writer still running could need them.
     """
     if retain_hours < 0:
-        raise ValueError(f"retain_hours must be >= 0, got {retain_hours}")
+        raise InvalidArgumentError(f"retain_hours must be >= 0, got {retain_hours}")
     if retain_hours < MIN_VACUUM_RETENTION_HOURS and not force:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"retain_hours={retain_hours:g} is below the safe minimum of "
             f"{MIN_VACUUM_RETENTION_HOURS} hours: readers of older versions and writers still "
             "running may need those files; pass force=True (CLI: --force) to vacuum anyway"

@@ -1,0 +1,88 @@
+"""Every error zorder raises on purpose: one base, specific subclasses.
+
+Each class also subclasses the builtin a caller would have caught before
+there was a hierarchy (a :class:`ColumnNotFoundError` is a ``ValueError``, a
+:class:`TableExistsError` a ``FileExistsError``), so ``except ValueError``
+keeps working, and ``except ZorderError`` catches exactly the errors that are
+about the caller's input or the table, never a bug. Messages name the bad
+value and what would be accepted.
+
+Pure: importing this module imports nothing else of zorder's or anyone's.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ColumnNotFoundError",
+    "ConcurrentCommitError",
+    "FilterParseError",
+    "InvalidArgumentError",
+    "InvalidArgumentTypeError",
+    "NotADeltaTableError",
+    "SchemaMismatchError",
+    "SourceNotFoundError",
+    "TableExistsError",
+    "UnsupportedColumnTypeError",
+    "UnsupportedTableError",
+    "ZorderError",
+]
+
+
+class ZorderError(Exception):
+    """Base of every error zorder raises on purpose."""
+
+
+class InvalidArgumentError(ZorderError, ValueError):
+    """An argument's value is outside what is accepted (a size, a mode, a curve, a count)."""
+
+
+class InvalidArgumentTypeError(ZorderError, TypeError):
+    """An argument is of a type the function does not take."""
+
+
+class ColumnNotFoundError(InvalidArgumentError):
+    """A column named by the caller (to cluster by, to filter on, to plot) is not in the table."""
+
+
+class UnsupportedColumnTypeError(InvalidArgumentError):
+    """A column's type cannot serve where it was asked to (no order a clustering key can use)."""
+
+
+class FilterParseError(InvalidArgumentError):
+    """A filter's SQL text does not parse; ``line`` and ``column`` say where, when known."""
+
+    def __init__(
+        self, message: str, *, text: str, line: int | None = None, column: int | None = None
+    ) -> None:
+        super().__init__(message)
+        self.text = text
+        self.line = line
+        self.column = column
+
+
+class SchemaMismatchError(ZorderError, ValueError):
+    """The data's schema differs from the table's; the message lists each difference."""
+
+
+class TableExistsError(ZorderError, FileExistsError):
+    """A table already exists where the caller asked for a new one."""
+
+
+class NotADeltaTableError(ZorderError, ValueError):
+    """The path holds no Delta table (no readable ``_delta_log``)."""
+
+
+class SourceNotFoundError(ZorderError, FileNotFoundError):
+    """An input path to read from does not exist."""
+
+
+class UnsupportedTableError(ZorderError, ValueError):
+    """A Delta table uses a feature zorder cannot read or write correctly.
+
+    Deletion vectors and column mapping, for instance: their files cannot be
+    read as plain Parquet without wrong answers.
+    """
+
+
+class ConcurrentCommitError(ZorderError, RuntimeError):
+    """Another writer committed something this commit conflicts with; nothing was committed."""

@@ -1,0 +1,121 @@
+"""How a table records its clustering: one definition of each name the log carries.
+
+- A clustering **spec** (columns, curve, key method) has a short fingerprint.
+- Every clustering **run** writes its files under ``zorder-<fingerprint>-<run id>/``
+  below the table root, so a file's path tells which run wrote it.
+- The commit that adds a run's files carries ``commitInfo.zorder`` (the run,
+  its spec and file count) for people reading the history, and a Delta
+  ``txn`` action (app id ``zorder.run.<run id>``, version the fingerprint as
+  an integer) for programs: it is committed atomically with the files, is
+  kept by checkpoints and log cleanup, and only zorder's own commits write
+  it, so it is what zorder trusts about a run's files (a directory name
+  anyone can imitate).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from zorder.curves.kinds import Curve, KeyMethod, as_curve, as_key_method
+
+__all__ = [
+    "COMMIT_METADATA_KEY",
+    "ClusteringSpec",
+    "CommitClustering",
+    "Operation",
+    "Run",
+]
+
+COMMIT_METADATA_KEY = "zorder"
+_RUN_DIRECTORY = re.compile(r"^zorder-(?P<fingerprint>[0-9a-f]{8})-(?P<id>[0-9a-f]{12})$")
+_RUN_TRANSACTION_PREFIX = "zorder.run."
+
+Operation = Literal["write", "optimize"]
+
+
+@dataclass(frozen=True)
+class ClusteringSpec:
+    """What a table is clustered by: columns (as the table spells them), curve, key method."""
+
+    columns: tuple[str, ...]
+    curve: Curve
+    method: KeyMethod
+
+    @property
+    def fingerprint(self) -> str:
+        """Eight hex digits naming the spec in run directories (stable across versions)."""
+        text = json.dumps({"by": list(self.columns), "curve": self.curve, "method": self.method})
+        return hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
+@dataclass(frozen=True)
+class Run:
+    """One clustering run: an id, and the fingerprint of the spec it clustered by."""
+
+    id: str
+    fingerprint: str
+
+    @classmethod
+    def new(cls, spec: ClusteringSpec) -> Run:
+        return cls(id=uuid.uuid4().hex[:12], fingerprint=spec.fingerprint)
+
+    @classmethod
+    def of_path(cls, path: str) -> Run | None:
+        """The run whose directory holds ``path`` (relative to the table root), if any."""
+        directory, slash, _ = path.partition("/")
+        match = _RUN_DIRECTORY.match(directory) if slash else None
+        return cls(match["id"], match["fingerprint"]) if match else None
+
+    @property
+    def directory(self) -> str:
+        return f"zorder-{self.fingerprint}-{self.id}"
+
+    @property
+    def transaction_id(self) -> str:
+        """The Delta ``txn`` app id the run's commit records."""
+        return f"{_RUN_TRANSACTION_PREFIX}{self.id}"
+
+    @property
+    def transaction_version(self) -> int:
+        """The ``txn`` version the run's commit records: its spec's fingerprint."""
+        return int(self.fingerprint, 16)
+
+
+@dataclass(frozen=True)
+class CommitClustering:
+    """What a zorder commit recorded in ``commitInfo.zorder``."""
+
+    operation: Operation
+    run: Run
+    spec: ClusteringSpec
+    num_files: int
+
+    def to_metadata(self) -> dict[str, Any]:
+        return {
+            "operation": self.operation,
+            "runId": self.run.id,
+            "fingerprint": self.run.fingerprint,
+            "by": list(self.spec.columns),
+            "curve": self.spec.curve,
+            "method": self.spec.method,
+            "numFiles": self.num_files,
+        }
+
+    @classmethod
+    def from_metadata(cls, raw: Mapping[str, Any]) -> CommitClustering:
+        by: Sequence[str] = raw["by"]
+        operation = raw.get("operation")
+        return cls(
+            operation="optimize" if operation == "optimize" else "write",
+            run=Run(str(raw["runId"]), str(raw["fingerprint"])),
+            spec=ClusteringSpec(
+                tuple(str(c) for c in by), as_curve(raw["curve"]), as_key_method(raw["method"])
+            ),
+            num_files=int(raw.get("numFiles", 0)),
+        )
