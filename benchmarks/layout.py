@@ -10,6 +10,8 @@ scanned. The ceiling for F equal files and d independent columns is
 - skewed: log-normal amounts, recent-heavy timestamps, Zipf customers, dates
 - prefixes: strings whose first 20+ characters are shared by every row
 - nulls: four numeric columns, 30% nulls each
+- nans: four numeric columns, one double with NaN in 1% of rows (a file
+  holding NaN has no bounds on that column)
 
     .venv/bin/python -m benchmarks.layout --write-markdown
 """
@@ -94,11 +96,25 @@ def nulls(rng: np.random.Generator, n: int) -> pa.Table:
     )
 
 
+def nans(rng: np.random.Generator, n: int) -> pa.Table:
+    y = rng.normal(0, 1, n)
+    y[rng.random(n) < 0.01] = np.nan
+    return pa.table(
+        {
+            "a": rng.integers(-1000, 1000, n),
+            "b": rng.uniform(0, 1, n),
+            "c": rng.integers(0, 10**9, n),
+            "y": y,
+        }
+    )
+
+
 DATASETS: dict[str, Callable[[np.random.Generator, int], pa.Table]] = {
     "network": network,
     "skewed": skewed,
     "prefixes": prefixes,
     "nulls": nulls,
+    "nans": nans,
 }
 
 

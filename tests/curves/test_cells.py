@@ -153,3 +153,34 @@ def test_key_ranges_split_the_sample_evenly_and_in_key_order(
         # plus at most the copies of one repeated key.
         _, copies = np.unique(keys, return_counts=True)
         assert masses.max() <= -(-len(keys) // count) + copies.max()
+
+
+def test_rows_set_aside_get_cells_of_their_own() -> None:
+    # Four columns; the last holds its set-aside id (NaN's) in 1% of the rows.
+    rng = np.random.default_rng(3)
+    sample = rng.integers(1, 1023, (20_000, 4)).astype(np.uint64)
+    nan_rows = rng.random(len(sample)) < 0.01
+    sample[nan_rows, 3] = 1023
+    spread = balanced_cells(sample, 100)
+    aside = balanced_cells(sample, 100, set_aside=[None, None, None, 1023])
+    assert len(set(spread.cell_of(sample[nan_rows]).tolist())) > 20  # the top slab of column 3
+    assert aside.count == 100
+    assert set(aside.cell_of(sample[nan_rows]).tolist()) == {99}  # last along the curve
+    assert 99 not in set(aside.cell_of(sample[~nan_rows]).tolist())
+    sizes = np.bincount(aside.cell_of(sample[~nan_rows]), minlength=100)[:99]
+    assert sizes.max() <= 1.3 * sizes.min()
+
+
+@given(samples(), st.integers(1, 40), st.data())
+def test_set_aside_cells_equal_the_walk(
+    sample: np.ndarray, count: int, data: st.DataObject
+) -> None:
+    columns = sample.shape[1]
+    aside = data.draw(
+        st.lists(st.sampled_from([None, 1, 3, 50]), min_size=columns, max_size=columns)
+    )
+    cells = balanced_cells(sample, count, set_aside=aside)
+    got = cells.cell_of(sample)
+    assert got.tolist() == [reference_cell(cells, row.tolist()) for row in sample]
+    assert 1 <= cells.count <= count
+    assert sorted(set(got.tolist())) == list(range(cells.count))

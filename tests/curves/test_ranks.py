@@ -235,3 +235,22 @@ def test_string_buckets_through_long_shared_prefixes() -> None:
     encoding = encoding_for("string")
     expected = [reference_bucket(v, bounds.to_pylist(), encoding) for v in values.to_pylist()]
     assert bucket_ids(values, bounds).tolist() == expected
+
+
+@pytest.mark.parametrize("with_nan", [True, False])
+def test_nan_owns_the_top_id_of_a_floating_column(with_nan: bool) -> None:
+    values = [float(v) for v in range(1000)] + ([math.nan] * 10 if with_nan else [])
+    fit = rank_fit(pa.array(values), 10)
+    assert fit.buckets.set_aside_id == 1023
+    ids = fit.buckets.key_ids(pa.array([math.nan, math.inf, 999.0, -1.0, None]))
+    assert ids[0] == 1023
+    assert ids[1] < 1023
+    assert ids[2] < 1023
+    assert ids[4] == 0
+    if with_nan:
+        assert (fit.sample_ids == 1023).sum() == 10
+
+
+def test_no_id_is_set_aside_for_integers_or_one_bit() -> None:
+    assert rank_fit(pa.array(list(range(100))), 10).buckets.set_aside_id is None
+    assert rank_fit(pa.array([1.0, 2.0, math.nan]), 1).buckets.set_aside_id is None

@@ -224,11 +224,37 @@ def _split(sample: npt.NDArray[np.uint64], cells: int, columns: list[int], lefto
         columns = rest  # nothing cut on this column here: the next ones get its cells
 
 
-def balanced_cells(sample: npt.NDArray[np.uint64], count: int) -> FileCells:
+def _set_aside(
+    sample: npt.NDArray[np.uint64], cells: int, aside: Sequence[tuple[int, int]]
+) -> _Node:
+    """Rows holding a column's set-aside id (its top id) in cells of their own, then the rest.
+
+    Each set-aside column becomes one cut at its id: the rows below it (the
+    rest) and the rows at it, which get cells in proportion to their mass
+    (at least one) and are cut on the other columns as usual.
+    """
+    if not aside or cells <= 1 or len(sample) == 0:
+        return _split(sample, cells, list(range(sample.shape[1])), leftover=False)
+    (column, value), rest = aside[0], aside[1:]
+    held = sample[:, column] >= value
+    if held.all() or not held.any():  # nothing to part here
+        return _set_aside(sample, cells, rest)
+    shares = _apportion(np.array([(~held).sum(), held.sum()], dtype=np.float64), cells)
+    kept = _set_aside(sample[~held], shares[0], rest)
+    parted = _split(sample[held], shares[1], list(range(sample.shape[1])), leftover=False)
+    return _Node(column, np.array([value], dtype=np.uint64), [kept, parted])
+
+
+def balanced_cells(
+    sample: npt.NDArray[np.uint64], count: int, *, set_aside: Sequence[int | None] = ()
+) -> FileCells:
     """Cut the id space of ``sample`` (rows x columns) into ``count`` cells of equal row mass.
 
-    Fewer cells come back only when the sample cannot be cut that finely
-    (fewer distinct rows than ``count``).
+    ``set_aside`` gives, per column, an id (the column's largest) whose rows
+    get cells of their own, after the others: NaN's, whose rows would take
+    away the bounds of every file they were spread over. Fewer cells come
+    back only when the sample cannot be cut that finely (fewer distinct rows
+    than ``count``).
     """
     sample = np.asarray(sample, dtype=np.uint64)
     if sample.ndim != 2 or sample.shape[1] < 1:
@@ -239,7 +265,8 @@ def balanced_cells(sample: npt.NDArray[np.uint64], count: int) -> FileCells:
         raise InvalidArgumentError(f"count must be >= 1, got {count}")
     if len(sample) and int(sample.max()) >= 1 << _ID_BITS:
         raise InvalidArgumentError(f"key ids must be below 2**{_ID_BITS}, got {int(sample.max())}")
-    root = _split(sample, count, list(range(sample.shape[1])), leftover=False)
+    aside = [(column, int(value)) for column, value in enumerate(set_aside) if value is not None]
+    root = _set_aside(sample, count, aside)
 
     # Breadth first, so each node's children are consecutive.
     order: list[_Node] = [root]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -135,6 +136,13 @@ class _SortedSample:
         runs = np.unique(self.run[positions])
         # A boundary at the sample's minimum would leave bucket 1 empty.
         return runs[runs > 0]
+
+    def nan_run(self) -> int | None:
+        """The run of NaN values (the last one, NaN sorting above every number), if any."""
+        if len(self.order) == 0 or not pa.types.is_floating(self.values.type):
+            return None
+        last = self.values[int(self.order[-1])].as_py()
+        return int(self.run[-1]) if isinstance(last, float) and math.isnan(last) else None
 
     def boundaries(self, runs: npt.NDArray[np.intp]) -> pa.Array:
         return self.values.take(pa.array(self.order[self.run_start[runs]]))
@@ -262,6 +270,7 @@ class RankBuckets:
 
     boundaries: pa.Array
     ids: npt.NDArray[np.uint64]  # ids[bucket]; ids[0] = 0 is the null bucket
+    set_aside_id: int | None = None  # NaN's own id (the top one), which file cells set aside
 
     @functools.cached_property
     def search(self) -> BoundarySearch:
@@ -289,32 +298,59 @@ def rank_fit(sample: pa.Array, bits: int) -> RankFit:
     around its place, so every bit level of the key still halves the rows,
     however skewed or duplicated the column (a few distinct values included).
 
+    Floating columns (with two bits or more) keep the top id for NaN alone,
+    as nulls have id 0: NaN is the last boundary, whether or not the sample
+    holds one, and the numbers share the ids below. A file holding NaN gets
+    no bounds on that column, so the file cells set these rows aside
+    (:func:`zorder.curves.cells.balanced_cells`) rather than spread them.
+
     One sort of the sample gives the boundaries, the buckets' masses and the
     sample's own ids (a boundary's bucket starts at its run of equal values),
     so the sample is never searched against its boundaries.
     """
     top = (1 << bits) - 1
     ordered = _SortedSample.of(sample)
-    runs = ordered.boundary_runs(top - 1)
-    buckets = len(runs) + 1
+    nan_aside = pa.types.is_floating(sample.type) and top >= 2
+    number_top = top - 1 if nan_aside else top
+    runs = ordered.boundary_runs(number_top - 1)
+    nan_run = ordered.nan_run() if nan_aside else None
+    if nan_run is not None:
+        runs = np.append(runs[runs < nan_run], nan_run)
+    boundaries = ordered.boundaries(runs)
+    if nan_aside and nan_run is None:
+        boundaries = pa.concat_arrays([boundaries, pa.array([math.nan], boundaries.type)])
+    buckets = len(boundaries) + 1
     # Bucket of each run: 1 + the number of boundary runs up to and including it.
     starts_bucket = np.zeros(len(ordered.run_start), dtype=np.intp)
     starts_bucket[runs] = 1
     sorted_buckets = (np.cumsum(starts_bucket) + 1)[ordered.run]
     masses = np.bincount(sorted_buckets, minlength=buckets + 1)[1:].astype(np.float64)
-    total = masses.sum()
-    if total == 0:
-        masses = np.ones(buckets)
-        total = float(buckets)
-    middles = (np.cumsum(masses) - masses / 2) / total
     ids = np.empty(buckets + 1, dtype=_U64)
     ids[0] = 0
-    ids[1:] = np.minimum(_U64(1) + np.floor(middles * top).astype(_U64), _U64(top))
+    if nan_aside:
+        ids[1:-1] = _mid_rank_ids(masses[:-1], number_top)
+        ids[-1] = top
+    else:
+        ids[1:] = _mid_rank_ids(masses, top)
     valid_ids = np.empty(len(ordered.order), dtype=_U64)
     valid_ids[ordered.order] = ids[sorted_buckets]
     sample_ids = np.zeros(len(sample), dtype=_U64)
     sample_ids[ordered.valid] = valid_ids
-    return RankFit(RankBuckets(boundaries=ordered.boundaries(runs), ids=ids), sample_ids)
+    buckets_fit = RankBuckets(boundaries, ids, set_aside_id=top if nan_aside else None)
+    return RankFit(buckets_fit, sample_ids)
+
+
+def _mid_rank_ids(masses: npt.NDArray[np.float64], top: int) -> npt.NDArray[np.uint64]:
+    """Ids in 1 .. ``top`` of buckets with these row masses, each at its mid-rank."""
+    total = masses.sum()
+    if total == 0:
+        masses = np.ones(len(masses))
+        total = float(len(masses))
+    middles = (np.cumsum(masses) - masses / 2) / total
+    ids: npt.NDArray[np.uint64] = np.minimum(
+        _U64(1) + np.floor(middles * top).astype(_U64), _U64(top)
+    )
+    return ids
 
 
 def rank_buckets(sample: pa.Array, bits: int) -> RankBuckets:

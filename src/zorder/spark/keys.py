@@ -255,8 +255,9 @@ def _ids(arrays: Sequence[pa.Array], per_column: Sequence[RankBuckets]) -> np.nd
 
 
 def file_cells(ranks: SampleRanks, *, count: int) -> FileCells:
-    """``count`` file cells of equal row mass over the rank ids of the sample."""
-    return balanced_cells(ranks.ids, count)
+    """``count`` file cells of equal row mass over the rank ids of the sample, NaN's set aside."""
+    aside = [buckets.set_aside_id for buckets in ranks.buckets.values()]
+    return balanced_cells(ranks.ids, count, set_aside=aside)
 
 
 def key_ranges(ranks: SampleRanks, *, curve: Curve, bits: int, count: int) -> KeyRanges:
