@@ -1,6 +1,7 @@
 # Two commands on a fresh machine with Python 3.11+ and Java 17+:
 #   make demo   set up .venv and run the main job on built-in data
 #   make test   set up .venv with dev extras; ruff, mypy --strict, the whole pytest suite
+#   make check  the edit loop: ruff, mypy and the tests that need no JVM
 
 VENV := .venv
 BIN := $(VENV)/bin
@@ -9,7 +10,7 @@ PYTHON ?= $(shell for p in python3 python3.13 python3.12 python3.11 python; do \
 	command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
 	&& { echo $$p; break; }; done)
 
-.PHONY: demo test lint typecheck unit bench clean java
+.PHONY: demo test check lint typecheck unit bench clean java
 
 java:
 	@sh scripts/check-java.sh
@@ -41,6 +42,10 @@ unit: java $(VENV)/.installed-dev
 	$(BIN)/pytest
 
 test: lint typecheck unit
+
+# The edit loop: lint, types and the pure tests, no JVM (well under a minute).
+check: lint typecheck
+	ZORDER_HYPOTHESIS_PROFILE=check $(BIN)/pytest -m "not spark" -q
 
 bench: java $(VENV)/.installed-dev
 	$(BIN)/python -m benchmarks.curves --write-markdown

@@ -198,8 +198,11 @@ def _run_delta_rs(source: str, dest: str, files: int) -> dict[str, Any]:
         text=True,
     )
     assert process.stdout is not None
-    output = process.stdout.read()
+    with process.stdout:
+        output = process.stdout.read()
+    # wait4, not Popen.wait: it also gives the child's peak memory.
     _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
     if status != 0:
         raise RuntimeError(f"the delta-rs run failed (exit status {status}): {output[-2000:]}")
     result: dict[str, Any] = json.loads(output.strip().splitlines()[-1])

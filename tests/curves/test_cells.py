@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from zorder.curves.cells import balanced_cells, balanced_ranges, reference_cell
+from zorder.curves.cells import balanced_cells, balanced_ranges, reference_cell, reference_range
 
 
 @st.composite
@@ -184,3 +184,28 @@ def test_set_aside_cells_equal_the_walk(
     assert got.tolist() == [reference_cell(cells, row.tolist()) for row in sample]
     assert 1 <= cells.count <= count
     assert sorted(set(got.tolist())) == list(range(cells.count))
+
+
+def test_ranges_set_rows_aside_too() -> None:
+    rng = np.random.default_rng(5)
+    ids = rng.integers(1, 1023, (20_000, 3)).astype(np.uint64)
+    nan_rows = rng.random(len(ids)) < 0.01
+    ids[nan_rows, 2] = 1023
+    keys = rng.permutation(len(ids)).astype(np.uint64)  # any key order will do
+    ranges = balanced_ranges(keys, 50, ids=ids, set_aside=[None, None, 1023])
+    assert ranges.count == 50
+    files = ranges.cell_of_keys(keys, ids)
+    some = np.flatnonzero(nan_rows)[:50].tolist() + list(range(200))
+    assert [int(files[i]) for i in some] == [
+        reference_range(ranges, ids[i].tolist(), int(keys[i])) for i in some
+    ]
+    assert set(files[nan_rows].tolist()) == {49}
+    assert 49 not in set(files[~nan_rows].tolist())
+    sizes = np.bincount(files[~nan_rows], minlength=50)[:49]
+    assert sizes.max() <= 1.2 * sizes.min()
+    plain = balanced_ranges(keys, 50)
+    assert plain.aside_bounds is None
+    assert (
+        plain.cell_of_keys(keys).tolist()
+        == np.searchsorted(plain.bounds, keys, side="right").tolist()
+    )

@@ -393,7 +393,7 @@ rows_strategy = st.lists(
 )
 
 
-@settings(max_examples=1500)
+@settings(max_examples=8 * settings.default.max_examples)
 @given(rows_strategy, predicates, st.integers(1, 5), st.sampled_from(["zorder", "plain", "bare"]))
 def test_no_file_with_a_matching_row_is_skipped(
     rows: list[dict[str, Any]], node: Node, files: int, style: str
@@ -460,7 +460,7 @@ _EDGE_CASES = [
 @example(*_EDGE_CASES[5], 1, "plain")
 @example(*_EDGE_CASES[6], 1, "plain")
 @example(*_EDGE_CASES[7], 1, "plain")
-@settings(max_examples=1500)
+@settings(max_examples=8 * settings.default.max_examples)
 @given(rows_strategy, leaves(), st.integers(1, 3), st.sampled_from(["zorder", "plain"]))
 def test_single_conditions_never_skip_a_matching_file(
     rows: list[dict[str, Any]], node: Node, files: int, style: str

@@ -74,6 +74,8 @@ def wait_for_spark_files(path: Path, timeout: float = 240) -> None:
 def kill_group(child: subprocess.Popen[str]) -> None:
     os.killpg(child.pid, signal.SIGKILL)
     child.wait(timeout=60)
+    if child.stdout is not None:
+        child.stdout.close()
 
 
 @pytest.mark.parametrize(

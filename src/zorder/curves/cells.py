@@ -36,7 +36,14 @@ import numpy.typing as npt
 from zorder.curves.search import GuidedSearch
 from zorder.errors import InvalidArgumentError
 
-__all__ = ["FileCells", "KeyRanges", "balanced_cells", "balanced_ranges", "reference_cell"]
+__all__ = [
+    "FileCells",
+    "KeyRanges",
+    "balanced_cells",
+    "balanced_ranges",
+    "reference_cell",
+    "reference_range",
+]
 
 _ID_BITS = 32  # cell_of packs (node, id) into one uint64 to search all cuts at once
 _MAX_TABLE = 1 << 21  # entries of cell_of's lookup table (16 MiB); beyond, it searches
@@ -143,6 +150,18 @@ def reference_cell(cells: FileCells, row: Sequence[int]) -> int:
         value = int(row[int(cells.column[node])])
         node = int(cells.first_child[node]) + sum(1 for cut in cuts if value >= cut)
     return int(cells.cell[node])
+
+
+def reference_range(ranges: KeyRanges, row: Sequence[int], key: int | bytes) -> int:
+    """The file of one row with ids ``row`` and curve ``key`` (the test oracle of ranges)."""
+    held = any(
+        aside is not None and int(value) >= aside
+        for value, aside in zip(row, ranges.set_aside, strict=False)
+    )
+    if held and ranges.aside_bounds is not None:
+        before = len(ranges.bounds) + 1
+        return before + sum(1 for bound in ranges.aside_bounds.tolist() if key >= bound)
+    return sum(1 for bound in ranges.bounds.tolist() if key >= bound)
 
 
 def _apportion(masses: npt.NDArray[np.float64], total: int) -> list[int]:
@@ -311,28 +330,81 @@ class KeyRanges:
     """
 
     bounds: np.ndarray  # sorted, distinct, each above the smallest sampled key
+    # Rows holding a set-aside id (per column, or None) take the ranges of
+    # ``aside_bounds`` instead, numbered after the others (see balanced_ranges).
+    aside_bounds: np.ndarray | None = None
+    set_aside: tuple[int | None, ...] = ()
 
     @property
     def count(self) -> int:
-        return len(self.bounds) + 1
+        aside = 0 if self.aside_bounds is None else len(self.aside_bounds) + 1
+        return len(self.bounds) + 1 + aside
 
-    def cell_of_keys(self, keys: np.ndarray) -> npt.NDArray[np.int64]:
-        """File of each key (bounds keep the sampled keys' dtype, even when empty)."""
-        return np.searchsorted(self.bounds, _as_keys(keys), side="right")
+    def cell_of_keys(
+        self, keys: np.ndarray, ids: npt.NDArray[np.uint64] | None = None
+    ) -> npt.NDArray[np.int64]:
+        """File of each key (bounds keep the sampled keys' dtype, even when empty).
+
+        ``ids`` (rows x columns) are needed when ranges were set aside.
+        """
+        keys = _as_keys(keys)
+        cells: npt.NDArray[np.int64] = np.searchsorted(self.bounds, keys, side="right")
+        if self.aside_bounds is not None:
+            if ids is None:
+                raise InvalidArgumentError("these ranges set rows aside: pass the rows' ids")
+            held = _held(ids, self.set_aside)
+            cells[held] = (
+                len(self.bounds) + 1 + np.searchsorted(self.aside_bounds, keys[held], side="right")
+            )
+        return cells
 
 
-def balanced_ranges(keys: np.ndarray, count: int) -> KeyRanges:
+def _held(ids: npt.NDArray[np.uint64], set_aside: Sequence[int | None]) -> npt.NDArray[np.bool_]:
+    """Rows holding their column's set-aside id in any column."""
+    held = np.zeros(len(ids), dtype=bool)
+    for column, value in enumerate(set_aside):
+        if value is not None:
+            held |= ids[:, column] >= value
+    return held
+
+
+def _cuts(keys: np.ndarray, count: int) -> np.ndarray:
+    """Bounds cutting ``keys`` into ``count`` ranges of equal mass (sampled keys' dtype)."""
+    ordered: np.ndarray = np.sort(keys)
+    if len(ordered) == 0:
+        return ordered
+    cuts: np.ndarray = np.unique(ordered[np.arange(1, count) * len(ordered) // count])
+    kept: np.ndarray = cuts[cuts > ordered[0]]
+    return kept
+
+
+def balanced_ranges(
+    keys: np.ndarray,
+    count: int,
+    *,
+    ids: npt.NDArray[np.uint64] | None = None,
+    set_aside: Sequence[int | None] = (),
+) -> KeyRanges:
     """Cut the sampled ``keys`` into ``count`` ranges of equal row mass.
 
+    With the sample's ``ids`` and ``set_aside`` ids per column (NaN's, as for
+    :func:`balanced_cells`), the rows holding a set-aside id get ranges of
+    their own, in proportion to their mass and numbered after the others.
     Fewer ranges come back when repeated keys make some cuts coincide.
     """
     if count < 1:
         raise InvalidArgumentError(f"count must be >= 1, got {count}")
-    ordered = np.sort(_as_keys(keys))
-    if len(ordered) == 0:
-        return KeyRanges(ordered)
-    cuts = np.unique(ordered[np.arange(1, count) * len(ordered) // count])
-    return KeyRanges(cuts[cuts > ordered[0]])
+    keys = _as_keys(keys)
+    if ids is not None and count > 1 and any(v is not None for v in set_aside):
+        held = _held(np.asarray(ids, dtype=np.uint64), set_aside)
+        if held.any() and not held.all():
+            shares = _apportion(np.array([(~held).sum(), held.sum()], np.float64), count)
+            return KeyRanges(
+                _cuts(keys[~held], shares[0]),
+                aside_bounds=_cuts(keys[held], shares[1]),
+                set_aside=tuple(set_aside),
+            )
+    return KeyRanges(_cuts(keys, count))
 
 
 def _as_keys(keys: np.ndarray) -> np.ndarray:

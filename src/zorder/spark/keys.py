@@ -261,8 +261,10 @@ def file_cells(ranks: SampleRanks, *, count: int) -> FileCells:
 
 
 def key_ranges(ranks: SampleRanks, *, curve: Curve, bits: int, count: int) -> KeyRanges:
-    """``count`` ranges of equal row mass of the sample's rank keys along ``curve``."""
-    return balanced_ranges(_curve_keys(ranks.ids, curve, bits), count)
+    """``count`` ranges of equal row mass of the sample's keys along ``curve``."""
+    aside = [buckets.set_aside_id for buckets in ranks.buckets.values()]
+    keys = _curve_keys(ranks.ids, curve, bits)
+    return balanced_ranges(keys, count, ids=ranks.ids, set_aside=aside)
 
 
 def _curve_keys(ids: np.ndarray, curve: Curve, bits: int) -> np.ndarray:
@@ -363,7 +365,7 @@ def cell_key(
     def keys(*arrays: pa.Array) -> pa.Array:
         ids = _ids(arrays, per_column)
         key = _curve_keys(ids, curve, bits)
-        cell = files.cell_of(ids) if isinstance(files, FileCells) else files.cell_of_keys(key)
+        cell = files.cell_of(ids) if isinstance(files, FileCells) else files.cell_of_keys(key, ids)
         packed = (cell.astype(np.uint64) << np.uint64(packing.cell_shift)) | (
             key >> np.uint64(packing.dropped_bits)
         )
