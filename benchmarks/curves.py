@@ -22,10 +22,9 @@ from typing import Any
 import numpy as np
 
 from benchmarks.report import command_line, machine_facts, replace_section, write_json
-from zorder.bench import best_seconds
 from zorder.curves import hilbert_index, hilbert_index_array, interleave_array, interleave_bits
 from zorder.curves.search import GuidedSearch
-from zorder.demo import network_connections
+from zorder.demo import best_seconds, network_connections
 
 _BOUNDARIES = 1023  # rank buckets of 10 bits
 _BATCH = 50_000  # rows in an Arrow batch of the key UDFs while writing
@@ -154,7 +153,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parser.parse_args(argv)
     scalar_points = min(args.scalar_points, args.points)
     payload = {
-        "command": command_line(),
+        "command": command_line(__spec__.name, argv),
         "machine": machine_facts(),
         "config": {
             "points": args.points,

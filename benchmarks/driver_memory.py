@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         )
         seconds = time.perf_counter() - started
     payload = {
-        "command": command_line(),
+        "command": command_line(__spec__.name, argv),
         "machine": machine_facts(),
         "config": {"rows": args.rows, "files": args.files, "driver_memory": args.driver_memory},
         "results": {

@@ -305,7 +305,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 with_delta_rs=name == "network" and not args.no_delta_rs,
             )
     payload = {
-        "command": command_line(),
+        "command": command_line(__spec__.name, argv),
         "machine": machine_facts(),
         "config": {
             "rows": args.rows,

@@ -7,6 +7,7 @@ import os
 import platform
 import re
 import sys
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -37,10 +38,43 @@ def machine_facts() -> dict[str, Any]:
     }
 
 
-def command_line() -> str:
-    """The command that reproduces this run, as run from the repository root."""
-    module = Path(sys.argv[0]).resolve().relative_to(ROOT).with_suffix("")
-    return " ".join([".venv/bin/python -m", ".".join(module.parts), *sys.argv[1:]])
+def command_line(module: str, argv: Sequence[str] | None = None) -> str:
+    """The command that reproduces this run of ``module`` with ``argv``, from the repository root.
+
+    Named by the caller (its ``__spec__.name``), not read off ``sys.argv[0]``,
+    which is pytest's or a virtualenv's script when the benchmark is called.
+    """
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    return " ".join([".venv/bin/python -m", module, *arguments])
+
+
+def lookups_table(reads: dict[str, Any], *, row_group_pruned: bool = False) -> list[str]:
+    """Markdown rows of point lookups (``LookupTimings.to_json()``) and the verdict on them.
+
+    Target: each lookup's time at most the fraction of rows it scans + 10% of
+    reading every row (median over the lookups).
+    """
+    pruned = "| all files, row groups pruned " if row_group_pruned else ""
+    lines = [
+        f"| filter | files scanned | rows in them | read() {pruned}| all rows read | ratio |",
+        "| --- | ---: | ---: | ---: |" + (" ---: |" if row_group_pruned else "") + " ---: | ---: |",
+    ]
+    for q in reads["queries"]:
+        extra = f"{q['row_group_pruned_s']:.2f} s | " if row_group_pruned else ""
+        lines.append(
+            f"| `{q['where']}` | {q['files_scanned']} of {q['files_total']} | "
+            f"{q['rows_fraction']:.1%} | {q['lookup_s']:.2f} s | {extra}"
+            f"{q['full_scan_s']:.2f} s | {q['ratio']:.2f} |"
+        )
+    target = reads["median_rows_fraction"] + 0.10
+    verdict = "pass" if reads["median_ratio"] <= target else "FAIL"
+    lines += [
+        "",
+        f"Median ratio to reading every row (`spark.sql.parquet.filterPushdown=false`) "
+        f"{reads['median_ratio']:.2f}; target at most {target:.2f} (median fraction of rows "
+        f"scanned + 10%): **{verdict}**.",
+    ]
+    return lines
 
 
 def write_json(name: str, payload: dict[str, Any]) -> Path:

@@ -20,6 +20,15 @@ def test_curves_benchmark_smoke() -> None:
     assert "| src_ip |" in curves.markdown(payload)
 
 
+def test_the_command_line_names_the_module_whatever_ran_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A virtualenv outside the repository runs pytest from elsewhere: sys.argv[0] says nothing.
+    monkeypatch.setattr("sys.argv", ["/opt/venvs/zorder/bin/pytest", "-q"])
+    assert report.command_line("benchmarks.reads", ["--rows", "5"]) == (
+        ".venv/bin/python -m benchmarks.reads --rows 5"
+    )
+    assert report.command_line("benchmarks.reads") == ".venv/bin/python -m benchmarks.reads -q"
+
+
 def test_replace_section_keeps_other_sections(tmp_path: Path) -> None:
     md = tmp_path / "B.md"
     report.replace_section("a", "first", md)
@@ -71,8 +80,9 @@ def test_reads_benchmark_smoke(spark: object) -> None:
 @pytest.mark.spark
 def test_product_benchmark_smoke(spark: object) -> None:
     from benchmarks import product
+    from benchmarks.product import bench_markdown
 
-    from zorder.bench import BenchConfig, bench_markdown
+    from zorder.bench import BenchConfig
 
     tiny = BenchConfig(
         files=6, layout_rows_per_file=(300,), cost_rows=(1_800,), filters=4, lookups=1, repeat=2

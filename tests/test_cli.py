@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pyarrow as pa
+import pytest
 from deltalake import DeltaTable, write_deltalake
 from typer.testing import CliRunner
 
@@ -76,3 +77,47 @@ def test_vacuum_lists_then_deletes_and_refuses_a_short_retention(tmp_path: Path)
     assert "deleted 1 file(s)" in deleted.output
     assert not orphan.exists()
     assert DeltaTable(str(path)).to_pyarrow_table().num_rows == 3
+
+
+def test_an_unexpected_error_is_reported_as_a_bug_with_its_traceback_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_deltalake(str(tmp_path / "t"), pa.table({"a": [1]}))
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise KeyError("oops")
+
+    monkeypatch.setattr(zorder, "describe", broken)
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    result = runner.invoke(app, ["stats", str(tmp_path / "t")])
+    assert result.exit_code == 1
+    assert "internal error: KeyError: 'oops'" in result.output
+    assert "This is a bug in zorder" in result.output
+    logs = list(tmp_path.glob("zorder-error-*.log"))
+    assert len(logs) == 1
+    assert "raise KeyError" in logs[0].read_text()
+    assert str(logs[0]) in result.output.replace("\n", "")
+
+
+def test_describe_a_table_zorder_did_not_write(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    write_deltalake(path, pa.table({"a": [3, 1], "b": ["x", "y"], "c": [1.5, None]}))
+    write_deltalake(path, pa.table({"a": [7], "b": ["z"], "c": [2.5]}), mode="append")
+    described = zorder.describe(path)
+    assert described.clustering is None
+    assert described.columns == ("a", "b", "c")  # no clustering recorded: columns with stats
+    assert described.rows == 3
+    assert len(described.files) == 2
+    assert all(f.run is None and f.name == f.path for f in described.files)
+    assert sorted((f.min_values["a"], f.max_values["a"]) for f in described.files) == [
+        (1, 3),
+        (7, 7),
+    ]
+    assert zorder.describe(path, columns=["B"]).columns == ("b",)
+    with pytest.raises(zorder.ColumnNotFoundError, match="unknown column 'd'"):
+        zorder.describe(path, columns=["d"])
+    result = runner.invoke(app, ["stats", path])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())  # titles wrap at the terminal's width
+    assert "2 files, 3 rows" in text
+    assert "no zorder clustering recorded" in text

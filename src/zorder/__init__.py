@@ -19,6 +19,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 from zorder.errors import (
+    BenchmarkError,
     ColumnNotFoundError,
     ConcurrentCommitError,
     FilterParseError,
@@ -36,8 +37,11 @@ from zorder.errors import (
 if TYPE_CHECKING:
     from zorder.api import (
         ClusterMetrics,
+        FileDescription,
         ScanReport,
+        TableDescription,
         VacuumResult,
+        describe,
         explain,
         optimize,
         read,
@@ -64,8 +68,11 @@ _LAZY = {
     **dict.fromkeys(
         (
             "ClusterMetrics",
+            "FileDescription",
             "ScanReport",
+            "TableDescription",
             "VacuumResult",
+            "describe",
             "explain",
             "optimize",
             "read",
@@ -113,10 +120,12 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "BenchmarkError",
     "ClusterMetrics",
     "ColumnNotFoundError",
     "ConcurrentCommitError",
     "Curve",
+    "FileDescription",
     "FilterParseError",
     "InvalidArgumentError",
     "InvalidArgumentTypeError",
@@ -126,6 +135,7 @@ __all__ = [
     "ScanReport",
     "SchemaMismatchError",
     "SourceNotFoundError",
+    "TableDescription",
     "TableExistsError",
     "UnsupportedColumnTypeError",
     "UnsupportedTableError",
@@ -133,6 +143,7 @@ __all__ = [
     "ZorderError",
     "__version__",
     "deinterleave_bits",
+    "describe",
     "encoding_for",
     "explain",
     "hilbert_index",

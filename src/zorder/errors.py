@@ -13,6 +13,7 @@ Pure: importing this module imports nothing else of zorder's or anyone's.
 from __future__ import annotations
 
 __all__ = [
+    "BenchmarkError",
     "ColumnNotFoundError",
     "ConcurrentCommitError",
     "FilterParseError",
@@ -82,6 +83,10 @@ class UnsupportedTableError(ZorderError, ValueError):
     Deletion vectors and column mapping, for instance: their files cannot be
     read as plain Parquet without wrong answers.
     """
+
+
+class BenchmarkError(ZorderError, RuntimeError):
+    """A benchmark's contender failed (its own output says why)."""
 
 
 class ConcurrentCommitError(ZorderError, RuntimeError):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 import random
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import matplotlib
 
@@ -24,6 +24,7 @@ import pyarrow as pa
 from matplotlib.patches import Rectangle
 
 from zorder.curves import deinterleave_bits, hilbert_point
+from zorder.curves.kinds import SPACE_FILLING_CURVES, SpaceFillingCurve
 from zorder.table import load_snapshot, normalize_uri
 
 __all__ = ["plot_curve", "plot_layout"]
@@ -119,12 +120,12 @@ def plot_layout(
     return _save(figure, output)
 
 
-def plot_curve(
-    output: str | Path, *, curve: Literal["zorder", "hilbert"] = "zorder", bits: int = 3
-) -> Path:
+def plot_curve(output: str | Path, *, curve: SpaceFillingCurve = "zorder", bits: int = 3) -> Path:
     """Draw the curve over a 2**bits x 2**bits grid, each cell labelled with its index."""
-    if curve not in ("zorder", "hilbert"):
-        raise InvalidArgumentError(f"unknown curve {curve!r}; accepted: zorder, hilbert")
+    if curve not in SPACE_FILLING_CURVES:
+        raise InvalidArgumentError(
+            f"unknown curve {curve!r}; accepted: {', '.join(SPACE_FILLING_CURVES)}"
+        )
     if not 1 <= bits <= 6:
         raise InvalidArgumentError(f"bits must be in 1 .. 6 for a picture, got {bits}")
     side = 1 << bits

@@ -96,3 +96,25 @@ def test_query_prints_rows_and_what_was_scanned(spark: SparkSession, tmp_path: P
     bad = runner.invoke(app, ["query", dest, "--where", "idd = 1"])
     assert bad.exit_code == 2
     assert "unknown column 'idd'" in bad.output
+
+
+def test_files_are_named_inside_their_run(spark: SparkSession, tmp_path: Path) -> None:
+    import zorder
+
+    dest = str(tmp_path / "t")
+    metrics = zorder.write(spark.range(100).select("id"), dest, by=["id"], num_files=2)
+    described = zorder.describe(dest)
+    assert described.clustering is not None
+    assert described.columns == ("id",)
+    assert {f.run.id for f in described.files if f.run} == {metrics.run_id}
+    assert all("/" not in f.name and f.path.endswith(f.name) for f in described.files)
+    result = runner.invoke(app, ["stats", dest])
+    text = " ".join(result.output.split())  # titles wrap at the terminal's width
+    assert metrics.run_id in text
+    assert "clustered by id (zorder, rank keys)" in text
+
+
+def test_a_missing_input_is_one_clear_line(spark: SparkSession, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["write", str(tmp_path / "nope"), str(tmp_path / "t"), "--by", "a"])
+    assert result.exit_code == 2
+    assert f"no parquet input at {tmp_path / 'nope'}" in result.output.replace("\n", "")

@@ -24,7 +24,8 @@ from tests.spark.helpers import (
     logged_stats,
     spark_rows,
 )
-from zorder.table import ClusteringSpec, latest_clustering
+from zorder.curves import ClusteringSpec
+from zorder.table import latest_clustering
 
 pytestmark = pytest.mark.spark
 

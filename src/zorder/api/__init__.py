@@ -1,4 +1,4 @@
-"""The public operations: ``write``, ``optimize``, ``read``, ``explain``, ``vacuum``."""
+"""The public operations: write, optimize, read, explain, vacuum, describe."""
 
 from __future__ import annotations
 
@@ -10,19 +10,27 @@ from zorder.api.cluster import (
     parse_size,
     write,
 )
+from zorder.api.describe import FileDescription, TableDescription, describe
+from zorder.api.inputs import INPUT_FORMATS, InputFormat, read_input
 from zorder.api.read import ScanReport, explain, read, skipping_effectiveness
 from zorder.api.vacuum import VacuumResult, vacuum
 
 __all__ = [
     "DEFAULT_TARGET_FILE_SIZE",
+    "INPUT_FORMATS",
     "ClusterMetrics",
+    "FileDescription",
+    "InputFormat",
     "ScanReport",
+    "TableDescription",
     "VacuumResult",
     "WriteMode",
+    "describe",
     "explain",
     "optimize",
     "parse_size",
     "read",
+    "read_input",
     "skipping_effectiveness",
     "vacuum",
     "write",

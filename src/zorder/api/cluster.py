@@ -39,7 +39,7 @@ from zorder.table import (
     normalize_uri,
     remove_writer_markers,
 )
-from zorder.table.clustering import ClusteringSpec, CommitClustering, Operation, Run
+from zorder.table.clustering import CommitClustering, Operation, Run
 
 __all__ = [
     "DEFAULT_TARGET_FILE_SIZE",
@@ -96,10 +96,6 @@ def parse_size(size: int | str) -> int:
     return value
 
 
-def _spec(plan: ClusteringPlan) -> ClusteringSpec:
-    return ClusteringSpec(tuple(plan.names), plan.curve, plan.method)
-
-
 def _clustered_by_one_run(snapshot: TableSnapshot, plan: ClusteringPlan) -> bool:
     """Every file of ``snapshot`` was written by one run with ``plan``'s clustering.
 
@@ -111,7 +107,7 @@ def _clustered_by_one_run(snapshot: TableSnapshot, plan: ClusteringPlan) -> bool
     if len(runs) != 1:
         return False
     run = next(iter(runs))
-    return run is not None and run.fingerprint == _spec(plan).fingerprint
+    return run is not None and run.fingerprint == plan.spec.fingerprint
 
 
 def _unchanged(uri: str, plan: ClusteringPlan, files: int, started: float) -> ClusterMetrics:
@@ -223,7 +219,7 @@ def _write_and_commit(
     storage_options: Mapping[str, str] | None,
     started: float,
 ) -> ClusterMetrics:
-    spec = _spec(plan)
+    spec = plan.spec
     run = Run.new(spec)
     configuration = snapshot.configuration if snapshot else {}
     # An optimize knows its row count from the snapshot's statistics: no count job.

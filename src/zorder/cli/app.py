@@ -1,26 +1,33 @@
-"""Typer application behind the ``zorder`` command: parse, call the API, print."""
+"""Typer application behind the ``zorder`` command: parse, call the API, print.
+
+Each command turns its arguments into one API call and hands the frozen
+result to :mod:`zorder.cli.output`. A :class:`~zorder.errors.ZorderError`
+(bad input, a table zorder cannot use) is one red line and exit code 2;
+anything else is a bug, reported as such with the file its traceback went to.
+"""
 
 from __future__ import annotations
 
-import json
+import functools
+import os
+import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, ParamSpec, TypeVar
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 import zorder
-from zorder.curves import as_curve, hilbert_index, interleave_bits
+from zorder.api.cluster import WriteMode
+from zorder.api.inputs import InputFormat
+from zorder.cli import output
+from zorder.curves.kinds import Curve, KeyMethod, SpaceFillingCurve
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import SparkSession
 
-    from zorder.api import ClusterMetrics
-
+P = ParamSpec("P")
 T = TypeVar("T")
 
 app = typer.Typer(
@@ -28,37 +35,8 @@ app = typer.Typer(
     help="Z-order and Hilbert clustering with file-level data skipping for Delta Lake tables.",
     no_args_is_help=True,
     add_completion=False,
+    pretty_exceptions_enable=False,  # errors are reported by _command, tracebacks go to a file
 )
-console = Console()
-
-
-class Curve(StrEnum):
-    zorder = "zorder"
-    hilbert = "hilbert"
-
-
-class LayoutCurve(StrEnum):
-    zorder = "zorder"
-    hilbert = "hilbert"
-    linear = "linear"
-
-
-class KeyMethod(StrEnum):
-    rank = "rank"
-    direct = "direct"
-
-
-class SourceFormat(StrEnum):
-    parquet = "parquet"
-    csv = "csv"
-    delta = "delta"
-
-
-class Mode(StrEnum):
-    error = "error"
-    append = "append"
-    overwrite = "overwrite"
-
 
 MasterOption = Annotated[
     str,
@@ -68,7 +46,7 @@ ConfOption = Annotated[
     list[str] | None,
     typer.Option("--conf", help="Extra Spark setting KEY=VALUE (repeatable)."),
 ]
-CurveOption = Annotated[LayoutCurve, typer.Option(help="Curve to cluster along.")]
+CurveOption = Annotated[Curve, typer.Option(help="Curve to cluster along.")]
 ByOption = Annotated[str, typer.Option(help="Clustering columns, comma-separated: a,b,c.")]
 NumFilesOption = Annotated[int | None, typer.Option(min=1, help="Exact number of files.")]
 TargetSizeOption = Annotated[
@@ -79,9 +57,32 @@ MethodOption = Annotated[
 ]
 
 
+def _traceback_file() -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return Path(tempfile.gettempdir()) / f"zorder-error-{stamp}-{os.getpid()}.log"
+
+
+def _command(function: Callable[P, T]) -> Callable[P, T]:
+    """Register ``function`` as a command whose errors are reported, never dumped."""
+
+    @functools.wraps(function)
+    def reported(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return function(*args, **kwargs)
+        except (typer.Exit, typer.Abort, typer.TyperException):
+            raise
+        except zorder.ZorderError as error:
+            output.fail(str(error))
+        except Exception as error:
+            output.bug(error, _traceback_file())
+
+    app.command()(reported)
+    return reported
+
+
 def _version_callback(value: bool) -> None:
     if value:
-        console.print(f"zorder {zorder.__version__}")
+        output.version(zorder.__version__)
         raise typer.Exit()
 
 
@@ -97,176 +98,6 @@ def _root(
     """Z-order and Hilbert clustering with file-level data skipping for Delta Lake tables."""
 
 
-def curve_table(curve: Curve, bits: int) -> Table:
-    """The curve's index of every cell of a 2**bits x 2**bits grid (x across, y down)."""
-    side = 1 << bits
-    index = interleave_bits if curve is Curve.zorder else hilbert_index
-    title = f"{curve.value} index, {side}x{side} grid (x = first column, y = second)"
-    table = Table(title=title, show_lines=False)
-    table.add_column("y \\ x", justify="right", style="bold")
-    for x in range(side):
-        table.add_column(str(x), justify="right")
-    for y in range(side):
-        table.add_row(str(y), *(str(index([x, y], bits)) for x in range(side)))
-    return table
-
-
-@app.command()
-def curve(
-    curve: Annotated[Curve, typer.Option(help="Which curve to print.")] = Curve.zorder,
-    bits: Annotated[int, typer.Option(min=1, max=5, help="Bits per dimension.")] = 3,
-) -> None:
-    """Print each cell's position along a curve over a 2-d grid."""
-    console.print(curve_table(curve, bits))
-
-
-@app.command()
-def demo(
-    rows: Annotated[int, typer.Option(min=100, help="Connections to generate.")] = 1_000_000,
-    files: Annotated[int, typer.Option(min=1, help="Files per table.")] = 100,
-    filters: Annotated[int, typer.Option(min=1, help="Equality filters per column.")] = 200,
-    output: Annotated[str, typer.Option(help="Where the Delta tables go.")] = "demo-output",
-    master: MasterOption = "local[*]",
-) -> None:
-    """The network-connections experiment: linear vs Z-order vs Hilbert layouts."""
-    import numpy as np
-
-    from zorder.demo import (
-        NETWORK_COLUMNS,
-        LayoutResult,
-        equality_effectiveness,
-        file_count,
-        network_connections,
-        write_as_written,
-    )
-    from zorder.table import is_delta_table, normalize_uri
-
-    spark = _session(master, None)
-    with console.status(f"Generating {rows:,} random connections..."):
-        data = network_connections(rows)
-        df = spark.createDataFrame(data).cache()
-        df.count()
-    rng = np.random.default_rng(7)
-    picks = rng.integers(0, rows, filters)
-    values = {c: [data.column(c)[int(i)].as_py() for i in picks] for c in NETWORK_COLUMNS}
-    results = []
-    for layout in ("as_written", "linear", "zorder", "hilbert"):
-        path = f"{output}/connections_{layout}"
-        with _working(f"Writing {path} ({layout.replace('_', ' ')}, {files} files)..."):
-            started = time.perf_counter()
-            if layout == "as_written":
-                exists = is_delta_table(normalize_uri(path))
-                write_as_written(df, path, files, mode="overwrite" if exists else "create")
-            else:
-                zorder.write(
-                    df,
-                    path,
-                    by=list(NETWORK_COLUMNS),
-                    curve=as_curve(layout),
-                    num_files=files,
-                    mode="overwrite",
-                )
-        console.print(
-            f"  {file_count(path)} files, {rows:,} rows, {time.perf_counter() - started:.1f} s"
-        )
-        effect = equality_effectiveness(path, values)
-        results.append(LayoutResult(layout.replace("_", " "), file_count(path), effect))
-    table = Table(title="Skipping effectiveness: fraction of rows skipped by column = value")
-    for name in ("layout", "files", *NETWORK_COLUMNS, "mean", "of ceiling"):
-        table.add_column(name, justify="left" if name == "layout" else "right")
-    for result in results:
-        table.add_row(
-            result.layout,
-            str(result.files),
-            *(f"{result.per_column[c]:.2f}" for c in NETWORK_COLUMNS),
-            f"{result.mean:.2f}",
-            f"{result.mean / result.ceiling:.0%}" if result.ceiling else "-",
-        )
-    console.print(table)
-    ceiling_value = results[0].ceiling
-    console.print(
-        f"Ceiling for {results[0].files} files and {len(NETWORK_COLUMNS)} columns: "
-        f"1 - F^(-1/d) = {ceiling_value:.3f}. Tables are in {output}/."
-    )
-    _demo_lookup(spark, f"{output}/connections_zorder", data)
-    from zorder.plot import plot_layout
-
-    for result in results:
-        name = result.layout.replace(" ", "_")
-        picture = plot_layout(
-            f"{output}/connections_{name}",
-            f"{output}/layout_{name}.png",
-            x="src_ip",
-            y="dst_port",
-        )
-        console.print(f"  picture of the {result.layout} layout: {picture}")
-
-
-@app.command()
-def bench(
-    quick: Annotated[
-        bool, typer.Option(help="100 files x 1,000 rows and 100,000-row costs: about 2 minutes.")
-    ] = False,
-    workdir: Annotated[
-        str | None, typer.Option(help="Where the tables go (default: a temporary directory).")
-    ] = None,
-    json_path: Annotated[
-        str | None, typer.Option("--json", help="Also write the results as JSON here.")
-    ] = None,
-    markdown_path: Annotated[
-        str | None, typer.Option("--markdown", help="Also write the tables as Markdown here.")
-    ] = None,
-    no_delta_rs: Annotated[bool, typer.Option(help="Leave delta-rs's z_order out.")] = False,
-    master: MasterOption = "local[*]",
-) -> None:
-    """Databricks' experiment, the cost against a plain sort and delta-rs, and point lookups."""
-    import dataclasses
-    import tempfile
-    from pathlib import Path
-
-    from rich.markdown import Markdown
-
-    from zorder.bench import DEFAULT, QUICK, bench_markdown, run_bench
-
-    config = dataclasses.replace(QUICK if quick else DEFAULT, delta_rs=not no_delta_rs)
-    spark = _session(master, None)
-    with (
-        tempfile.TemporaryDirectory(prefix="zorder-bench-", dir=workdir) as tmp,
-        console.status("Benchmark...") as status,
-    ):
-        payload = run_bench(spark, tmp, config, progress=lambda m: status.update(m))
-    text = bench_markdown(payload)
-    console.print(Markdown(text))
-    if json_path:
-        Path(json_path).write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
-    if markdown_path:
-        Path(markdown_path).write_text(text + "\n")
-
-
-def _demo_lookup(spark: SparkSession, path: str, data: Any) -> None:
-    """One point lookup through read(), against Spark scanning every file."""
-    from zorder.bench import best_seconds
-
-    row = data.slice(data.num_rows // 2, 1).to_pylist()[0]
-    where = f"src_ip = '{row['src_ip']}' AND src_port = {row['src_port']}"
-    report = zorder.explain(path, where)
-
-    def through_read() -> int:
-        return zorder.read(spark, path, where).count()
-
-    def full_scan() -> int:
-        return zorder.read(spark, path).where(where).count()
-
-    # Best of two: the first run of a query pays for planning and class loading.
-    timings = {"read()": best_seconds(through_read, 2), "full scan": best_seconds(full_scan, 2)}
-    found = through_read()
-    console.print(
-        f"Point lookup {where}: {found} row(s); {report.summary()}; "
-        f"{timings['read()']:.2f} s through read() against {timings['full scan']:.2f} s "
-        "scanning every file."
-    )
-
-
 def _columns(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
@@ -278,124 +109,128 @@ def _session(master: str, conf: list[str] | None) -> SparkSession:
     for item in conf or []:
         key, sep, value = item.partition("=")
         if not sep or not key:
-            _fail(f"--conf takes KEY=VALUE, got {item!r}")
+            output.fail(f"--conf takes KEY=VALUE, got {item!r}")
         settings[key.strip()] = value
-    with console.status(f"Starting Spark ({master})..."):
+    with output.console.status(f"Starting Spark ({master})..."):
         spark = local_session(master=master, conf=settings)
         spark.sparkContext.setLogLevel("ERROR")
     return spark
 
 
-def _fail(message: str) -> NoReturn:
-    console.print(f"[bold red]error:[/] {message}", highlight=False)
-    raise typer.Exit(code=2)
+@_command
+def curve(
+    curve: Annotated[SpaceFillingCurve, typer.Option(help="Which curve to print.")] = "zorder",
+    bits: Annotated[int, typer.Option(min=1, max=5, help="Bits per dimension.")] = 3,
+) -> None:
+    """Print each cell's position along a curve over a 2-d grid."""
+    from zorder.curves import curve_grid
+
+    output.curve_grid(curve, curve_grid(curve, bits))
 
 
-def _guarded(action: Callable[[], T]) -> T:
-    """Bad input becomes one red line and exit code 2, not a traceback."""
-    try:
-        return action()
-    except zorder.ZorderError as error:
-        _fail(str(error))
+@_command
+def demo(
+    rows: Annotated[int, typer.Option(min=100, help="Connections to generate.")] = 1_000_000,
+    files: Annotated[int, typer.Option(min=1, help="Files per table.")] = 100,
+    filters: Annotated[int, typer.Option(min=1, help="Equality filters per column.")] = 200,
+    directory: Annotated[str, typer.Option("--output", help="Where the tables go.")] = (
+        "demo-output"
+    ),
+    master: MasterOption = "local[*]",
+) -> None:
+    """The network-connections experiment: linear vs Z-order vs Hilbert layouts."""
+    from zorder.demo import run_demo
+
+    spark = _session(master, None)
+    with output.console.status("Demo...") as status:
+        result = run_demo(
+            spark,
+            rows=rows,
+            files=files,
+            filters=filters,
+            output=directory,
+            progress=lambda message: status.update(message),
+        )
+    output.demo(result)
 
 
-def _bytes(count: int) -> str:
-    size = float(count)
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if size < 1024 or unit == "TB":
-            return f"{size:,.1f} {unit}" if unit != "B" else f"{int(size):,} B"
-        size /= 1024
-    return f"{count} B"
+@_command
+def bench(
+    quick: Annotated[
+        bool, typer.Option(help="100 files x 1,000 rows and 100,000-row costs: about 2 minutes.")
+    ] = False,
+    workdir: Annotated[
+        str | None, typer.Option(help="Where the tables go (default: a temporary directory).")
+    ] = None,
+    json_path: Annotated[
+        str | None, typer.Option("--json", help="Also write the results as JSON here.")
+    ] = None,
+    no_delta_rs: Annotated[bool, typer.Option(help="Leave delta-rs's z_order out.")] = False,
+    master: MasterOption = "local[*]",
+) -> None:
+    """Databricks' experiment, the cost against a plain sort and delta-rs, and point lookups."""
+    import dataclasses
+    import json
+
+    from zorder.bench import DEFAULT, QUICK, run_bench
+
+    config = dataclasses.replace(QUICK if quick else DEFAULT, delta_rs=not no_delta_rs)
+    spark = _session(master, None)
+    with (
+        tempfile.TemporaryDirectory(prefix="zorder-bench-", dir=workdir) as tmp,
+        output.console.status("Benchmark...") as status,
+    ):
+        result = run_bench(spark, tmp, config, progress=lambda m: status.update(m))
+    output.bench(result)
+    if json_path:
+        Path(json_path).write_text(json.dumps(result.to_json(), indent=2, sort_keys=True) + "\n")
 
 
-def _summary(metrics: ClusterMetrics) -> Table:
-    table = Table(title=f"{metrics.operation} {metrics.table_uri}", show_header=False)
-    table.add_column("what", style="bold")
-    table.add_column("value", justify="right")
-    rows = [
-        ("clustered by", f"{', '.join(metrics.by)} ({metrics.curve}, {metrics.method} keys)"),
-        ("files removed", f"{metrics.files_removed:,} ({_bytes(metrics.bytes_removed)})"),
-        ("files added", f"{metrics.files_added:,} ({_bytes(metrics.bytes_added)})"),
-        ("rows", f"{metrics.rows:,}"),
-        ("table version", "unchanged" if metrics.version is None else str(metrics.version)),
-        ("seconds", f"{metrics.seconds:.1f}"),
-    ]
-    for name, value in rows:
-        table.add_row(name, value)
-    return table
-
-
-@contextmanager
-def _working(message: str) -> Iterator[None]:
-    # Spark's own stage progress bar shows on stderr meanwhile.
-    console.print(f"[bold]{message}[/]")
-    yield
-
-
-def _cluster_and_report(message: str, run: Callable[[], ClusterMetrics]) -> None:
-    with _working(message):
-        metrics = _guarded(run)
-    console.print(_summary(metrics))
-
-
-def _read_source(spark: SparkSession, source: str, source_format: SourceFormat) -> DataFrame:
-    if source_format is SourceFormat.delta:
-        from zorder.table import load_snapshot, normalize_uri
-
-        return load_snapshot(normalize_uri(source)).dataframe(spark)
-    if source_format is SourceFormat.csv:
-        return spark.read.option("header", True).option("inferSchema", True).csv(source)
-    return spark.read.parquet(source)
-
-
-@app.command()
+@_command
 def write(
     source: Annotated[str, typer.Argument(help="Input path (Parquet, CSV or Delta).")],
     dest: Annotated[str, typer.Argument(help="Delta table to write.")],
     by: ByOption,
     source_format: Annotated[
-        SourceFormat, typer.Option("--format", help="Format of SOURCE.")
-    ] = SourceFormat.parquet,
-    curve: Annotated[
-        LayoutCurve, typer.Option(help="Curve to cluster along.")
-    ] = LayoutCurve.zorder,
+        InputFormat, typer.Option("--format", help="Format of SOURCE.")
+    ] = "parquet",
+    curve: CurveOption = "zorder",
     num_files: NumFilesOption = None,
     target_file_size: TargetSizeOption = None,
-    mode: Annotated[
-        Mode, typer.Option(help="If DEST exists: error, append, overwrite.")
-    ] = Mode.error,
-    method: MethodOption = KeyMethod.rank,
+    mode: Annotated[WriteMode, typer.Option(help="If DEST exists: error, append, overwrite.")] = (
+        "error"
+    ),
+    method: MethodOption = "rank",
     master: MasterOption = "local[*]",
     conf: ConfOption = None,
 ) -> None:
     """Cluster SOURCE by columns into the Delta table DEST."""
+    from zorder.api import read_input
+
     spark = _session(master, conf)
-    df = _guarded(lambda: _read_source(spark, source, source_format))
-    _cluster_and_report(
-        f"Clustering {source} by {by} along the {curve.value} curve...",
-        lambda: zorder.write(
+    df = read_input(spark, source, format=source_format)
+    with output.working(f"Clustering {source} by {by} along the {curve} curve..."):
+        metrics = zorder.write(
             df,
             dest,
             by=_columns(by),
-            mode=mode.value,
-            curve=curve.value,
+            mode=mode,
+            curve=curve,
             num_files=num_files,
             target_file_size=target_file_size,
-            method=method.value,
-        ),
-    )
+            method=method,
+        )
+    output.metrics(metrics)
 
 
-@app.command()
+@_command
 def optimize(
     path: Annotated[str, typer.Argument(help="Delta table to rewrite clustered.")],
     by: ByOption,
-    curve: Annotated[
-        LayoutCurve, typer.Option(help="Curve to cluster along.")
-    ] = LayoutCurve.zorder,
+    curve: CurveOption = "zorder",
     num_files: NumFilesOption = None,
     target_file_size: TargetSizeOption = None,
-    method: MethodOption = KeyMethod.rank,
+    method: MethodOption = "rank",
     force: Annotated[
         bool, typer.Option(help="Rewrite even a table one run already clustered this way.")
     ] = False,
@@ -404,22 +239,21 @@ def optimize(
 ) -> None:
     """Rewrite the Delta table at PATH clustered by columns, in one commit."""
     spark = _session(master, conf)
-    _cluster_and_report(
-        f"Optimizing {path} by {by} along the {curve.value} curve...",
-        lambda: zorder.optimize(
+    with output.working(f"Optimizing {path} by {by} along the {curve} curve..."):
+        metrics = zorder.optimize(
             spark,
             path,
             by=_columns(by),
-            curve=curve.value,
+            curve=curve,
             num_files=num_files,
             target_file_size=target_file_size,
-            method=method.value,
+            method=method,
             force=force,
-        ),
-    )
+        )
+    output.metrics(metrics)
 
 
-@app.command()
+@_command
 def vacuum(
     path: Annotated[str, typer.Argument(help="Delta table to clean up.")],
     retain_hours: Annotated[
@@ -433,23 +267,10 @@ def vacuum(
     ] = False,
 ) -> None:
     """List (or delete) files no version within the retention uses, orphans of crashed runs too."""
-    result = _guarded(
-        lambda: zorder.vacuum(path, retain_hours=retain_hours, dry_run=dry_run, force=force)
-    )
-    table = Table(title=f"unused files of {result.table_uri}")
-    table.add_column("file")
-    for name in result.files:
-        table.add_row(name)
-    if result.files:
-        console.print(table)
-    verb = "would delete" if result.dry_run else "deleted"
-    console.print(
-        f"{verb} {len(result.files)} file(s) unused for {result.retain_hours:g} hours"
-        + (" (dry run: --delete to delete them)" if result.dry_run and result.files else "")
-    )
+    output.vacuumed(zorder.vacuum(path, retain_hours=retain_hours, dry_run=dry_run, force=force))
 
 
-@app.command()
+@_command
 def query(
     path: Annotated[str, typer.Argument(help="Delta table.")],
     where: Annotated[
@@ -463,54 +284,39 @@ def query(
     conf: ConfOption = None,
 ) -> None:
     """Rows of PATH matching --where, scanning only the files that can hold them."""
-    report = _guarded(lambda: zorder.explain(path, where))
+    report = zorder.explain(path, where)
     if not explain_only:
         spark = _session(master, conf)
-        frame = _guarded(lambda: zorder.read(spark, path, where))
-        rows = frame.limit(limit).toArrow()
-        table = Table(title=f"{path} where {where or 'TRUE'} (first {limit} rows)")
-        for name in rows.column_names:
-            table.add_column(name, overflow="fold")
-        for row in rows.to_pylist():
-            table.add_row(*["" if v is None else str(v) for v in row.values()])
-        console.print(table)
-    console.print(
-        f"{report.summary()}; {_bytes(report.bytes_scanned)} of {_bytes(report.bytes_total)}",
-        highlight=False,
-    )
+        rows = zorder.read(spark, path, where).limit(limit).toArrow()
+        output.rows(f"{path} where {where or 'TRUE'} (first {limit} rows)", rows)
+    output.scan(report)
 
 
-@app.command()
+@_command
 def plot(
     path: Annotated[str | None, typer.Argument(help="Delta table (omit with --curve).")] = None,
     x: Annotated[str | None, typer.Option(help="Column across.")] = None,
     y: Annotated[str | None, typer.Option(help="Column up.")] = None,
     curve: Annotated[
-        Curve | None, typer.Option(help="Draw this curve itself instead of a table.")
+        SpaceFillingCurve | None, typer.Option(help="Draw this curve itself instead of a table.")
     ] = None,
     bits: Annotated[int, typer.Option(min=1, max=6, help="Bits per dimension (--curve).")] = 3,
     sample: Annotated[int, typer.Option(min=1, help="Rows sampled for the points.")] = 5000,
-    output: Annotated[str, typer.Option("-o", "--output", help="PNG to write.")] = "layout.png",
+    picture: Annotated[str, typer.Option("-o", "--output", help="PNG to write.")] = "layout.png",
 ) -> None:
     """Picture of each file's box in two columns (--x, --y), or of a curve (--curve)."""
     from zorder.plot import plot_curve, plot_layout
 
     if curve is not None:
-        written = _guarded(lambda: plot_curve(output, curve=curve.value, bits=bits))
+        written = plot_curve(picture, curve=curve, bits=bits)
+    elif path is None or x is None or y is None:
+        output.fail("give PATH with --x and --y, or --curve zorder|hilbert")
     else:
-        if path is None or x is None or y is None:
-            _fail("give PATH with --x and --y, or --curve zorder|hilbert")
-        written = _guarded(lambda: plot_layout(path, output, x=x, y=y, sample=sample))
-    console.print(f"wrote {written}")
+        written = plot_layout(path, picture, x=x, y=y, sample=sample)
+    output.console.print(f"wrote {written}")
 
 
-def _plain(value: Any) -> Any:
-    if value is None or isinstance(value, int | float | str | bool):
-        return value
-    return str(value)
-
-
-@app.command()
+@_command
 def stats(
     path: Annotated[str, typer.Argument(help="Delta table.")],
     columns: Annotated[
@@ -519,37 +325,12 @@ def stats(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
-    """One row per file: record count and min/max of the clustering columns."""
-    from zorder.table import file_statistics, latest_clustering, normalize_uri
-
-    uri = normalize_uri(path)
-    actions = _guarded(lambda: file_statistics(uri))
-    if columns:
-        shown = _columns(columns)
-    else:
-        clustering = latest_clustering(uri)
-        shown = list(clustering.spec.columns) if clustering else []
-        if not shown:
-            shown = [n[4:] for n in actions.column_names if n.startswith("min.")][:4]
-    missing = [c for c in shown if f"min.{c}" not in actions.column_names]
-    if missing:
-        _fail(f"no statistics for {', '.join(map(repr, missing))} in {uri}")
-    rows = []
-    for row in actions.to_pylist():
-        entry: dict[str, Any] = {"path": row["path"], "records": row.get("num_records")}
-        for column in shown:
-            entry[f"{column} min"] = _plain(row.get(f"min.{column}"))
-            entry[f"{column} max"] = _plain(row.get(f"max.{column}"))
-        rows.append(entry)
+    """One row per file: its run, record count and min/max of the clustering columns."""
+    description = zorder.describe(path, columns=_columns(columns) if columns else None)
     if as_json:
-        typer.echo(json.dumps(rows, indent=2))
-        return
-    table = Table(title=f"{uri}: {len(rows)} files")
-    for name in ["path", "records", *[f"{c} {side}" for c in shown for side in ("min", "max")]]:
-        table.add_column(name, justify="left" if name == "path" else "right", overflow="fold")
-    for entry in rows:
-        table.add_row(*["" if v is None else str(v) for v in entry.values()])
-    console.print(table)
+        output.description_json(description)
+    else:
+        output.description(description)
 
 
 def main() -> None:

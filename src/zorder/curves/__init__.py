@@ -12,8 +12,19 @@ from zorder.curves.encodings import (
     canonical_type_name,
     encoding_for,
 )
+from zorder.curves.grid import curve_grid
 from zorder.curves.hilbert import hilbert_index, hilbert_index_array, hilbert_point
-from zorder.curves.kinds import CURVES, KEY_METHODS, Curve, KeyMethod, as_curve, as_key_method
+from zorder.curves.kinds import (
+    CURVES,
+    KEY_METHODS,
+    SPACE_FILLING_CURVES,
+    ClusteringSpec,
+    Curve,
+    KeyMethod,
+    SpaceFillingCurve,
+    as_curve,
+    as_key_method,
+)
 from zorder.curves.morton import (
     deinterleave_bits,
     interleave_array,
@@ -26,14 +37,18 @@ from zorder.curves.morton import (
 __all__ = [
     "CURVES",
     "KEY_METHODS",
+    "SPACE_FILLING_CURVES",
     "SUPPORTED_TYPES",
+    "ClusteringSpec",
     "Curve",
     "KeyMethod",
     "NullOrder",
     "OrderedEncoding",
+    "SpaceFillingCurve",
     "as_curve",
     "as_key_method",
     "canonical_type_name",
+    "curve_grid",
     "deinterleave_bits",
     "encoding_for",
     "hilbert_index",

@@ -49,7 +49,7 @@ from zorder.skipping.predicates import (
     Unknown,
     rewrite_not,
 )
-from zorder.stats import STRING_PREFIX_LENGTH
+from zorder.stats import STRING_PREFIX_LENGTH, action_stats_field
 
 __all__ = ["Mask", "might_match_mask"]
 
@@ -83,20 +83,7 @@ class _Stats:
 
     def field(self, kind: str, name: str) -> pa.Array | None:
         """One column's ``min``/``max``/``null_count`` across all files (nulls where unknown)."""
-        if kind not in self.actions.column_names:
-            return None
-        column = self.actions.column(kind)
-        if not pa.types.is_struct(column.type) or column.type.get_field_index(name) < 0:
-            return None
-        pieces = []
-        for chunk in column.chunks:  # only this field is copied, not the whole struct
-            values = chunk.field(name)
-            if chunk.null_count:  # a missing stats struct hides its fields too
-                values = pc.if_else(chunk.is_valid(), values, pa.nulls(len(values), values.type))
-            pieces.append(values)
-        if not pieces:
-            return pa.array([], column.type.field(name).type)
-        return pa.concat_arrays(pieces) if len(pieces) > 1 else pieces[0]
+        return action_stats_field(self.actions, kind, name)
 
     @property
     def nan_free(self) -> Mask:

@@ -18,7 +18,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from zorder.curves.cells import FileCells, KeyRanges
-from zorder.curves.kinds import Curve, KeyMethod, as_curve, as_key_method
+from zorder.curves.kinds import ClusteringSpec, Curve, KeyMethod, as_curve, as_key_method
 from zorder.errors import InvalidArgumentError
 from zorder.spark.keys import (
     DEFAULT_SAMPLE_SEED,
@@ -50,6 +50,11 @@ class ClusteringPlan:
     @property
     def names(self) -> list[str]:
         return [c.name for c in self.columns]
+
+    @property
+    def spec(self) -> ClusteringSpec:
+        """The plan as a table records it: column names, curve, key method."""
+        return ClusteringSpec(tuple(self.names), self.curve, self.method)
 
     @property
     def sorts_plainly(self) -> bool:

@@ -8,6 +8,7 @@ missing bound only means "might match").
 
 from __future__ import annotations
 
+from zorder.stats.actions import action_stats_field
 from zorder.stats.delta import (
     DEFAULT_NUM_INDEXED_COLS,
     STRING_PREFIX_LENGTH,
@@ -22,6 +23,7 @@ __all__ = [
     "DEFAULT_NUM_INDEXED_COLS",
     "STRING_PREFIX_LENGTH",
     "FileStats",
+    "action_stats_field",
     "indexed_columns",
     "stats_from_parquet",
     "truncate_max_string",

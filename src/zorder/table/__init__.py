@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from zorder.table.clustering import (
     COMMIT_METADATA_KEY,
-    ClusteringSpec,
     CommitClustering,
     Operation,
     Run,
@@ -30,7 +29,6 @@ from zorder.table.delta import (
 __all__ = [
     "COMMIT_METADATA_KEY",
     "MIN_VACUUM_RETENTION_HOURS",
-    "ClusteringSpec",
     "CommitClustering",
     "CommitMode",
     "DataFile",

@@ -14,19 +14,16 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from zorder.curves.kinds import Curve, KeyMethod, as_curve, as_key_method
+from zorder.curves.kinds import ClusteringSpec, as_curve, as_key_method
 
 __all__ = [
     "COMMIT_METADATA_KEY",
-    "ClusteringSpec",
     "CommitClustering",
     "Operation",
     "Run",
@@ -37,21 +34,6 @@ _RUN_DIRECTORY = re.compile(r"^zorder-(?P<fingerprint>[0-9a-f]{8})-(?P<id>[0-9a-
 _RUN_TRANSACTION_PREFIX = "zorder.run."
 
 Operation = Literal["write", "optimize"]
-
-
-@dataclass(frozen=True)
-class ClusteringSpec:
-    """What a table is clustered by: columns (as the table spells them), curve, key method."""
-
-    columns: tuple[str, ...]
-    curve: Curve
-    method: KeyMethod
-
-    @property
-    def fingerprint(self) -> str:
-        """Eight hex digits naming the spec in run directories (stable across versions)."""
-        text = json.dumps({"by": list(self.columns), "curve": self.curve, "method": self.method})
-        return hashlib.sha256(text.encode()).hexdigest()[:8]
 
 
 @dataclass(frozen=True)

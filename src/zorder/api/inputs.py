@@ -1,0 +1,45 @@
+"""Input for a clustering write: Parquet, CSV or a Delta table, read by Spark."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Literal, get_args
+
+from pyspark.errors import AnalysisException
+from pyspark.sql import DataFrame, SparkSession
+
+from zorder.errors import InvalidArgumentError, SourceNotFoundError
+from zorder.table import load_snapshot, normalize_uri
+
+__all__ = ["INPUT_FORMATS", "InputFormat", "read_input"]
+
+InputFormat = Literal["parquet", "csv", "delta"]
+INPUT_FORMATS: tuple[InputFormat, ...] = get_args(InputFormat)
+
+
+def read_input(
+    spark: SparkSession,
+    path: str,
+    *,
+    format: InputFormat = "parquet",
+    storage_options: Mapping[str, str] | None = None,
+) -> DataFrame:
+    """The rows at ``path``: Parquet files, CSV files with a header, or a Delta table's snapshot.
+
+    CSV columns take the types Spark infers. A missing path raises
+    :class:`~zorder.errors.SourceNotFoundError` before anything runs.
+    """
+    if format not in INPUT_FORMATS:
+        raise InvalidArgumentError(
+            f"unknown input format {format!r}; accepted: {', '.join(INPUT_FORMATS)}"
+        )
+    if format == "delta":
+        return load_snapshot(normalize_uri(path), storage_options).dataframe(spark)
+    try:
+        if format == "csv":
+            return spark.read.option("header", True).option("inferSchema", True).csv(path)
+        return spark.read.parquet(path)
+    except AnalysisException as error:
+        if "PATH_NOT_FOUND" in str(error.getCondition() or error):
+            raise SourceNotFoundError(f"no {format} input at {path}") from None
+        raise
