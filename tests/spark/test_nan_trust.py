@@ -111,3 +111,25 @@ def test_nan_rows_are_set_aside_in_few_files(spark: SparkSession, tmp_path: Path
     unbounded = [s for s in stats.values() if "y" not in s["maxValues"]]
     assert 1 <= len(unbounded) <= 2
     assert zorder.read(spark, path, "isnan(y)").count() == df.where("isnan(y)").count()
+
+
+def test_nested_doubles_of_foreign_files_keep_their_nan_rows(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    # Spark pushes predicates on struct fields down to parquet-mr too.
+    path = tmp_path / "nested"
+    path.mkdir()
+    table = pa.table({"s": pa.array([{"y": 1.0}, {"y": math.nan}, {"y": 2.0}])})
+    pq.write_table(table, path / "part-0.parquet")
+    stats = {"numRecords": 3, "minValues": {"s": {"y": 1.0}}, "maxValues": {"s": {"y": 2.0}}}
+    stats["nullCount"] = {"s": {"y": 0}}
+    action = AddAction(
+        path="part-0.parquet",
+        size=(path / "part-0.parquet").stat().st_size,
+        partition_values={},
+        modification_time=int(time.time() * 1000),
+        data_change=True,
+        stats=json.dumps(stats),
+    )
+    create_table_with_add_actions(str(path), Schema.from_arrow(table.schema), [action])
+    assert zorder.read(spark, str(path), "s.y > 1000").count() == 1

@@ -26,8 +26,9 @@ _DEFAULT_SHOWN = 4  # columns shown when the table records no clustering
 class FileDescription:
     """One data file: where it lies, which run wrote it, and its statistics."""
 
-    path: str  # relative to the table root, as in the log
+    path: str  # relative to the table root (decoded: as on storage)
     run: Run | None  # the zorder run whose directory holds it, if any
+    partition: Mapping[str, Any]  # the table's partition columns and this file's values
     rows: int | None
     size: int
     min_values: Mapping[str, Any]  # of the described columns; absent where unknown
@@ -108,6 +109,7 @@ def describe(
         FileDescription(
             path=data_file.path,
             run=Run.of_path(data_file.path),
+            partition=dict(zip(snapshot.partition_columns, data_file.partition, strict=True)),
             rows=data_file.num_records,
             size=data_file.size,
             min_values={c: lows[c][i] for c in shown if lows[c][i] is not None},

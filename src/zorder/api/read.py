@@ -29,7 +29,7 @@ Where = str | Column | None
 
 @dataclass(frozen=True)
 class ScanReport:
-    """What a query scans of a table: files, rows and bytes, in total and kept."""
+    """What a query scans of a table: partitions, files, rows and bytes, in total and kept."""
 
     table_uri: str
     version: int
@@ -40,14 +40,21 @@ class ScanReport:
     rows_scanned: int
     bytes_total: int
     bytes_scanned: int
+    partitions_total: int | None = None  # None for a table without partition columns
+    partitions_scanned: int | None = None
 
     @property
     def rows_fraction(self) -> float:
         return self.rows_scanned / self.rows_total if self.rows_total else 0.0
 
     def summary(self) -> str:
+        partitions = (
+            f"{self.partitions_scanned} of {self.partitions_total} partitions, "
+            if self.partitions_total is not None
+            else ""
+        )
         return (
-            f"scanned {self.files_scanned} of {self.files_total} files "
+            f"scanned {partitions}{self.files_scanned} of {self.files_total} files "
             f"({self.rows_fraction:.1%} of rows)"
         )
 
@@ -116,6 +123,7 @@ def _plan(snapshot: TableSnapshot, where: Where, spark: SparkSession | None) -> 
         bound, snapshot.actions, types, nan_free_bounds=lambda: snapshot.nan_free_bounds
     )
     kept = snapshot.files_where(mask)
+    partitioned = bool(snapshot.partition_columns)
     report = ScanReport(
         table_uri=snapshot.uri,
         version=snapshot.version,
@@ -126,6 +134,8 @@ def _plan(snapshot: TableSnapshot, where: Where, spark: SparkSession | None) -> 
         rows_scanned=sum(f.num_records or 0 for f in kept),
         bytes_total=snapshot.total_bytes,
         bytes_scanned=sum(f.size for f in kept),
+        partitions_total=len({f.partition for f in snapshot.files}) if partitioned else None,
+        partitions_scanned=len({f.partition for f in kept}) if partitioned else None,
     )
     return ScanPlan(snapshot=snapshot, keep=mask, kept=kept, report=report)
 

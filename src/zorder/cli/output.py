@@ -146,6 +146,8 @@ def description_json(description: TableDescription) -> None:
     files = []
     for f in description.files:
         entry: dict[str, Any] = {"path": f.path, "records": f.rows, "bytes": f.size}
+        if f.partition:
+            entry["partition"] = {k: plain(v) for k, v in f.partition.items()}
         for column in description.columns:
             entry[f"{column} min"] = plain(f.min_values.get(column))
             entry[f"{column} max"] = plain(f.max_values.get(column))
@@ -165,6 +167,9 @@ def description(result: TableDescription) -> None:
         title=f"{result.table_uri}: {len(result.files)} files, {result.rows:,} rows, "
         f"{size_text(result.size)}; {how}"
     )
+    partitioned = any(f.partition for f in result.files)
+    if partitioned:
+        table.add_column("partition", overflow="fold")
     table.add_column("run", overflow="fold")
     table.add_column("file", overflow="fold")
     table.add_column("records", justify="right")
@@ -173,6 +178,11 @@ def description(result: TableDescription) -> None:
         table.add_column(f"{column} max", justify="right", overflow="fold")
     for f in result.files:
         cells = [_text(f.run.id if f.run else "-"), f.name, _text(f.rows)]
+        if partitioned:
+            where = ", ".join(
+                f"{k}={_text(v) if v is not None else 'NULL'}" for k, v in f.partition.items()
+            )
+            cells.insert(0, where)
         for column in result.columns:
             cells += [_text(f.min_values.get(column)), _text(f.max_values.get(column))]
         table.add_row(*cells)

@@ -262,4 +262,6 @@ def sql_literal(value: Any) -> str:
         return f"DATE'{value.isoformat()}'"
     if isinstance(value, str):
         return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    if isinstance(value, bytes):
+        return f"X'{value.hex()}'"
     raise InvalidArgumentTypeError(f"no SQL literal for {type(value).__name__} {value!r}")

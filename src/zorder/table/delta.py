@@ -15,8 +15,8 @@ import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
-from urllib.parse import urlparse
+from typing import Any, Literal
+from urllib.parse import unquote, urlparse
 
 import numpy as np
 import numpy.typing as npt
@@ -34,8 +34,16 @@ from deltalake.transaction import (
     Transaction,
     create_table_with_add_actions,
 )
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.types import DoubleType, FloatType, StructType
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import (
+    ArrayType,
+    DataType,
+    DoubleType,
+    FloatType,
+    MapType,
+    StructType,
+)
 
 from zorder.errors import (
     ConcurrentCommitError,
@@ -43,7 +51,8 @@ from zorder.errors import (
     NotADeltaTableError,
     UnsupportedTableError,
 )
-from zorder.stats import FileStats, indexed_columns, stats_from_parquet
+from zorder.skipping.sql import sql_literal
+from zorder.stats import FileStats, action_stats_field, indexed_columns, stats_from_parquet
 from zorder.table.clustering import COMMIT_METADATA_KEY, CommitClustering, Run
 
 __all__ = [
@@ -107,9 +116,17 @@ def is_delta_table(uri: str, storage_options: Mapping[str, str] | None = None) -
 class DataFile:
     """One data file of a table, as its add action describes it."""
 
-    path: str  # relative to the table root, as in the log
+    # Relative to the table root (or absolute), decoded: the name on storage. The log
+    # holds it percent-encoded; deltalake encodes the paths of the actions it commits.
+    path: str
     size: int
     num_records: int | None
+    partition: tuple[Any, ...] = ()  # values of the table's partition columns, in order
+
+
+def _has_scheme(path: str) -> bool:
+    scheme = urlparse(path).scheme
+    return len(scheme) > 1  # a drive letter is no scheme
 
 
 @dataclass(frozen=True)
@@ -140,12 +157,14 @@ class TableSnapshot:
             if "num_records" in actions.column_names
             else [None] * actions.num_rows
         )
+        partitions = _partition_tuples(actions, self.partition_columns)
         return tuple(
-            DataFile(path=path, size=int(size), num_records=count)
-            for path, size, count in zip(
+            DataFile(path=unquote(path), size=int(size), num_records=count, partition=values)
+            for path, size, count, values in zip(
                 actions.column("path").to_pylist(),
                 actions.column("size_bytes").to_pylist(),
                 records,
+                partitions,
                 strict=True,
             )
         )
@@ -191,6 +210,8 @@ class TableSnapshot:
         return int(pc.sum(records).as_py() or 0)
 
     def file_uri(self, data_file: DataFile) -> str:
+        if _has_scheme(data_file.path):
+            return data_file.path
         return f"{self.uri.rstrip('/')}/{data_file.path}"
 
     def dataframe(self, spark: SparkSession) -> DataFrame:
@@ -208,14 +229,103 @@ class TableSnapshot:
         files = self.files_where(keep)
         if not files:
             return spark.createDataFrame([], self.schema)
-        reader = spark.read.schema(self.schema)
-        has_doubles = any(
-            isinstance(f.dataType, FloatType | DoubleType) for f in self.schema.fields
+        partitioned = set(self.partition_columns)
+        data_schema = StructType([f for f in self.schema.fields if f.name not in partitioned])
+        reader = spark.read.schema(data_schema)
+        if _holds_floats(self.schema):
+            trusted = self.nan_free_bounds if keep is None else self.nan_free_bounds[keep]
+            if not trusted.all():
+                reader = reader.options(**_NAN_UNSAFE_FOOTER_FILTERS)
+        if not partitioned:
+            return reader.parquet(*[self.file_uri(f) for f in files])
+        # Partition values live in the log, not in the files: each partition's files
+        # are read together and its values added as typed literals.
+        groups: dict[tuple[Any, ...], list[DataFile]] = {}
+        for data_file in files:
+            groups.setdefault(data_file.partition, []).append(data_file)
+        frames = []
+        for values, members in groups.items():
+            known = dict(zip(self.partition_columns, values, strict=True))
+            frame = reader.parquet(*[self.file_uri(f) for f in members])
+            frames.append(
+                frame.select(
+                    *[
+                        _typed_literal(known[f.name], f.dataType).alias(f.name)
+                        if f.name in known
+                        else F.col(f"`{f.name}`")
+                        for f in self.schema.fields
+                    ]
+                )
+            )
+        return functools.reduce(DataFrame.union, frames)
+
+
+def _typed_literal(value: Any, data_type: DataType) -> Column:
+    """``value`` as a Spark literal of ``data_type`` (NULL too), exactly: never through a zone."""
+    return F.expr(f"CAST({sql_literal(value)} AS {data_type.simpleString()})")
+
+
+def _partition_tuples(actions: pa.Table, columns: Sequence[str]) -> list[tuple[Any, ...]]:
+    """Each file's values of ``columns``, typed as deltalake parsed them from the log."""
+    if not columns:
+        return [()] * actions.num_rows
+    values = [action_stats_field(actions, "partition", c) for c in columns]
+    if any(v is None for v in values):
+        raise UnsupportedTableError(
+            f"the log lists no values of partition columns {list(columns)} for its files"
         )
-        trusted = self.nan_free_bounds if keep is None else self.nan_free_bounds[keep]
-        if has_doubles and not trusted.all():
-            reader = reader.options(**_NAN_UNSAFE_FOOTER_FILTERS)
-        return reader.parquet(*[self.file_uri(f) for f in files])
+    return list(zip(*(v.to_pylist() for v in values if v is not None), strict=True))
+
+
+def _with_partition_statistics(actions: pa.Table, columns: Sequence[str]) -> pa.Table:
+    """``actions`` with each partition column's value as its exact min, max and null count.
+
+    A partition value is the value of every row of its files, so the one
+    evaluator prunes partitions by the same rules that skip files.
+    """
+    if not columns or actions.num_rows == 0:
+        return actions
+    rows = actions.column("num_records") if "num_records" in actions.column_names else None
+    for kind in ("min", "max", "null_count"):
+        names: list[str] = []
+        fields: list[pa.Array] = []
+        if kind in actions.column_names and pa.types.is_struct(actions.column(kind).type):
+            struct_type = actions.column(kind).type
+            for index in range(struct_type.num_fields):
+                name = struct_type.field(index).name
+                if name not in columns:
+                    field = action_stats_field(actions, kind, name)
+                    assert field is not None
+                    names.append(name)
+                    fields.append(field)
+        for column in columns:
+            values = action_stats_field(actions, "partition", column)
+            assert values is not None
+            if kind == "null_count":
+                counts = rows.combine_chunks() if rows is not None else pa.nulls(len(values))
+                zero = pa.scalar(0, pa.int64())
+                values = pc.if_else(values.is_null(), counts.cast(pa.int64()), zero)
+            names.append(column)
+            fields.append(values)
+        struct = pa.StructArray.from_arrays(fields, names=names)
+        if kind in actions.column_names:
+            actions = actions.set_column(actions.column_names.index(kind), kind, struct)
+        else:
+            actions = actions.append_column(kind, struct)
+    return actions
+
+
+def _holds_floats(data_type: DataType) -> bool:
+    """Whether ``data_type`` is or holds a float or double (Spark pushes nested fields down too)."""
+    if isinstance(data_type, FloatType | DoubleType):
+        return True
+    if isinstance(data_type, StructType):
+        return any(_holds_floats(f.dataType) for f in data_type.fields)
+    if isinstance(data_type, ArrayType):
+        return _holds_floats(data_type.elementType)
+    if isinstance(data_type, MapType):
+        return _holds_floats(data_type.keyType) or _holds_floats(data_type.valueType)
+    return False
 
 
 def load_snapshot(
@@ -233,7 +343,9 @@ def load_snapshot(
             "read as plain Parquet; supported: tables without deletion vectors or column mapping"
         )
     metadata = table.metadata()
+    partition_columns = tuple(metadata.partition_columns)
     actions = pa.table(table.get_add_actions(flatten=False))
+    actions = _with_partition_statistics(actions, partition_columns)
     schema = StructType.fromJson(json.loads(table.schema().to_json()))
     return TableSnapshot(
         uri=uri,
@@ -241,7 +353,7 @@ def load_snapshot(
         version=table.version(),
         schema=schema,
         configuration=dict(metadata.configuration),
-        partition_columns=tuple(metadata.partition_columns),
+        partition_columns=partition_columns,
         actions=actions,
     )
 
