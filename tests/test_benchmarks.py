@@ -123,3 +123,27 @@ def test_product_benchmark_smoke(spark: object) -> None:
     assert "zorder / delta-rs" in verdicts[0]
     assert "(target <= 1.00)" not in verdicts[0]
     assert "(target <= 1.00): " in verdicts[1]
+
+
+@pytest.mark.spark
+def test_partitions_benchmark_smoke(spark: object) -> None:
+    from benchmarks import partitions
+
+    payload = partitions.main(
+        [
+            "--days",
+            "4",
+            "--rows-per-day",
+            "3000",
+            "--appends",
+            "2",
+            "--files-per-day",
+            "3",
+            "--filters",
+            "4",
+        ]
+    )
+    assert payload["bytes_rewritten"] == payload["bytes_of_chosen_days"]
+    assert [row["day"] for row in payload["quality"]["zorder"]] == payload["chosen"]
+    assert all(row["files"] == 3 for row in payload["quality"]["zorder"])
+    assert "nothing else touched" in partitions.markdown(payload)

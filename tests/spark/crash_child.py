@@ -1,6 +1,7 @@
 """A zorder run to be killed: ``python -m tests.spark.crash_child OPERATION PATH MOMENT``.
 
-OPERATION is ``optimize`` (re-cluster the table) or ``append`` (zorder.write
+OPERATION is ``optimize`` (re-cluster the table), ``optimize-day`` (re-cluster
+one partition of a table partitioned by ``day``) or ``append`` (zorder.write
 mode="append" of 3,000 new rows). MOMENT says where the run announces itself
 on stdout and, where a kill must land, waits for it:
 
@@ -15,6 +16,7 @@ Test code only: the hooks wrap zorder's functions from outside.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 from collections.abc import Iterator
@@ -44,6 +46,7 @@ def main(operation: str, path: str, moment: str) -> None:
     spark.sparkContext.setLogLevel("ERROR")
     real_commit = cluster_module.commit_files
     real_cluster = cluster_module.cluster
+    real_partitions = cluster_module.cluster_partitions
 
     def commit(*args: Any, **kwargs: Any) -> int:
         _say("COMMITTING")
@@ -59,12 +62,20 @@ def main(operation: str, path: str, moment: str) -> None:
         laid_out = real_cluster(df, *args, **kwargs)
         return laid_out.mapInArrow(_slow, laid_out.schema)
 
+    def slow_partitions(*args: Any, **kwargs: Any) -> Any:
+        layout = real_partitions(*args, **kwargs)
+        slowed = layout.frame.mapInArrow(_slow, layout.frame.schema)
+        return dataclasses.replace(layout, frame=slowed)
+
     cluster_module.commit_files = commit  # type: ignore[assignment]
     if moment == "spark":
         cluster_module.cluster = slow_cluster
+        cluster_module.cluster_partitions = slow_partitions
     _say("STARTED")
     if operation == "optimize":
         zorder.optimize(spark, path, by=COLUMNS, num_files=6)
+    elif operation == "optimize-day":
+        zorder.optimize(spark, path, by=["a", "b"], where="day = 'd1'", num_files=3)
     else:
         new_rows = spark.range(3_000).selectExpr(
             "CAST(id + 1000000 AS BIGINT) AS a",

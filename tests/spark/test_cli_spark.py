@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -118,3 +119,32 @@ def test_a_missing_input_is_one_clear_line(spark: SparkSession, tmp_path: Path) 
     result = runner.invoke(app, ["write", str(tmp_path / "nope"), str(tmp_path / "t"), "--by", "a"])
     assert result.exit_code == 2
     assert f"no parquet input at {tmp_path / 'nope'}" in result.output.replace("\n", "")
+
+
+def test_partitioned_write_and_optimize_where(spark: SparkSession, tmp_path: Path) -> None:
+    source = tmp_path / "src"
+    spark.range(900).selectExpr(
+        "id % 97 AS a",
+        "id % 89 AS b",
+        "CAST(DATE'2026-11-01' + CAST(id % 3 AS INT) AS STRING) AS day",
+    ).write.parquet(str(source))
+    dest = str(tmp_path / "t")
+    result = runner.invoke(
+        app,
+        ["write", str(source), dest, "--by", "a,b", "--partition-by", "day", "--num-files", "6"],
+    )
+    assert result.exit_code == 0, result.output
+    assert DeltaTable(dest).metadata().partition_columns == ["day"]
+    result = runner.invoke(
+        app, ["optimize", dest, "--by", "b,a", "--where", "day = '2026-11-03'", "--num-files", "1"]
+    )
+    assert result.exit_code == 0, result.output
+    import zorder
+
+    per_day = Counter(f.partition["day"] for f in zorder.describe(dest).files)
+    assert per_day == {"2026-11-01": 2, "2026-11-02": 2, "2026-11-03": 1}
+    explained = runner.invoke(app, ["query", dest, "--where", "day = '2026-11-02'", "--explain"])
+    assert "scanned 1 of 3 partitions, 2 of 5 files" in explained.output
+    refused = runner.invoke(app, ["optimize", dest, "--by", "a", "--where", "a = 1"])
+    assert refused.exit_code == 2
+    assert "not partition columns" in refused.output

@@ -133,3 +133,40 @@ def test_sigkill_leaves_old_or_new_state(tmp_path: Path, operation: str, moment:
     zorder.vacuum(str(path), retain_hours=0, force=True, dry_run=False)
     assert table_rows(path) == expected
     assert not [p for p in path.rglob("*.parquet") if p.resolve() not in referenced]
+
+
+@pytest.mark.parametrize("moment", ["spark", "before-commit"])
+def test_sigkill_mid_optimize_of_a_partition_leaves_the_table_as_it_was(
+    tmp_path: Path, moment: str
+) -> None:
+    path = tmp_path / "days"
+    rows = original_rows()
+    days = pa.array([f"d{i % 3}" for i in range(ROWS)])
+    for start in range(0, ROWS, ROWS // 4):
+        write_deltalake(
+            str(path),
+            rows.append_column("day", days).slice(start, ROWS // 4),
+            partition_by=["day"],
+            mode="append",
+        )
+    before, version = table_rows(path), DeltaTable(str(path)).version()
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tests.spark.crash_child", "optimize-day", str(path), moment],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        if moment == "spark":
+            wait_for(child, "STARTED")
+            wait_for_spark_files(path)
+        else:
+            wait_for(child, "COMMITTING")
+    finally:
+        kill_group(child)
+    table = DeltaTable(str(path))
+    assert table.version() == version
+    assert table_rows(path) == before
+    for uri in table.file_uris():
+        assert Path(uri.removeprefix("file://")).exists()

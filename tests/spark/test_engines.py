@@ -73,3 +73,35 @@ def test_polars_finds_every_row(table: tuple[str, int]) -> None:
     path, expected = table
     scope = run("polars", path)
     assert scope["rows"].height == expected
+
+
+def test_other_engines_read_a_partitioned_table_zorder_wrote_and_optimized(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    import duckdb
+    import polars as pl
+    from deltalake import DeltaTable
+
+    path = str(tmp_path / "days")
+    df = network_frame(spark, 9_000, seed=8).withColumn(
+        "day", F.concat(F.lit("2026-11-0"), (F.col("src_port") % 3 + 1).cast("string"))
+    )
+    zorder.write(df, path, by=["src_ip", "dst_port"], partition_by=["day"], num_files=9)
+    zorder.optimize(spark, path, by=["dst_port", "src_ip"], where="day = '2026-11-02'")
+    expected = df.where("day = '2026-11-02'").count()
+    files = len(DeltaTable(path).file_uris())
+
+    dataset = DeltaTable(path).to_pyarrow_dataset()
+    import pyarrow.compute as pc
+
+    assert dataset.to_table(filter=pc.field("day") == "2026-11-02").num_rows == expected
+    assert pl.scan_delta(path).filter(pl.col("day") == "2026-11-02").collect().height == expected
+
+    scope = run("duckdb", path)  # loads the extension as the README shows
+    con: duckdb.DuckDBPyConnection = scope["con"]
+    query = f"SELECT count(*) FROM delta_scan('{path}') WHERE day = '2026-11-02'"
+    assert con.sql(query).fetchone() == (expected,)
+    profile = con.sql(f"EXPLAIN ANALYZE {query}").fetchall()[0][1]
+    scanned, total = map(int, re.search(r"Scanning Files:\D*(\d+)/(\d+)", profile).groups())  # type: ignore[union-attr]
+    assert total == files
+    assert 0 < scanned < total  # the other days' files are pruned

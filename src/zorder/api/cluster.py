@@ -9,30 +9,44 @@ removes the run's directory and leaves the table as it was.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import time
+import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
+import numpy as np
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.types import StructType
+from pyspark.sql.types import LongType, StructField, StructType
 
 from zorder.curves.kinds import Curve, KeyMethod
 from zorder.errors import (
     InvalidArgumentError,
     SchemaMismatchError,
     TableExistsError,
-    UnsupportedTableError,
+    ZorderError,
 )
+from zorder.skipping.sql import referenced_columns
 from zorder.spark.layout import ClusteringPlan, cluster, plan_clustering
+from zorder.spark.partitions import (
+    PartitionedLayout,
+    cluster_partitions,
+    count_partitions,
+    files_per_partition,
+    resolve_partition_columns,
+)
 from zorder.table import (
     CommitMode,
+    DataFile,
     TableSnapshot,
+    WrittenFile,
     commit_files,
     delete_directory,
+    delta_partition_value,
     describe_written_files,
     is_delta_table,
     load_snapshot,
@@ -96,14 +110,14 @@ def parse_size(size: int | str) -> int:
     return value
 
 
-def _clustered_by_one_run(snapshot: TableSnapshot, plan: ClusteringPlan) -> bool:
-    """Every file of ``snapshot`` was written by one run with ``plan``'s clustering.
+def _clustered_by_one_run(files: Sequence[DataFile], plan: ClusteringPlan) -> bool:
+    """Every one of ``files`` was written by one run with ``plan``'s clustering.
 
     Files appended later (by anyone, zorder's own appends included: each run
     is clustered on its own) or a different spec make the table worth
     rewriting. A run's directory name carries the spec's fingerprint.
     """
-    runs = {Run.of_path(f.path) for f in snapshot.files}
+    runs = {Run.of_path(f.path) for f in files}
     if len(runs) != 1:
         return False
     run = next(iter(runs))
@@ -206,6 +220,23 @@ def _write_settings(spark: SparkSession) -> Iterator[None]:
                 spark.conf.set(key, old)
 
 
+# Spark names each file it writes after its task's partition, which repartitionById
+# made the file's number: part-00007-<uuid>-c000.snappy.parquet holds file 7.
+_SPARK_FILE = re.compile(r"(?:^|/)part-(\d+)-[^/]*$")
+
+
+def _in_partition(
+    written: WrittenFile, layout: PartitionedLayout, columns: tuple[str, ...]
+) -> WrittenFile:
+    """``written`` with the partition values of the file number Spark named it after."""
+    match = _SPARK_FILE.search(written.path)
+    if match is None:  # pragma: no cover (Spark's naming is part of its file format contract)
+        raise ZorderError(f"cannot tell which file of the run Spark wrote as {written.path!r}")
+    partition = layout.partition_of_file(int(match.group(1)))
+    values = {c: delta_partition_value(v) for c, v in zip(columns, partition.values, strict=True)}
+    return dataclasses.replace(written, partition_values=values)
+
+
 def _write_and_commit(
     df: DataFrame,
     *,
@@ -218,19 +249,31 @@ def _write_and_commit(
     sample_size: int | None,
     storage_options: Mapping[str, str] | None,
     started: float,
+    partitioned: PartitionedLayout | None = None,
+    partition_by: tuple[str, ...] = (),
+    removed: Sequence[DataFile] | None = None,
 ) -> ClusterMetrics:
     spec = plan.spec
     run = Run.new(spec)
     configuration = snapshot.configuration if snapshot else {}
     # An optimize knows its row count from the snapshot's statistics: no count job.
     rows = snapshot.counted_rows if snapshot and commit_mode == "rewrite" else None
-    laid_out = cluster(df, plan, num_files=num_files, sample_size=sample_size, rows=rows)
-    removed = snapshot.files if commit_mode == "rewrite" and snapshot else ()
+    if partitioned is not None:
+        laid_out = partitioned.frame
+    else:
+        laid_out = cluster(df, plan, num_files=num_files, sample_size=sample_size, rows=rows)
+    if removed is None:
+        removed = snapshot.files if commit_mode == "rewrite" and snapshot else ()
     try:
         with _write_settings(df.sparkSession):
-            laid_out.write.mode("errorifexists").parquet(f"{uri}/{run.directory}")
+            writer = laid_out.write.mode("errorifexists")
+            if partition_by:
+                writer = writer.partitionBy(*partition_by)
+            writer.parquet(f"{uri}/{run.directory}")
         remove_writer_markers(uri, run.directory)
         written = describe_written_files(uri, run.directory, df.schema, configuration)
+        if partitioned is not None:
+            written = [_in_partition(f, partitioned, partition_by) for f in written]
         version = commit_files(
             uri,
             df.schema,
@@ -239,6 +282,7 @@ def _write_and_commit(
             snapshot=snapshot,
             removed=removed,
             clustering=CommitClustering(operation, run, spec, len(written)),
+            partition_by=partition_by,
             storage_options=storage_options,
         )
     except BaseException:
@@ -273,9 +317,16 @@ def write(
     target_file_size: int | str | None = None,
     method: KeyMethod = "rank",
     sample_size: int | None = None,
+    partition_by: Sequence[str] | None = None,
     storage_options: Mapping[str, str] | None = None,
 ) -> ClusterMetrics:
     """Cluster ``df`` by the columns ``by`` along ``curve`` into the Delta table at ``path``.
+
+    ``partition_by`` makes a new table partitioned by those columns (an append
+    uses the table's own; a different list is an error). The rows of each
+    partition are clustered on their own: every file holds one partition.
+    ``num_files`` is then the total, shared by the partitions' row counts
+    (one file each at least), and ``target_file_size`` applies per partition.
 
     ``mode`` follows Spark's writer: ``"error"`` refuses an existing table,
     ``"append"`` adds files (creating the table if needed), ``"overwrite"``
@@ -291,11 +342,12 @@ def write(
         raise InvalidArgumentError(f"unknown mode {mode!r}; accepted: {', '.join(WRITE_MODES)}")
     uri = normalize_uri(path)
     plan = plan_clustering(df, by, curve=curve, method=method)
+    partition_columns = resolve_partition_columns(df, partition_by, plan) if partition_by else ()
     if num_files is None:
         target = parse_size(target_file_size or DEFAULT_TARGET_FILE_SIZE)  # validate first
-        files = _file_count(None, target, _estimated_bytes(df))
     else:
-        files = _file_count(num_files, target_file_size, None)
+        _file_count(num_files, target_file_size, None)  # validate first
+        target = DEFAULT_TARGET_FILE_SIZE
     snapshot = None
     commit_mode: CommitMode = "create"
     if is_delta_table(uri, storage_options):
@@ -308,12 +360,26 @@ def write(
         problems = _schema_differences(snapshot.schema, df.schema)
         if problems:
             raise SchemaMismatchError(f"schema mismatch on {mode} to {uri}: " + "; ".join(problems))
-        if snapshot.partition_columns:
-            raise UnsupportedTableError(
-                f"table {uri} is partitioned by {list(snapshot.partition_columns)}; "
-                "zorder writes unpartitioned tables only"
+        table_partitions = snapshot.partition_columns
+        if partition_by is None and table_partitions:
+            partition_columns = resolve_partition_columns(df, table_partitions, plan)
+        elif partition_by is not None and partition_columns != table_partitions:
+            raise InvalidArgumentError(
+                f"table {uri} is partitioned by {list(table_partitions)}, not by "
+                f"{list(partition_columns)}; an {mode} keeps the table's partition columns"
             )
         commit_mode = "append" if mode == "append" else "overwrite"
+    estimated = _estimated_bytes(df) if num_files is None else 0
+    partitions = count_partitions(df, partition_columns) if partition_columns else ()
+    layout = None
+    if partitions:
+        per_partition = files_per_partition(
+            partitions, num_files=num_files, bytes_total=estimated, target=target
+        )
+        layout = cluster_partitions(df, plan, partition_columns, partitions, per_partition)
+        files = sum(per_partition)
+    else:
+        files = _file_count(num_files, None if num_files else target, estimated)
     return _write_and_commit(
         df,
         uri=uri,
@@ -325,6 +391,8 @@ def write(
         sample_size=sample_size,
         storage_options=storage_options,
         started=started,
+        partitioned=layout,
+        partition_by=partition_columns,
     )
 
 
@@ -338,10 +406,19 @@ def optimize(
     target_file_size: int | str | None = None,
     method: KeyMethod = "rank",
     sample_size: int | None = None,
+    where: str | None = None,
     storage_options: Mapping[str, str] | None = None,
     force: bool = False,
 ) -> ClusterMetrics:
     """Rewrite the Delta table at ``path`` clustered by ``by``, in one commit.
+
+    On a partitioned table each partition is clustered on its own. ``where``
+    (SQL over partition columns only, as Delta's ``OPTIMIZE ... WHERE``)
+    chooses the partitions; files of the others are neither read nor
+    rewritten. A partition whose files already come from one zorder run with
+    the same clustering is left alone. ``num_files`` is the total over the
+    partitions rewritten, shared by their rows (one file each at least), and
+    ``target_file_size`` applies per partition.
 
     The new files are added and every file of the version read is removed in
     a single transaction with ``dataChange = false``. delta-rs checks it
@@ -358,15 +435,22 @@ def optimize(
     started = time.perf_counter()
     uri = normalize_uri(path)
     snapshot = load_snapshot(uri, storage_options)
-    if snapshot.partition_columns:
-        raise UnsupportedTableError(
-            f"table {uri} is partitioned by {list(snapshot.partition_columns)}; "
-            "zorder optimizes unpartitioned tables only"
-        )
     df = snapshot.dataframe(spark)
     plan = plan_clustering(df, by, curve=curve, method=method)
+    if where is not None or snapshot.partition_columns:
+        return _optimize_partitions(
+            spark,
+            snapshot,
+            plan,
+            where=where,
+            num_files=num_files,
+            target_file_size=target_file_size,
+            force=force,
+            storage_options=storage_options,
+            started=started,
+        )
     files = _file_count(num_files, target_file_size, snapshot.total_bytes)
-    if not snapshot.files or (not force and _clustered_by_one_run(snapshot, plan)):
+    if not snapshot.files or (not force and _clustered_by_one_run(snapshot.files, plan)):
         return _unchanged(uri, plan, files, started)
     return _write_and_commit(
         df,
@@ -379,4 +463,83 @@ def optimize(
         sample_size=sample_size,
         storage_options=storage_options,
         started=started,
+    )
+
+
+def _chosen_partitions(
+    spark: SparkSession, snapshot: TableSnapshot, partitions: Sequence[tuple[Any, ...]], where: str
+) -> set[tuple[Any, ...]]:
+    """The partitions whose values satisfy ``where``, as Spark evaluates it on them."""
+    columns = snapshot.partition_columns
+    names = {c.lower(): c for c in columns}
+    referenced = referenced_columns(where)  # raises FilterParseError first
+    outside = sorted(r for r in referenced if r.lower() not in names)
+    if outside:
+        raise InvalidArgumentError(
+            f"where={where!r} names {', '.join(outside)}, which are not partition columns of "
+            f"{snapshot.uri}; it chooses partitions by: {', '.join(columns)}"
+        )
+    index = f"__zorder_partition_{uuid.uuid4().hex}"
+    schema = StructType(
+        [StructField(index, LongType(), False), *[snapshot.schema[c] for c in columns]]
+    )
+    rows = [(i, *values) for i, values in enumerate(partitions)]
+    kept = spark.createDataFrame(rows, schema).where(where).select(index).toArrow()
+    return {partitions[i] for i in kept.column(0).to_pylist()}
+
+
+def _optimize_partitions(
+    spark: SparkSession,
+    snapshot: TableSnapshot,
+    plan: ClusteringPlan,
+    *,
+    where: str | None,
+    num_files: int | None,
+    target_file_size: int | str | None,
+    force: bool,
+    storage_options: Mapping[str, str] | None,
+    started: float,
+) -> ClusterMetrics:
+    """Optimize of a partitioned table: the chosen partitions, each clustered on its own."""
+    uri, columns = snapshot.uri, snapshot.partition_columns
+    if not columns:
+        raise InvalidArgumentError(
+            f"where={where!r} chooses partitions, but table {uri} has no partition columns; "
+            "leave where out to optimize the whole table"
+        )
+    target = parse_size(target_file_size or DEFAULT_TARGET_FILE_SIZE)
+    if num_files is not None:
+        _file_count(num_files, target_file_size, None)  # validate first
+    resolve_partition_columns(snapshot.dataframe(spark), columns, plan)  # clustered by one?
+    groups: dict[tuple[Any, ...], list[DataFile]] = {}
+    for data_file in snapshot.files:
+        groups.setdefault(data_file.partition, []).append(data_file)
+    chosen = (
+        set(groups) if where is None else _chosen_partitions(spark, snapshot, list(groups), where)
+    )
+    todo = {p for p in chosen if force or not _clustered_by_one_run(groups[p], plan)}
+    if not todo:
+        return _unchanged(uri, plan, num_files or 0, started)
+    keep = np.array([f.partition in todo for f in snapshot.files], dtype=bool)
+    read = [f for f in snapshot.files if f.partition in todo]
+    df = snapshot.read_files(spark, keep)
+    partitions = count_partitions(df, columns)
+    per_partition = files_per_partition(
+        partitions, num_files=num_files, bytes_total=sum(f.size for f in read), target=target
+    )
+    layout = cluster_partitions(df, plan, columns, partitions, per_partition)
+    return _write_and_commit(
+        df,
+        uri=uri,
+        plan=plan,
+        operation="optimize",
+        commit_mode="rewrite",
+        snapshot=snapshot,
+        num_files=sum(per_partition),
+        sample_size=None,
+        storage_options=storage_options,
+        started=started,
+        partitioned=layout,
+        partition_by=columns,
+        removed=read,
     )

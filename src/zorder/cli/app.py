@@ -201,10 +201,14 @@ def write(
         "error"
     ),
     method: MethodOption = "rank",
+    partition_by: Annotated[
+        str | None,
+        typer.Option(help="Partition columns of a new table, comma-separated (e.g. day)."),
+    ] = None,
     master: MasterOption = "local[*]",
     conf: ConfOption = None,
 ) -> None:
-    """Cluster SOURCE by columns into the Delta table DEST."""
+    """Cluster SOURCE by columns into the Delta table DEST (each partition on its own)."""
     from zorder.api import read_input
 
     spark = _session(master, conf)
@@ -219,6 +223,7 @@ def write(
             num_files=num_files,
             target_file_size=target_file_size,
             method=method,
+            partition_by=_columns(partition_by) if partition_by else None,
         )
     output.metrics(metrics)
 
@@ -231,6 +236,10 @@ def optimize(
     num_files: NumFilesOption = None,
     target_file_size: TargetSizeOption = None,
     method: MethodOption = "rank",
+    where: Annotated[
+        str | None,
+        typer.Option(help="Partitions to optimize, SQL over partition columns only."),
+    ] = None,
     force: Annotated[
         bool, typer.Option(help="Rewrite even a table one run already clustered this way.")
     ] = False,
@@ -248,6 +257,7 @@ def optimize(
             num_files=num_files,
             target_file_size=target_file_size,
             method=method,
+            where=where,
             force=force,
         )
     output.metrics(metrics)

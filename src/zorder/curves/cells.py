@@ -39,6 +39,7 @@ from zorder.errors import InvalidArgumentError
 __all__ = [
     "FileCells",
     "KeyRanges",
+    "apportion",
     "balanced_cells",
     "balanced_ranges",
     "reference_cell",
@@ -164,8 +165,13 @@ def reference_range(ranges: KeyRanges, row: Sequence[int], key: int | bytes) -> 
     return sum(1 for bound in ranges.bounds.tolist() if key >= bound)
 
 
-def _apportion(masses: npt.NDArray[np.float64], total: int) -> list[int]:
-    """``total`` cells shared among slabs in proportion to ``masses``, each at least one."""
+def apportion(masses: npt.NDArray[np.float64], total: int) -> list[int]:
+    """``total`` cells shared among slabs in proportion to ``masses``, each at least one.
+
+    ``total`` must be at least the number of slabs.
+    """
+    if total < len(masses):
+        raise InvalidArgumentError(f"cannot share {total} among {len(masses)}, one each at least")
     quotas = masses / masses.sum() * total
     shares = np.maximum(1, np.floor(quotas)).astype(np.int64)
     while shares.sum() > total:  # the minimum of one overshot: take from the most over quota
@@ -234,7 +240,7 @@ def _split(sample: npt.NDArray[np.uint64], cells: int, columns: list[int], lefto
             if len(cuts):
                 slab = np.searchsorted(cuts, sample[:, column], side="right")
                 masses = np.bincount(slab, minlength=len(cuts) + 1).astype(np.float64)
-                shares = _apportion(masses, cells)
+                shares = apportion(masses, cells)
                 children = [
                     _split(sample[slab == i], share, rest, leftover=False)
                     for i, share in enumerate(shares)
@@ -258,7 +264,7 @@ def _set_aside(
     held = sample[:, column] >= value
     if held.all() or not held.any():  # nothing to part here
         return _set_aside(sample, cells, rest)
-    shares = _apportion(np.array([(~held).sum(), held.sum()], dtype=np.float64), cells)
+    shares = apportion(np.array([(~held).sum(), held.sum()], dtype=np.float64), cells)
     kept = _set_aside(sample[~held], shares[0], rest)
     parted = _split(sample[held], shares[1], list(range(sample.shape[1])), leftover=False)
     return _Node(column, np.array([value], dtype=np.uint64), [kept, parted])
@@ -398,7 +404,7 @@ def balanced_ranges(
     if ids is not None and count > 1 and any(v is not None for v in set_aside):
         held = _held(np.asarray(ids, dtype=np.uint64), set_aside)
         if held.any() and not held.all():
-            shares = _apportion(np.array([(~held).sum(), held.sum()], np.float64), count)
+            shares = apportion(np.array([(~held).sum(), held.sum()], np.float64), count)
             return KeyRanges(
                 _cuts(keys[~held], shares[0]),
                 aside_bounds=_cuts(keys[held], shares[1]),

@@ -29,7 +29,7 @@ from zorder.skipping.predicates import (
     or_,
 )
 
-__all__ = ["parse_predicate", "sql_literal"]
+__all__ = ["parse_predicate", "referenced_columns", "sql_literal"]
 
 _COMPARISONS: dict[type[exp.Expression], CompareOp] = {
     exp.EQ: "=",
@@ -57,6 +57,15 @@ def parse_predicate(text: str) -> Predicate:
     Anything that parses but that statistics cannot decide becomes
     :class:`Unknown` (never an error, never a wrong skip).
     """
+    return _convert(_parse(text))
+
+
+def referenced_columns(text: str) -> set[str]:
+    """The names of every column the SQL boolean expression ``text`` refers to."""
+    return {str(column.name) for column in _parse(text).find_all(exp.Column)}
+
+
+def _parse(text: str) -> exp.Expression:
     if not isinstance(text, str) or not text.strip():
         raise InvalidArgumentError(f"filter must be non-empty SQL text, got {text!r}")
     try:
@@ -74,7 +83,7 @@ def parse_predicate(text: str) -> Predicate:
         ) from None
     if not isinstance(tree, exp.Expression):
         raise FilterParseError(f"filter {text!r} is not an expression", text=text)
-    return _convert(tree)
+    return tree
 
 
 def _column_name(node: exp.Expression) -> str | None:

@@ -51,13 +51,17 @@ __all__ = [
     "WARN_ABOVE_COLUMNS",
     "CellKeyPacking",
     "SampleRanks",
+    "arrow_udf_of",
     "bits_per_column",
     "cell_key",
     "cell_key_packing",
+    "comparable",
+    "curve_keys",
     "direct_file_key",
     "direct_ranges",
     "file_cells",
     "fit_rank_buckets",
+    "key_ids",
     "key_ranges",
     "rank_boundaries",
     "rank_key",
@@ -157,7 +161,7 @@ def bits_per_column(dims: int) -> int:
     return bits
 
 
-def _comparable(column: ClusteringColumn) -> Column:
+def comparable(column: ClusteringColumn) -> Column:
     """``column`` as far as rank buckets look at it.
 
     Strings and binaries are cut to their first STRING_SAMPLE_PREFIX
@@ -195,7 +199,7 @@ def sample_columns(
     """
     if sample_size < 1:
         raise InvalidArgumentError(f"sample_size must be >= 1, got {sample_size}")
-    columns_only = df.select(*[_comparable(c) for c in columns])
+    columns_only = df.select(*[comparable(c) for c in columns])
     if rows is None:
         rows = columns_only.count()
     if rows <= sample_size:
@@ -250,7 +254,7 @@ def rank_boundaries(
     return fit_rank_buckets(sample, columns, bits=bits).buckets
 
 
-def _ids(arrays: Sequence[pa.Array], per_column: Sequence[RankBuckets]) -> np.ndarray:
+def key_ids(arrays: Sequence[pa.Array], per_column: Sequence[RankBuckets]) -> np.ndarray:
     return np.stack([b.key_ids(a) for a, b in zip(arrays, per_column, strict=True)], axis=1)
 
 
@@ -263,17 +267,17 @@ def file_cells(ranks: SampleRanks, *, count: int) -> FileCells:
 def key_ranges(ranks: SampleRanks, *, curve: Curve, bits: int, count: int) -> KeyRanges:
     """``count`` ranges of equal row mass of the sample's keys along ``curve``."""
     aside = [buckets.set_aside_id for buckets in ranks.buckets.values()]
-    keys = _curve_keys(ranks.ids, curve, bits)
+    keys = curve_keys(ranks.ids, curve, bits)
     return balanced_ranges(keys, count, ids=ranks.ids, set_aside=aside)
 
 
-def _curve_keys(ids: np.ndarray, curve: Curve, bits: int) -> np.ndarray:
+def curve_keys(ids: np.ndarray, curve: Curve, bits: int) -> np.ndarray:
     if curve == "hilbert":
         return hilbert_index_array(ids, bits)
     return interleave_array(ids, bits)
 
 
-def _arrow_udf(function: Callable[..., pa.Array], return_type: DataType) -> Callable[..., Column]:
+def arrow_udf_of(function: Callable[..., pa.Array], return_type: DataType) -> Callable[..., Column]:
     with warnings.catch_warnings():
         # Spark prefers type hints; the variadic key functions cannot state their arity.
         warnings.simplefilter("ignore", UserWarning)
@@ -296,11 +300,11 @@ def rank_key(
     per_column = [buckets[c.name] for c in columns]
 
     def keys(*arrays: pa.Array) -> pa.Array:
-        ids = _ids(arrays, per_column)
-        return pa.array(_curve_keys(ids, curve, bits).astype(np.int64), pa.int64())
+        ids = key_ids(arrays, per_column)
+        return pa.array(curve_keys(ids, curve, bits).astype(np.int64), pa.int64())
 
-    udf = _arrow_udf(keys, LongType())
-    return udf(*[_comparable(c) for c in columns])
+    udf = arrow_udf_of(keys, LongType())
+    return udf(*[comparable(c) for c in columns])
 
 
 # Packed cell keys stay non-negative Spark longs.
@@ -363,16 +367,16 @@ def cell_key(
     packing = cell_key_packing(len(columns), bits, files.count)
 
     def keys(*arrays: pa.Array) -> pa.Array:
-        ids = _ids(arrays, per_column)
-        key = _curve_keys(ids, curve, bits)
+        ids = key_ids(arrays, per_column)
+        key = curve_keys(ids, curve, bits)
         cell = files.cell_of(ids) if isinstance(files, FileCells) else files.cell_of_keys(key, ids)
         packed = (cell.astype(np.uint64) << np.uint64(packing.cell_shift)) | (
             key >> np.uint64(packing.dropped_bits)
         )
         return pa.array(packed.astype(np.int64), pa.int64())
 
-    udf = _arrow_udf(keys, LongType())
-    return udf(*[_comparable(c) for c in columns])
+    udf = arrow_udf_of(keys, LongType())
+    return udf(*[comparable(c) for c in columns])
 
 
 def direct_ranges(
@@ -411,8 +415,8 @@ def direct_file_key(
         return pa.StructArray.from_arrays([file, key], names=["file", "key"])
 
     struct = StructType([StructField("file", IntegerType()), StructField("key", BinaryType())])
-    udf = _arrow_udf(keys, struct)
-    return udf(*[_comparable(c) for c in columns])
+    udf = arrow_udf_of(keys, struct)
+    return udf(*[comparable(c) for c in columns])
 
 
 def _direct_keys(
@@ -420,11 +424,11 @@ def _direct_keys(
 ) -> npt.NDArray[np.uint8]:
     """Rows' direct keys as an (n x 8 * columns) array of big-endian bytes.
 
-    Strings and binaries may come cut by :func:`_comparable`: a direct word
+    Strings and binaries may come cut by :func:`comparable`: a direct word
     reads only their first 8 bytes.
     """
     words = np.stack([direct_words(a, e) for a, e in zip(arrays, encodings, strict=True)], axis=1)
-    combined = _curve_keys(words, curve, 64)
+    combined = curve_keys(words, curve, 64)
     if combined.ndim == 1:  # one column: a single uint64 word
         combined = combined.astype(">u8").view(np.uint8).reshape(len(words), 8)
     return np.ascontiguousarray(combined)

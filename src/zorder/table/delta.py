@@ -8,13 +8,15 @@ files as plain Parquet with the table's schema (no Delta jars needed).
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
+import decimal
 import functools
 import json
 import math
 import os
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import unquote, urlparse
 
@@ -48,6 +50,7 @@ from pyspark.sql.types import (
 from zorder.errors import (
     ConcurrentCommitError,
     InvalidArgumentError,
+    InvalidArgumentTypeError,
     NotADeltaTableError,
     UnsupportedTableError,
 )
@@ -63,6 +66,7 @@ __all__ = [
     "WrittenFile",
     "commit_files",
     "delete_directory",
+    "delta_partition_value",
     "describe_written_files",
     "file_statistics",
     "is_delta_table",
@@ -370,6 +374,32 @@ class WrittenFile:
     path: str  # relative to the table root
     size: int
     stats: FileStats
+    # The partition it belongs to, as Delta writes values in the log (None for null).
+    partition_values: Mapping[str, str | None] = field(default_factory=dict)
+
+
+def delta_partition_value(value: Any) -> str | None:
+    """``value`` as the text Delta's log holds for a partition value; None for null.
+
+    Timestamps in UTC (``timestamp``) or as written (``timestamp_ntz``), to the
+    microsecond; an empty string is null in Delta, as in Hive.
+    """
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dt.datetime):
+        moment: dt.datetime = value
+        if moment.tzinfo is not None:
+            moment = moment.astimezone(dt.UTC).replace(tzinfo=None)
+        return moment.isoformat(sep=" ", timespec="microseconds")
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return format(value, "f")
+    if isinstance(value, int | str):
+        return str(value)
+    raise InvalidArgumentTypeError(f"no Delta partition value for {type(value).__name__} {value!r}")
 
 
 def describe_written_files(
@@ -434,7 +464,7 @@ def _add_actions(files: Sequence[WrittenFile], *, data_change: bool) -> list[Add
         AddAction(
             path=f.path,
             size=f.size,
-            partition_values={},
+            partition_values=dict(f.partition_values),
             modification_time=now,
             data_change=data_change,
             stats=f.stats.to_json(),
@@ -465,6 +495,7 @@ def commit_files(
     snapshot: TableSnapshot | None = None,
     removed: Sequence[DataFile] = (),
     clustering: CommitClustering | None = None,
+    partition_by: Sequence[str] = (),
     storage_options: Mapping[str, str] | None = None,
 ) -> int:
     """Commit ``files`` in one transaction; returns the new table version.
@@ -476,7 +507,8 @@ def commit_files(
       ``removed`` with ``dataChange = false``, checked by delta-rs against
       everything committed since ``snapshot``.
 
-    ``clustering`` (a zorder run's files) goes into the commit as
+    ``partition_by`` names a new table's partition columns (appends and
+    rewrites use the table's own). ``clustering`` (a zorder run's files) goes into the commit as
     ``commitInfo.zorder`` and as the run's ``txn`` action.
     """
     properties = _commit_properties(clustering)
@@ -487,6 +519,7 @@ def commit_files(
             delta_schema,
             _add_actions(files, data_change=True),
             mode="error",
+            partition_by=list(partition_by) or None,
             storage_options=dict(storage_options or {}),
             commit_properties=properties,
         )
@@ -504,6 +537,7 @@ def commit_files(
             adds,
             mode=mode,
             schema=delta_schema,
+            partition_by=list(snapshot.partition_columns) or None,
             commit_properties=properties,
         )
     except CommitFailedError as error:
@@ -558,7 +592,11 @@ def _commit_rewrite(
             )
         try:
             latest.table.create_write_transaction(
-                actions, mode="append", schema=delta_schema, commit_properties=exact
+                actions,
+                mode="append",
+                schema=delta_schema,
+                partition_by=list(snapshot.partition_columns) or None,
+                commit_properties=exact,
             )
         except CommitFailedError:
             continue  # another commit took version V + 1 first: check against it

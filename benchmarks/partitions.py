@@ -1,0 +1,206 @@
+"""Optimizing inside partitions: a date-partitioned table, the last three days only.
+
+Ten days of network connections (200,000 rows a day by default), each day
+arriving as four blind appends by ``deltalake.write_deltalake``. On copies of
+that table, one run each:
+
+- zorder: ``optimize(spark, path, by=four columns, where="day >= <day 8>")``;
+- delta-rs: ``optimize.z_order(four columns, partition_filters=[day >= <day 8>])``
+  with a target size that gives about as many files a day;
+- zorder on the whole table (no ``where``).
+
+Reported: the bytes zorder rewrote against the bytes of the three days'
+files (equal when nothing else was touched); the skipping effectiveness of
+single-column equality filters inside each optimized day against that day's
+own ceiling 1 - F_p^(-1/d) (goal at least 0.95); the times.
+
+    .venv/bin/python -m benchmarks.partitions --write-markdown
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from deltalake import DeltaTable, write_deltalake
+
+import zorder
+from benchmarks.report import command_line, machine_facts, replace_section, write_json
+from zorder.demo import NETWORK_COLUMNS, ceiling, network_connections
+from zorder.skipping.sql import sql_literal
+from zorder.spark import local_session
+
+GOAL = 0.95
+
+
+def day_names(days: int) -> list[str]:
+    return [f"2026-11-{d + 1:02d}" for d in range(days)]
+
+
+def build(path: str, days: int, rows_per_day: int, appends: int) -> None:
+    for number, day in enumerate(day_names(days)):
+        data = network_connections(rows_per_day, seed=1000 + number)
+        data = data.append_column("day", pa.array([day] * rows_per_day))
+        step = rows_per_day // appends
+        for start in range(0, rows_per_day, step):
+            write_deltalake(path, data.slice(start, step), partition_by=["day"], mode="append")
+
+
+def day_bytes(path: str) -> dict[str, int]:
+    sizes: dict[str, int] = {}
+    for f in zorder.describe(path).files:
+        day = str(f.partition["day"])
+        sizes[day] = sizes.get(day, 0) + f.size
+    return sizes
+
+
+def effectiveness_in_day(path: str, day: str, values: dict[str, list[Any]]) -> dict[str, Any]:
+    """Per column, the mean fraction of the day's rows not scanned by ``column = value``."""
+    files = sum(1 for f in zorder.describe(path).files if f.partition["day"] == day)
+    day_rows = zorder.explain(path, f"day = '{day}'").rows_scanned
+    per_column = {}
+    for column, wanted in values.items():
+        skipped = []
+        for value in wanted:
+            report = zorder.explain(path, f"day = '{day}' AND `{column}` = {sql_literal(value)}")
+            skipped.append(1 - report.rows_scanned / day_rows)
+        per_column[column] = float(np.mean(skipped))
+    mean = float(np.mean(list(per_column.values())))
+    best = ceiling(files, len(values))
+    return {
+        "day": day,
+        "files": files,
+        "ceiling": best,
+        "per_column": per_column,
+        "mean": mean,
+        "of_ceiling": mean / best if best else 0.0,
+    }
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--days", type=int, default=10)
+    parser.add_argument("--rows-per-day", type=int, default=200_000)
+    parser.add_argument("--appends", type=int, default=4)
+    parser.add_argument("--files-per-day", type=int, default=25)
+    parser.add_argument("--filters", type=int, default=40)
+    parser.add_argument("--write-markdown", action="store_true", help="update BENCHMARKS.md")
+    args = parser.parse_args(argv)
+    spark = local_session(app_name="zorder-bench-partitions")
+    spark.sparkContext.setLogLevel("ERROR")
+    days = day_names(args.days)
+    chosen = days[-3:]
+    where = f"day >= '{chosen[0]}'"
+    by = list(NETWORK_COLUMNS)
+    with tempfile.TemporaryDirectory(prefix="zorder-partitions-") as tmp:
+        base = str(Path(tmp) / "base")
+        build(base, args.days, args.rows_per_day, args.appends)
+        sizes = day_bytes(base)
+        copies = {name: str(Path(tmp) / name) for name in ("zorder", "delta-rs", "whole")}
+        for copy in copies.values():
+            shutil.copytree(base, copy)
+
+        started = time.perf_counter()
+        metrics = zorder.optimize(
+            spark, copies["zorder"], by=by, where=where, num_files=3 * args.files_per_day
+        )
+        zorder_s = time.perf_counter() - started
+
+        target = max(1, sum(sizes[d] for d in chosen) // (3 * args.files_per_day))
+        started = time.perf_counter()
+        DeltaTable(copies["delta-rs"]).optimize.z_order(
+            by, partition_filters=[("day", ">=", chosen[0])], target_size=target
+        )
+        delta_rs_s = time.perf_counter() - started
+
+        started = time.perf_counter()
+        zorder.optimize(spark, copies["whole"], by=by, num_files=args.days * args.files_per_day)
+        whole_s = time.perf_counter() - started
+
+        rng = np.random.default_rng(7)
+        quality = {}
+        for name in ("zorder", "delta-rs"):
+            rows = []
+            for day in chosen:
+                data = network_connections(args.rows_per_day, seed=1000 + days.index(day))
+                picks = rng.integers(0, data.num_rows, args.filters)
+                values = {c: [data.column(c)[int(i)].as_py() for i in picks] for c in by}
+                rows.append(effectiveness_in_day(copies[name], day, values))
+            quality[name] = rows
+    payload = {
+        "command": command_line(__spec__.name, argv),
+        "machine": machine_facts(),
+        "days": args.days,
+        "rows_per_day": args.rows_per_day,
+        "appends": args.appends,
+        "files_per_day": args.files_per_day,
+        "chosen": chosen,
+        "bytes_rewritten": metrics.bytes_removed,
+        "bytes_of_chosen_days": sum(sizes[d] for d in chosen),
+        "seconds": {"zorder": zorder_s, "delta-rs": delta_rs_s, "zorder whole table": whole_s},
+        "quality": quality,
+    }
+    text = markdown(payload)
+    print(text)
+    if args.write_markdown:
+        write_json("partitions", payload)
+        replace_section("partitions", text)
+    return payload
+
+
+def markdown(payload: dict[str, Any]) -> str:
+    seconds, machine = payload["seconds"], payload["machine"]
+    equal = payload["bytes_rewritten"] == payload["bytes_of_chosen_days"]
+    lines = [
+        "## Optimizing inside partitions: the last three days of a date-partitioned table",
+        "",
+        f"`{payload['command']}`",
+        "",
+        f"{payload['days']} days of {payload['rows_per_day']:,} network connections, each day "
+        f"written as {payload['appends']} blind appends by `deltalake.write_deltalake`; "
+        f"optimize of `day >= '{payload['chosen'][0]}'` into about "
+        f"{payload['files_per_day']} files a day.",
+        "",
+        f"- Bytes zorder rewrote: {payload['bytes_rewritten']:,}; bytes of those three days' "
+        f"files: {payload['bytes_of_chosen_days']:,}: "
+        f"**{'equal (nothing else touched)' if equal else 'DIFFERENT'}**.",
+        f"- Time: zorder {seconds['zorder']:.1f} s; delta-rs `optimize.z_order(..., "
+        f"partition_filters=...)` {seconds['delta-rs']:.1f} s "
+        f"(zorder / delta-rs {seconds['zorder'] / seconds['delta-rs']:.2f}, goal below 1: "
+        f"**{'pass' if seconds['zorder'] < seconds['delta-rs'] else 'FAIL'}**); zorder on the "
+        f"whole table {seconds['zorder whole table']:.1f} s.",
+        "",
+        "Skipping effectiveness of `day = D AND column = value` inside each optimized day "
+        "(values sampled from the day), against the day's own ceiling 1 - F_p^(-1/4):",
+        "",
+        "| contender | day | files | " + " | ".join(NETWORK_COLUMNS) + " | mean | of ceiling |",
+        "| --- | --- | ---: |" + " ---: |" * (len(NETWORK_COLUMNS) + 2),
+    ]
+    verdicts = []
+    for name, rows in payload["quality"].items():
+        for row in rows:
+            lines.append(
+                f"| {name} | {row['day']} | {row['files']} | "
+                + " | ".join(f"{row['per_column'][c]:.3f}" for c in NETWORK_COLUMNS)
+                + f" | {row['mean']:.3f} | {row['of_ceiling']:.0%} |"
+            )
+            if name == "zorder":
+                verdicts.append(row["of_ceiling"] >= GOAL)
+    lines += [
+        "",
+        f"zorder inside every optimized day at least {GOAL:.0%} of its ceiling: "
+        f"**{'pass' if all(verdicts) else 'FAIL'}**.",
+        "",
+        f"Measured {machine['date']} on {machine['cpus']} CPUs, Python {machine['python']}.",
+    ]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()

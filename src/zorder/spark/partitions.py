@@ -1,0 +1,270 @@
+"""Clustering inside partitions: every partition of a table laid out on its own, in one job.
+
+A partitioned table is clustered partition by partition (as Delta's
+``OPTIMIZE ... WHERE``, delta-rs and Iceberg do): each file holds rows of one
+partition only, and each partition's files are the cells of its own sample.
+One aggregate job counts the rows of every partition and names it by Spark's
+own ``to_json`` of its values; a stratified sample (``sampleBy``) gives each
+partition enough rows to cut its files; one Arrow UDF then gives every row
+its partition's file (numbered after the files of the partitions before it)
+packed above its key along the curve. Nothing but counts, samples and cuts
+reaches the driver, however many partitions there are.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import LongType
+
+from zorder.curves.cells import FileCells, KeyRanges, apportion
+from zorder.curves.encodings import canonical_type_name
+from zorder.curves.kinds import Curve
+from zorder.errors import ColumnNotFoundError, InvalidArgumentError, UnsupportedColumnTypeError
+from zorder.spark.keys import (
+    DEFAULT_SAMPLE_SEED,
+    MAX_SAMPLE_SIZE,
+    SAMPLE_ROWS_PER_FILE,
+    arrow_udf_of,
+    bits_per_column,
+    cell_key_packing,
+    comparable,
+    curve_keys,
+    file_cells,
+    fit_rank_buckets,
+    key_ids,
+    key_ranges,
+)
+from zorder.spark.layout import ClusteringPlan
+
+__all__ = [
+    "PARTITIONABLE_TYPES",
+    "Partition",
+    "PartitionedLayout",
+    "cluster_partitions",
+    "count_partitions",
+    "resolve_partition_columns",
+]
+
+# Delta partition values are strings in the log: types with an exact text form.
+PARTITIONABLE_TYPES = (
+    "string",
+    "tinyint",
+    "smallint",
+    "int",
+    "bigint",
+    "boolean",
+    "date",
+    "timestamp",
+    "timestamp_ntz",
+    "decimal(p,s)",
+)
+# A partition cut into files needs this many sampled rows at least (rank buckets
+# of 1,024 ids per column want more than a few rows each).
+_MIN_PARTITION_SAMPLE = 20_000
+_OVERSAMPLE = 1.1
+
+
+def _partitionable(type_name: str) -> bool:
+    return type_name in PARTITIONABLE_TYPES or type_name.startswith("decimal(")
+
+
+def resolve_partition_columns(
+    df: DataFrame, partition_by: Sequence[str], plan: ClusteringPlan
+) -> tuple[str, ...]:
+    """``partition_by`` as ``df`` spells it, checked: known, partitionable, not clustered by."""
+    if isinstance(partition_by, str):
+        partition_by = [partition_by]
+    names = list(df.columns)
+    by_lower = {n.lower(): n for n in reversed(names)}
+    fields = {f.name: f for f in df.schema.fields}
+    resolved: list[str] = []
+    for wanted in partition_by:
+        actual = by_lower.get(str(wanted).lower())
+        if actual is None:
+            raise ColumnNotFoundError(
+                f"unknown partition column {wanted!r}; table columns: {', '.join(names)}"
+            )
+        if actual in resolved:
+            raise InvalidArgumentError(f"partition column {actual!r} is listed twice")
+        type_name = str(fields[actual].dataType.simpleString())
+        try:
+            partitionable = _partitionable(canonical_type_name(type_name))
+        except InvalidArgumentError:
+            partitionable = False
+        if not partitionable:
+            raise UnsupportedColumnTypeError(
+                f"partition column {actual!r} has type {type_name}, which Delta cannot "
+                f"partition by exactly; accepted types: {', '.join(PARTITIONABLE_TYPES)}"
+            )
+        if actual in plan.names:
+            raise InvalidArgumentError(
+                f"column {actual!r} is both a partition column and a clustering column; "
+                "it is constant inside a partition, so cluster by other columns"
+            )
+        resolved.append(actual)
+    if len(resolved) == len(names):
+        raise InvalidArgumentError("a table needs at least one column that is not a partition")
+    return tuple(resolved)
+
+
+def _key(columns: Sequence[str]) -> Column:
+    """A partition's name, as Spark writes its values (one string for any types)."""
+    return F.to_json(F.struct(*[F.col(f"`{c}`") for c in columns]))
+
+
+@dataclass(frozen=True)
+class Partition:
+    """One partition of the rows to write: Spark's name for it, its values, its rows."""
+
+    key: str
+    values: tuple[Any, ...]  # in the order of the partition columns
+    rows: int
+
+
+def count_partitions(df: DataFrame, columns: Sequence[str]) -> tuple[Partition, ...]:
+    """Every partition of ``df`` by ``columns`` with its row count (one aggregate job)."""
+    key = f"__zorder_partition_{uuid.uuid4().hex}"
+    counted = (
+        df.groupBy(_key(columns).alias(key), *[F.col(f"`{c}`") for c in columns]).count().toArrow()
+    )
+    values = [counted.column(c).to_pylist() for c in columns]
+    return tuple(
+        Partition(name, tuple(v[i] for v in values), int(rows))
+        for i, (name, rows) in enumerate(
+            zip(counted.column(key).to_pylist(), counted.column("count").to_pylist(), strict=True)
+        )
+    )
+
+
+def files_per_partition(
+    partitions: Sequence[Partition], *, num_files: int | None, bytes_total: int, target: int
+) -> list[int]:
+    """Files of each partition: ``num_files`` shared by rows (one at least), or by target size."""
+    rows = np.array([p.rows for p in partitions], dtype=np.float64)
+    if num_files is not None:
+        return apportion(rows, max(num_files, len(partitions)))
+    share = rows / max(1.0, rows.sum())
+    return [max(1, math.ceil(bytes_total * s / target)) for s in share]
+
+
+@dataclass(frozen=True)
+class PartitionedLayout:
+    """The laid-out rows (one partition a Spark partition) and where each partition's files start.
+
+    Written with ``partitionBy`` on the partition columns, each task writes one
+    file into its partition's hive-style directory (``day=2026-11-01/``), as
+    Spark and delta-rs lay partitions out: the log holds the values, and
+    readers that take them from the directory names (Polars) agree.
+    """
+
+    frame: DataFrame
+    partitions: tuple[Partition, ...]
+    first_file: tuple[int, ...]  # file number of each partition's first file; then the total
+
+    def partition_of_file(self, number: int) -> Partition:
+        index = int(np.searchsorted(np.array(self.first_file), number, side="right")) - 1
+        return self.partitions[index]
+
+
+def _sample_sizes(files: Sequence[int], partitions: Sequence[Partition]) -> list[int]:
+    wanted = [
+        min(p.rows, max(SAMPLE_ROWS_PER_FILE * f, _MIN_PARTITION_SAMPLE if f > 1 else 1_000))
+        for p, f in zip(partitions, files, strict=True)
+    ]
+    total = sum(wanted)
+    if total <= MAX_SAMPLE_SIZE:
+        return wanted
+    scale = MAX_SAMPLE_SIZE / total  # the driver holds the sample: keep it bounded
+    return [
+        max(min(p.rows, 100 * f), int(w * scale))
+        for p, w, f in zip(partitions, wanted, files, strict=True)
+    ]
+
+
+def cluster_partitions(
+    df: DataFrame,
+    plan: ClusteringPlan,
+    columns: Sequence[str],
+    partitions: Sequence[Partition],
+    files: Sequence[int],
+    *,
+    seed: int = DEFAULT_SAMPLE_SEED,
+) -> PartitionedLayout:
+    """``df`` laid out so that each file holds one partition's rows, clustered along the curve.
+
+    ``files`` gives each partition's file count. Rank keys along Z-order or
+    Hilbert; one clustering column is cut and sorted by its own ranks.
+    """
+    if plan.method != "rank" or (plan.curve == "linear" and len(plan.columns) > 1):
+        raise InvalidArgumentError(
+            f"clustering inside partitions takes rank keys along 'zorder' or 'hilbert' (or one "
+            f"column), got curve={plan.curve!r}, method={plan.method!r}"
+        )
+    curve: Curve = "hilbert" if plan.curve == "hilbert" and len(plan.columns) > 1 else "zorder"
+    bits = bits_per_column(len(plan.columns))
+    key_name = f"__zorder_partition_{uuid.uuid4().hex}"
+    sampled = df.select(_key(columns).alias(key_name), *[comparable(c) for c in plan.columns])
+    sizes = _sample_sizes(files, partitions)
+    fractions = {
+        p.key: min(1.0, _OVERSAMPLE * size / max(1, p.rows))
+        for p, size in zip(partitions, sizes, strict=True)
+    }
+    sample = sampled.sampleBy(key_name, fractions, seed).toArrow()
+    names = sample.column(key_name).to_pylist()
+    rng = np.random.default_rng(seed)
+    fitted: list[tuple[list[Any], FileCells | KeyRanges]] = []
+    first_file = [0]
+    for partition, size, count in zip(partitions, sizes, files, strict=True):
+        rows = np.flatnonzero(np.array([n == partition.key for n in names], dtype=bool))
+        if len(rows) > size:
+            rows = np.sort(rng.choice(rows, size, replace=False))
+        own = sample.select(range(1, sample.num_columns)).take(pa.array(rows, pa.int64()))
+        ranks = fit_rank_buckets(own, plan.columns, bits=bits)
+        cells: FileCells | KeyRanges = (
+            file_cells(ranks, count=count)
+            if curve == "zorder"
+            else key_ranges(ranks, curve=curve, bits=bits, count=count)
+        )
+        fitted.append(([ranks.buckets[c.name] for c in plan.columns], cells))
+        first_file.append(first_file[-1] + cells.count)
+    total = first_file[-1]
+    packing = cell_key_packing(len(plan.columns), bits, total)
+    known = pa.array([p.key for p in partitions], pa.string())
+    offsets = np.array(first_file[:-1], dtype=np.uint64)
+
+    def keys(partition_names: pa.Array, *arrays: pa.Array) -> pa.Array:
+        index = pc.fill_null(pc.index_in(partition_names, value_set=known), -1).to_numpy()
+        if (index < 0).any():
+            raise ValueError("a row of a partition the count did not see: the input changed")
+        out = np.empty(len(index), dtype=np.uint64)
+        for number in np.unique(index):
+            rows = np.flatnonzero(index == number)
+            per_column, cells = fitted[int(number)]
+            ids = key_ids([a.take(pa.array(rows)) for a in arrays], per_column)
+            key = curve_keys(ids, curve, bits)
+            cell = (
+                cells.cell_of(ids) if isinstance(cells, FileCells) else cells.cell_of_keys(key, ids)
+            )
+            out[rows] = (
+                (offsets[number] + cell.astype(np.uint64)) << np.uint64(packing.cell_shift)
+            ) | (key >> np.uint64(packing.dropped_bits))
+        return pa.array(out.astype(np.int64), pa.int64())
+
+    packed = arrow_udf_of(keys, LongType())(_key(columns), *[comparable(c) for c in plan.columns])
+    keyed = df.withColumn(key_name, packed)
+    number = F.shiftright(F.col(key_name), packing.cell_shift).cast("int")
+    order = [F.col(key_name)]
+    if len(plan.columns) == 1:  # the key holds only its rank bucket: the value orders the rest
+        order.append(F.col(f"`{plan.columns[0].name}`").asc_nulls_first())
+    frame = keyed.repartitionById(total, number).sortWithinPartitions(*order).drop(key_name)
+    return PartitionedLayout(frame, tuple(partitions), tuple(first_file))

@@ -1,0 +1,41 @@
+"""Another writer, in a process of its own: ``python -m tests.spark.writer_child KIND PATH ...``.
+
+- ``overwrite PATH DAY``: delta-rs replaces the rows of one day (a predicate overwrite).
+- ``delete PATH DAY``: delta-rs deletes one day's rows.
+- ``optimize PATH WHERE``: zorder optimizes the partitions WHERE chooses, with its own JVM.
+Prints the table version it committed.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pyarrow as pa
+from deltalake import DeltaTable, write_deltalake
+
+
+def replacement(day: str) -> pa.Table:
+    return pa.table({"a": [-1, -2, -3], "b": [0, 0, 0], "day": [day] * 3})
+
+
+def main(argv: list[str]) -> None:
+    kind, path, argument = argv
+    if kind == "overwrite":
+        write_deltalake(
+            path, replacement(argument), mode="overwrite", predicate=f"day = '{argument}'"
+        )
+    elif kind == "delete":
+        DeltaTable(path).delete(f"day = '{argument}'")
+    elif kind == "optimize":
+        import zorder
+        from zorder.spark import local_session
+
+        spark = local_session(master="local[1]", app_name="zorder-writer-child")
+        spark.sparkContext.setLogLevel("ERROR")
+        zorder.optimize(spark, path, by=["b", "a"], where=argument, num_files=1)
+        spark.stop()
+    print(DeltaTable(path).version(), flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
