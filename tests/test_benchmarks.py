@@ -129,20 +129,8 @@ def test_product_benchmark_smoke(spark: object) -> None:
 def test_partitions_benchmark_smoke(spark: object) -> None:
     from benchmarks import partitions
 
-    payload = partitions.main(
-        [
-            "--days",
-            "4",
-            "--rows-per-day",
-            "3000",
-            "--appends",
-            "2",
-            "--files-per-day",
-            "3",
-            "--filters",
-            "4",
-        ]
-    )
+    arguments = "--days 4 --rows-per-day 3000 --appends 2 --files-per-day 3 --filters 4"
+    payload = partitions.main([*arguments.split(), "--repeat", "1"])
     assert payload["bytes_rewritten"] == payload["bytes_of_chosen_days"]
     assert [row["day"] for row in payload["quality"]["zorder"]] == payload["chosen"]
     assert all(row["files"] == 3 for row in payload["quality"]["zorder"])

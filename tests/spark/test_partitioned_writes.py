@@ -119,3 +119,14 @@ def test_decimal_text_in_the_log_is_plain() -> None:
     )
     assert delta_partition_value("") is None
     assert delta_partition_value(False) == "false"
+
+
+def test_an_empty_partitioned_write_makes_an_empty_partitioned_table(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    path = str(tmp_path / "empty")
+    df = spark.range(0).selectExpr("id AS a", "CAST(id AS STRING) AS day")
+    zorder.write(df, path, by=["a"], partition_by=["day"], num_files=3)
+    assert DeltaTable(path).metadata().partition_columns == ["day"]
+    assert zorder.read(spark, path).count() == 0
+    assert zorder.optimize(spark, path, by=["a"]).version is None

@@ -370,14 +370,13 @@ def write(
             )
         commit_mode = "append" if mode == "append" else "overwrite"
     estimated = _estimated_bytes(df) if num_files is None else 0
-    partitions = count_partitions(df, partition_columns) if partition_columns else ()
     layout = None
-    if partitions:
-        per_partition = files_per_partition(
-            partitions, num_files=num_files, bytes_total=estimated, target=target
+    if partition_columns:
+        layout = _partitioned_layout(
+            df, plan, partition_columns, num_files=num_files, bytes_total=estimated, target=target
         )
-        layout = cluster_partitions(df, plan, partition_columns, partitions, per_partition)
-        files = sum(per_partition)
+    if layout is not None:
+        files = layout.first_file[-1]
     else:
         files = _file_count(num_files, None if num_files else target, estimated)
     return _write_and_commit(
@@ -435,8 +434,8 @@ def optimize(
     started = time.perf_counter()
     uri = normalize_uri(path)
     snapshot = load_snapshot(uri, storage_options)
-    df = snapshot.dataframe(spark)
-    plan = plan_clustering(df, by, curve=curve, method=method)
+    # Only the schema is needed to check the request: no file is listed yet.
+    plan = plan_clustering(snapshot.schema_frame(spark), by, curve=curve, method=method)
     if where is not None or snapshot.partition_columns:
         return _optimize_partitions(
             spark,
@@ -453,7 +452,7 @@ def optimize(
     if not snapshot.files or (not force and _clustered_by_one_run(snapshot.files, plan)):
         return _unchanged(uri, plan, files, started)
     return _write_and_commit(
-        df,
+        snapshot.dataframe(spark),
         uri=uri,
         plan=plan,
         operation="optimize",
@@ -464,6 +463,25 @@ def optimize(
         storage_options=storage_options,
         started=started,
     )
+
+
+def _partitioned_layout(
+    df: DataFrame,
+    plan: ClusteringPlan,
+    columns: tuple[str, ...],
+    *,
+    num_files: int | None,
+    bytes_total: int,
+    target: int,
+) -> PartitionedLayout | None:
+    """``df`` laid out partition by partition, or None when it has no rows at all."""
+    partitions = count_partitions(df, columns)
+    if not partitions:
+        return None
+    per_partition = files_per_partition(
+        partitions, num_files=num_files, bytes_total=bytes_total, target=target
+    )
+    return cluster_partitions(df, plan, columns, partitions, per_partition)
 
 
 def _chosen_partitions(
@@ -510,7 +528,7 @@ def _optimize_partitions(
     target = parse_size(target_file_size or DEFAULT_TARGET_FILE_SIZE)
     if num_files is not None:
         _file_count(num_files, target_file_size, None)  # validate first
-    resolve_partition_columns(snapshot.dataframe(spark), columns, plan)  # clustered by one?
+    resolve_partition_columns(snapshot.schema_frame(spark), columns, plan)  # clustered by one?
     groups: dict[tuple[Any, ...], list[DataFile]] = {}
     for data_file in snapshot.files:
         groups.setdefault(data_file.partition, []).append(data_file)
@@ -523,11 +541,12 @@ def _optimize_partitions(
     keep = np.array([f.partition in todo for f in snapshot.files], dtype=bool)
     read = [f for f in snapshot.files if f.partition in todo]
     df = snapshot.read_files(spark, keep)
-    partitions = count_partitions(df, columns)
-    per_partition = files_per_partition(
-        partitions, num_files=num_files, bytes_total=sum(f.size for f in read), target=target
+    bytes_read = sum(f.size for f in read)
+    layout = _partitioned_layout(
+        df, plan, columns, num_files=num_files, bytes_total=bytes_read, target=target
     )
-    layout = cluster_partitions(df, plan, columns, partitions, per_partition)
+    if layout is None:  # the chosen partitions' files hold no rows: nothing to cluster
+        return _unchanged(uri, plan, num_files or 0, started)
     return _write_and_commit(
         df,
         uri=uri,
@@ -535,7 +554,7 @@ def _optimize_partitions(
         operation="optimize",
         commit_mode="rewrite",
         snapshot=snapshot,
-        num_files=sum(per_partition),
+        num_files=layout.first_file[-1],
         sample_size=None,
         storage_options=storage_options,
         started=started,

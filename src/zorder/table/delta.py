@@ -218,6 +218,10 @@ class TableSnapshot:
             return data_file.path
         return f"{self.uri.rstrip('/')}/{data_file.path}"
 
+    def schema_frame(self, spark: SparkSession) -> DataFrame:
+        """An empty DataFrame with the table's schema: to check names and types, lists no file."""
+        return spark.createDataFrame([], self.schema)
+
     def dataframe(self, spark: SparkSession) -> DataFrame:
         """The snapshot's rows: its files read by Spark's Parquet reader, with the table schema."""
         return self.read_files(spark, None)
