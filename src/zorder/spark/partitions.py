@@ -220,12 +220,16 @@ def cluster_partitions(
         for p, size in zip(partitions, sizes, strict=True)
     }
     sample = sampled.sampleBy(key_name, fractions, seed).toArrow()
-    names = sample.column(key_name).to_pylist()
+    # Each sampled row's partition, found once for all partitions.
+    known = pa.array([p.key for p in partitions], pa.string())
+    sampled_in = pc.fill_null(pc.index_in(sample.column(key_name), value_set=known), -1)
+    grouped = np.argsort(sampled_in.to_numpy(), kind="stable")
+    bounds = np.searchsorted(sampled_in.to_numpy()[grouped], np.arange(len(partitions) + 1))
     rng = np.random.default_rng(seed)
     fitted: list[tuple[list[Any], FileCells | KeyRanges]] = []
     first_file = [0]
-    for partition, size, count in zip(partitions, sizes, files, strict=True):
-        rows = np.flatnonzero(np.array([n == partition.key for n in names], dtype=bool))
+    for index, (size, count) in enumerate(zip(sizes, files, strict=True)):
+        rows = np.sort(grouped[bounds[index] : bounds[index + 1]])
         if len(rows) > size:
             rows = np.sort(rng.choice(rows, size, replace=False))
         own = sample.select(range(1, sample.num_columns)).take(pa.array(rows, pa.int64()))
@@ -239,7 +243,6 @@ def cluster_partitions(
         first_file.append(first_file[-1] + cells.count)
     total = first_file[-1]
     packing = cell_key_packing(len(plan.columns), bits, total)
-    known = pa.array([p.key for p in partitions], pa.string())
     offsets = np.array(first_file[:-1], dtype=np.uint64)
 
     def keys(partition_names: pa.Array, *arrays: pa.Array) -> pa.Array:
