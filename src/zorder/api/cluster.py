@@ -19,7 +19,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-import numpy as np
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import LongType, StructField, StructType
 
@@ -33,10 +32,12 @@ from zorder.errors import (
 from zorder.skipping.sql import referenced_columns
 from zorder.spark.layout import ClusteringPlan, cluster, plan_clustering
 from zorder.spark.partitions import (
+    Partition,
     PartitionedLayout,
     cluster_partitions,
     count_partitions,
     files_per_partition,
+    partition_key,
     resolve_partition_columns,
 )
 from zorder.table import (
@@ -473,15 +474,41 @@ def _partitioned_layout(
     num_files: int | None,
     bytes_total: int,
     target: int,
+    key: str | None = None,
+    partitions: Sequence[Partition] | None = None,
 ) -> PartitionedLayout | None:
-    """``df`` laid out partition by partition, or None when it has no rows at all."""
-    partitions = count_partitions(df, columns)
+    """``df`` laid out partition by partition, or None when it has no rows at all.
+
+    ``key`` names a column of ``df`` that already holds each row's partition
+    key, and ``partitions`` the partitions with their row counts when known
+    (else one job counts them).
+    """
+    if key is None:
+        key = f"__zorder_partition_{uuid.uuid4().hex}"
+        df = df.withColumn(key, partition_key(columns))
+    if partitions is None:
+        partitions = count_partitions(df, key, columns)
     if not partitions:
         return None
     per_partition = files_per_partition(
         partitions, num_files=num_files, bytes_total=bytes_total, target=target
     )
-    return cluster_partitions(df, plan, columns, partitions, per_partition)
+    return cluster_partitions(df, key, plan, partitions, per_partition)
+
+
+def _logged_partitions(
+    chosen: Sequence[tuple[Any, ...]], groups: Mapping[tuple[Any, ...], Sequence[DataFile]]
+) -> list[Partition] | None:
+    """``chosen`` keyed by index, rows counted by the log; None if a file's count is missing."""
+    partitions = []
+    for index, values in enumerate(chosen):
+        counts = [f.num_records for f in groups[values]]
+        if any(count is None for count in counts):
+            return None
+        rows = sum(count for count in counts if count is not None)
+        if rows:  # a partition of empty files has nothing to cluster (its files go)
+            partitions.append(Partition(index, values, rows))
+    return partitions
 
 
 def _chosen_partitions(
@@ -529,26 +556,32 @@ def _optimize_partitions(
     if num_files is not None:
         _file_count(num_files, target_file_size, None)  # validate first
     resolve_partition_columns(snapshot.schema_frame(spark), columns, plan)  # clustered by one?
-    groups: dict[tuple[Any, ...], list[DataFile]] = {}
-    for data_file in snapshot.files:
-        groups.setdefault(data_file.partition, []).append(data_file)
+    groups = snapshot.files_by_partition()
     chosen = (
         set(groups) if where is None else _chosen_partitions(spark, snapshot, list(groups), where)
     )
-    todo = {p for p in chosen if force or not _clustered_by_one_run(groups[p], plan)}
+    todo = [
+        p for p in groups if p in chosen and (force or not _clustered_by_one_run(groups[p], plan))
+    ]
     if not todo:
         return _unchanged(uri, plan, num_files or 0, started)
-    keep = np.array([f.partition in todo for f in snapshot.files], dtype=bool)
-    read = [f for f in snapshot.files if f.partition in todo]
-    df = snapshot.read_files(spark, keep)
-    bytes_read = sum(f.size for f in read)
+    read = [f for p in todo for f in groups[p]]
+    key = f"__zorder_partition_{uuid.uuid4().hex}"
+    df = snapshot.read_partitions(spark, todo, index_column=key)
     layout = _partitioned_layout(
-        df, plan, columns, num_files=num_files, bytes_total=bytes_read, target=target
+        df,
+        plan,
+        columns,
+        num_files=num_files,
+        bytes_total=sum(f.size for f in read),
+        target=target,
+        key=key,
+        partitions=_logged_partitions(todo, groups),
     )
     if layout is None:  # the chosen partitions' files hold no rows: nothing to cluster
         return _unchanged(uri, plan, num_files or 0, started)
     return _write_and_commit(
-        df,
+        layout.frame,  # the rows without their partition index
         uri=uri,
         plan=plan,
         operation="optimize",

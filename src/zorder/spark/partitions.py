@@ -3,12 +3,15 @@
 A partitioned table is clustered partition by partition (as Delta's
 ``OPTIMIZE ... WHERE``, delta-rs and Iceberg do): each file holds rows of one
 partition only, and each partition's files are the cells of its own sample.
-One aggregate job counts the rows of every partition and names it by Spark's
-own ``to_json`` of its values; a stratified sample (``sampleBy``) gives each
-partition enough rows to cut its files; one Arrow UDF then gives every row
-its partition's file (numbered after the files of the partitions before it)
-packed above its key along the curve. Nothing but counts, samples and cuts
-reaches the driver, however many partitions there are.
+Every row carries its partition's key in a column: Spark's ``to_json`` of the
+partition values for rows from a DataFrame (:func:`partition_key`), or the
+partition's index for rows read from a table partition by partition (the
+row counts then come from the log, with no job). A stratified sample
+(``sampleBy``) gives each partition enough rows to cut its files; one Arrow
+UDF then gives every row its partition's file (numbered after the files of
+the partitions before it) packed above its key along the curve. Nothing but
+counts, samples and cuts reaches the driver, however many partitions there
+are.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ __all__ = [
     "PartitionedLayout",
     "cluster_partitions",
     "count_partitions",
+    "partition_key",
     "resolve_partition_columns",
 ]
 
@@ -117,26 +121,23 @@ def resolve_partition_columns(
     return tuple(resolved)
 
 
-def _key(columns: Sequence[str]) -> Column:
-    """A partition's name, as Spark writes its values (one string for any types)."""
+def partition_key(columns: Sequence[str]) -> Column:
+    """A partition's key for rows of a DataFrame: its values as Spark writes them (one string)."""
     return F.to_json(F.struct(*[F.col(f"`{c}`") for c in columns]))
 
 
 @dataclass(frozen=True)
 class Partition:
-    """One partition of the rows to write: Spark's name for it, its values, its rows."""
+    """One partition of the rows to write: its key, its values, its rows."""
 
-    key: str
+    key: str | int  # the value of the rows' partition key column
     values: tuple[Any, ...]  # in the order of the partition columns
     rows: int
 
 
-def count_partitions(df: DataFrame, columns: Sequence[str]) -> tuple[Partition, ...]:
-    """Every partition of ``df`` by ``columns`` with its row count (one aggregate job)."""
-    key = f"__zorder_partition_{uuid.uuid4().hex}"
-    counted = (
-        df.groupBy(_key(columns).alias(key), *[F.col(f"`{c}`") for c in columns]).count().toArrow()
-    )
+def count_partitions(df: DataFrame, key: str, columns: Sequence[str]) -> tuple[Partition, ...]:
+    """Every partition of ``df`` (key column ``key``) with its row count (one aggregate job)."""
+    counted = df.groupBy(F.col(f"`{key}`"), *[F.col(f"`{c}`") for c in columns]).count().toArrow()
     values = [counted.column(c).to_pylist() for c in columns]
     return tuple(
         Partition(name, tuple(v[i] for v in values), int(rows))
@@ -193,8 +194,8 @@ def _sample_sizes(files: Sequence[int], partitions: Sequence[Partition]) -> list
 
 def cluster_partitions(
     df: DataFrame,
+    key: str,
     plan: ClusteringPlan,
-    columns: Sequence[str],
     partitions: Sequence[Partition],
     files: Sequence[int],
     *,
@@ -202,8 +203,10 @@ def cluster_partitions(
 ) -> PartitionedLayout:
     """``df`` laid out so that each file holds one partition's rows, clustered along the curve.
 
-    ``files`` gives each partition's file count. Rank keys along Z-order or
-    Hilbert; one clustering column is cut and sorted by its own ranks.
+    ``key`` names the column of ``df`` that holds each row's partition key
+    (dropped from the result); ``files`` gives each partition's file count.
+    Rank keys along Z-order or Hilbert; one clustering column is cut and
+    sorted by its own ranks.
     """
     if plan.method != "rank" or (plan.curve == "linear" and len(plan.columns) > 1):
         raise InvalidArgumentError(
@@ -212,17 +215,17 @@ def cluster_partitions(
         )
     curve: Curve = "hilbert" if plan.curve == "hilbert" and len(plan.columns) > 1 else "zorder"
     bits = bits_per_column(len(plan.columns))
-    key_name = f"__zorder_partition_{uuid.uuid4().hex}"
-    sampled = df.select(_key(columns).alias(key_name), *[comparable(c) for c in plan.columns])
+    key_name = f"__zorder_file_key_{uuid.uuid4().hex}"
+    sampled = df.select(F.col(f"`{key}`"), *[comparable(c) for c in plan.columns])
     sizes = _sample_sizes(files, partitions)
     fractions = {
         p.key: min(1.0, _OVERSAMPLE * size / max(1, p.rows))
         for p, size in zip(partitions, sizes, strict=True)
     }
-    sample = sampled.sampleBy(key_name, fractions, seed).toArrow()
+    sample = sampled.sampleBy(key, fractions, seed).toArrow()
     # Each sampled row's partition, found once for all partitions.
-    known = pa.array([p.key for p in partitions], pa.string())
-    sampled_in = pc.fill_null(pc.index_in(sample.column(key_name), value_set=known), -1)
+    known = pa.array([p.key for p in partitions]).cast(sample.schema.field(key).type)
+    sampled_in = pc.fill_null(pc.index_in(sample.column(key), value_set=known), -1)
     grouped = np.argsort(sampled_in.to_numpy(), kind="stable")
     bounds = np.searchsorted(sampled_in.to_numpy()[grouped], np.arange(len(partitions) + 1))
     rng = np.random.default_rng(seed)
@@ -263,11 +266,13 @@ def cluster_partitions(
             ) | (key >> np.uint64(packing.dropped_bits))
         return pa.array(out.astype(np.int64), pa.int64())
 
-    packed = arrow_udf_of(keys, LongType())(_key(columns), *[comparable(c) for c in plan.columns])
+    packed = arrow_udf_of(keys, LongType())(
+        F.col(f"`{key}`"), *[comparable(c) for c in plan.columns]
+    )
     keyed = df.withColumn(key_name, packed)
     number = F.shiftright(F.col(key_name), packing.cell_shift).cast("int")
     order = [F.col(key_name)]
     if len(plan.columns) == 1:  # the key holds only its rank bucket: the value orders the rest
         order.append(F.col(f"`{plan.columns[0].name}`").asc_nulls_first())
-    frame = keyed.repartitionById(total, number).sortWithinPartitions(*order).drop(key_name)
+    frame = keyed.repartitionById(total, number).sortWithinPartitions(*order).drop(key_name, key)
     return PartitionedLayout(frame, tuple(partitions), tuple(first_file))

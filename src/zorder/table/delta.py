@@ -36,14 +36,16 @@ from deltalake.transaction import (
     Transaction,
     create_table_with_add_actions,
 )
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, DataFrameReader, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
     ArrayType,
     DataType,
     DoubleType,
     FloatType,
+    LongType,
     MapType,
+    StructField,
     StructType,
 )
 
@@ -226,6 +228,10 @@ class TableSnapshot:
         """The snapshot's rows: its files read by Spark's Parquet reader, with the table schema."""
         return self.read_files(spark, None)
 
+    def files_by_partition(self) -> dict[tuple[Any, ...], list[DataFile]]:
+        """The files of each partition (one group of all files when unpartitioned)."""
+        return _by_partition(self.files)
+
     def read_files(self, spark: SparkSession, keep: npt.NDArray[np.bool_] | None) -> DataFrame:
         """The rows of the files whose ``keep`` flag is set (all files for None).
 
@@ -237,6 +243,31 @@ class TableSnapshot:
         files = self.files_where(keep)
         if not files:
             return spark.createDataFrame([], self.schema)
+        reader = self._reader(spark, keep)
+        if not self.partition_columns:
+            return reader.parquet(*[self.file_uri(f) for f in files])
+        return self._union_of_partitions(reader, _by_partition(files))
+
+    def read_partitions(
+        self, spark: SparkSession, partitions: Sequence[tuple[Any, ...]], *, index_column: str
+    ) -> DataFrame:
+        """The rows of ``partitions`` (values as :attr:`DataFile.partition` gives them).
+
+        Each row also carries, in the long column ``index_column``, the index
+        of its partition in ``partitions``: a partition key that costs no
+        expression.
+        """
+        indices = {values: index for index, values in enumerate(partitions)}
+        keep = np.array([f.partition in indices for f in self.files], dtype=bool)
+        groups = _by_partition(self.files_where(keep))
+        if not groups:
+            schema = StructType([*self.schema.fields, StructField(index_column, LongType(), False)])
+            return spark.createDataFrame([], schema)
+        return self._union_of_partitions(
+            self._reader(spark, keep), groups, tags=(index_column, indices)
+        )
+
+    def _reader(self, spark: SparkSession, keep: npt.NDArray[np.bool_] | None) -> DataFrameReader:
         partitioned = set(self.partition_columns)
         data_schema = StructType([f for f in self.schema.fields if f.name not in partitioned])
         reader = spark.read.schema(data_schema)
@@ -244,28 +275,39 @@ class TableSnapshot:
             trusted = self.nan_free_bounds if keep is None else self.nan_free_bounds[keep]
             if not trusted.all():
                 reader = reader.options(**_NAN_UNSAFE_FOOTER_FILTERS)
-        if not partitioned:
-            return reader.parquet(*[self.file_uri(f) for f in files])
+        return reader
+
+    def _union_of_partitions(
+        self,
+        reader: DataFrameReader,
+        groups: Mapping[tuple[Any, ...], Sequence[DataFile]],
+        *,
+        tags: tuple[str, Mapping[tuple[Any, ...], int]] | None = None,
+    ) -> DataFrame:
         # Partition values live in the log, not in the files: each partition's files
         # are read together and its values added as typed literals.
-        groups: dict[tuple[Any, ...], list[DataFile]] = {}
-        for data_file in files:
-            groups.setdefault(data_file.partition, []).append(data_file)
         frames = []
         for values, members in groups.items():
             known = dict(zip(self.partition_columns, values, strict=True))
+            columns = [
+                _typed_literal(known[f.name], f.dataType).alias(f.name)
+                if f.name in known
+                else F.col(f"`{f.name}`")
+                for f in self.schema.fields
+            ]
+            if tags is not None:
+                name, indices = tags
+                columns.append(F.lit(indices[values]).cast("long").alias(name))
             frame = reader.parquet(*[self.file_uri(f) for f in members])
-            frames.append(
-                frame.select(
-                    *[
-                        _typed_literal(known[f.name], f.dataType).alias(f.name)
-                        if f.name in known
-                        else F.col(f"`{f.name}`")
-                        for f in self.schema.fields
-                    ]
-                )
-            )
+            frames.append(frame.select(*columns))
         return functools.reduce(DataFrame.union, frames)
+
+
+def _by_partition(files: Sequence[DataFile]) -> dict[tuple[Any, ...], list[DataFile]]:
+    groups: dict[tuple[Any, ...], list[DataFile]] = {}
+    for data_file in files:
+        groups.setdefault(data_file.partition, []).append(data_file)
+    return groups
 
 
 def _typed_literal(value: Any, data_type: DataType) -> Column:
