@@ -152,6 +152,22 @@ def test_changes_to_other_partitions_during_optimize_stand(
     assert contents(path) == kept
 
 
+@pytest.mark.parametrize("day", [DAYS[3], DAYS[0]], ids=["same-partition", "other-partition"])
+def test_blind_appends_during_optimize_are_kept(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, day: str
+) -> None:
+    path = str(tmp_path / "t")
+    appended_by_delta_rs(path)
+    before = contents(path)
+    just_before_commit(monkeypatch, lambda: other_process("append", path, day))
+    metrics = zorder.optimize(spark, path, by=["a", "b"], where=f"day = '{DAYS[3]}'")
+    assert metrics.version is not None  # a blind append conflicts with nothing
+    assert metrics.files_removed == 3  # the files it read, not the one appended meanwhile
+    assert contents(path) == before + Counter({(a, 0, day): 1 for a in (-1, -2, -3)})
+    days = Counter(live_files(path).values())
+    assert days[DAYS[3]] == metrics.files_added + (day == DAYS[3])
+
+
 def test_two_optimizes_of_disjoint_partitions_both_commit(
     spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -143,36 +143,46 @@ FUZZ_PARTS = {
 }
 
 
-@pytest.fixture(scope="module")
-def fuzz_table(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A delta-rs table partitioned by a string and a date, written in several appends."""
+def _fuzz_batch(rng: Any, size: int) -> pa.Table:
+    return pa.table(
+        {
+            "n": pa.array([rng.randrange(-50, 50) for _ in range(size)], pa.int64()),
+            "x": pa.array(
+                [rng.choice([math.nan, None, -1.5, 0.0, 2.5, rng.random()]) for _ in range(size)],
+                pa.float64(),
+            ),
+            "s": [rng.choice(["alpha", "beta", "", None, "zeta"]) for _ in range(size)],
+            "region": [rng.choice(FUZZ_PARTS["region"]) for _ in range(size)],
+            "day": pa.array([rng.choice(FUZZ_PARTS["day"]) for _ in range(size)]),
+        }
+    )
+
+
+@pytest.fixture(scope="module", params=["delta-rs", "zorder"])
+def fuzz_table(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, spark: SparkSession
+) -> str:
+    """A table partitioned by a string and a date, written in several appends.
+
+    "delta-rs": four appends by ``write_deltalake``. "zorder": two appends by
+    delta-rs, two clustered appends by ``zorder.write`` (by a double column
+    with NaN among others), then an optimize of one region: files of both
+    writers and of three zorder runs, NaN-safe bounds and not.
+    """
     import random
 
     rng = random.Random(11)
     path = str(tmp_path_factory.mktemp("fuzz") / "t")
     for batch in range(4):
-        size = 300
-        write_deltalake(
-            path,
-            pa.table(
-                {
-                    "n": pa.array([rng.randrange(-50, 50) for _ in range(size)], pa.int64()),
-                    "x": pa.array(
-                        [
-                            rng.choice([math.nan, None, -1.5, 0.0, 2.5, rng.random()])
-                            for _ in range(size)
-                        ],
-                        pa.float64(),
-                    ),
-                    "s": [rng.choice(["alpha", "beta", "", None, "zeta"]) for _ in range(size)],
-                    "region": [rng.choice(FUZZ_PARTS["region"]) for _ in range(size)],
-                    "day": pa.array([rng.choice(FUZZ_PARTS["day"]) for _ in range(size)]),
-                }
-            ),
-            partition_by=["region", "day"],
-            mode="append",
-        )
-        assert batch < 4
+        data = _fuzz_batch(rng, 300)
+        if request.param == "zorder" and batch >= 2:
+            frame = spark.createDataFrame(data)
+            zorder.write(frame, path, by=["x", "n"], mode="append", num_files=6)
+        else:
+            write_deltalake(path, data, partition_by=["region", "day"], mode="append")
+    if request.param == "zorder":
+        metrics = zorder.optimize(spark, path, by=["s", "x"], where="region = 'us/east'")
+        assert metrics.files_added > 0
     return path
 
 

@@ -1,5 +1,6 @@
 """Another writer, in a process of its own: ``python -m tests.spark.writer_child KIND PATH ...``.
 
+- ``append PATH DAY``: delta-rs appends three rows to one day (a blind append).
 - ``overwrite PATH DAY``: delta-rs replaces the rows of one day (a predicate overwrite).
 - ``delete PATH DAY``: delta-rs deletes one day's rows.
 - ``optimize PATH WHERE``: zorder optimizes the partitions WHERE chooses, with its own JVM.
@@ -20,7 +21,9 @@ def replacement(day: str) -> pa.Table:
 
 def main(argv: list[str]) -> None:
     kind, path, argument = argv
-    if kind == "overwrite":
+    if kind == "append":
+        write_deltalake(path, replacement(argument), mode="append", partition_by=["day"])
+    elif kind == "overwrite":
         write_deltalake(
             path, replacement(argument), mode="overwrite", predicate=f"day = '{argument}'"
         )
