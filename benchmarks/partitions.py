@@ -84,10 +84,75 @@ def effectiveness_in_day(path: str, day: str, values: dict[str, list[Any]]) -> d
     }
 
 
+def measure_scale(
+    spark: Any, tmp: str, args: argparse.Namespace, rows_per_day: int
+) -> dict[str, Any]:
+    """Build the table at one scale, run each contender, and judge the layouts."""
+    days = day_names(args.days)
+    chosen = days[-3:]
+    where = f"day >= '{chosen[0]}'"
+    by = list(NETWORK_COLUMNS)
+    base = str(Path(tmp) / f"base-{rows_per_day}")
+    build(base, args.days, rows_per_day, args.appends)
+    sizes = day_bytes(base)
+    target = max(1, sum(sizes[d] for d in chosen) // (3 * args.files_per_day))
+    runs: dict[str, Callable[[str], object]] = {
+        "zorder": lambda path: zorder.optimize(
+            spark, path, by=by, where=where, num_files=3 * args.files_per_day
+        ),
+        "delta-rs": lambda path: DeltaTable(path).optimize.z_order(
+            by, partition_filters=[("day", ">=", chosen[0])], target_size=target
+        ),
+        "zorder whole table": lambda path: zorder.optimize(
+            spark, path, by=by, num_files=args.days * args.files_per_day
+        ),
+    }
+    # Each contender on fresh copies, the later rounds in reverse order, the fastest
+    # counting: no contender pays alone for a cold JVM.
+    seconds: dict[str, float] = {}
+    results: dict[str, object] = {}
+    copies: dict[str, str] = {}
+    for number in range(args.repeat):
+        for name in list(runs)[:: -1 if number % 2 else 1]:
+            copy = str(Path(tmp) / f"{rows_per_day}-{name.replace(' ', '_')}-{number}")
+            shutil.copytree(base, copy)
+            started = time.perf_counter()
+            results[name] = runs[name](copy)
+            elapsed = time.perf_counter() - started
+            seconds[name] = min(seconds.get(name, elapsed), elapsed)
+            if name in copies:
+                shutil.rmtree(copies[name])
+            copies[name] = copy
+    metrics = results["zorder"]
+    assert isinstance(metrics, zorder.ClusterMetrics)
+    rng = np.random.default_rng(7)
+    quality = {}
+    for name in ("zorder", "delta-rs"):
+        rows = []
+        for day in chosen:
+            data = network_connections(rows_per_day, seed=1000 + days.index(day))
+            picks = rng.integers(0, data.num_rows, args.filters)
+            values = {c: [data.column(c)[int(i)].as_py() for i in picks] for c in by}
+            rows.append(effectiveness_in_day(copies[name], day, values))
+        quality[name] = rows
+    for copy in [base, *copies.values()]:
+        shutil.rmtree(copy)
+    return {
+        "rows_per_day": rows_per_day,
+        "chosen": chosen,
+        "bytes_rewritten": metrics.bytes_removed,
+        "bytes_of_chosen_days": sum(sizes[d] for d in chosen),
+        "seconds": seconds,
+        "quality": quality,
+    }
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--days", type=int, default=10)
-    parser.add_argument("--rows-per-day", type=int, default=200_000)
+    parser.add_argument(
+        "--rows-per-day", type=int, nargs="+", default=[200_000, 1_000_000], help="scales"
+    )
     parser.add_argument("--appends", type=int, default=4)
     parser.add_argument("--files-per-day", type=int, default=25)
     parser.add_argument("--filters", type=int, default=40)
@@ -96,66 +161,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parser.parse_args(argv)
     spark = local_session(app_name="zorder-bench-partitions")
     spark.sparkContext.setLogLevel("ERROR")
-    days = day_names(args.days)
-    chosen = days[-3:]
-    where = f"day >= '{chosen[0]}'"
-    by = list(NETWORK_COLUMNS)
     with tempfile.TemporaryDirectory(prefix="zorder-partitions-") as tmp:
-        base = str(Path(tmp) / "base")
-        build(base, args.days, args.rows_per_day, args.appends)
-        sizes = day_bytes(base)
-        target = max(1, sum(sizes[d] for d in chosen) // (3 * args.files_per_day))
-        runs: dict[str, Callable[[str], object]] = {
-            "zorder": lambda path: zorder.optimize(
-                spark, path, by=by, where=where, num_files=3 * args.files_per_day
-            ),
-            "delta-rs": lambda path: DeltaTable(path).optimize.z_order(
-                by, partition_filters=[("day", ">=", chosen[0])], target_size=target
-            ),
-            "zorder whole table": lambda path: zorder.optimize(
-                spark, path, by=by, num_files=args.days * args.files_per_day
-            ),
-        }
-        # Each contender on fresh copies, the later rounds in reverse order, the fastest
-        # counting: no contender pays alone for a cold JVM.
-        seconds: dict[str, float] = {}
-        results: dict[str, object] = {}
-        copies: dict[str, str] = {}
-        for number in range(args.repeat):
-            for name in list(runs)[:: -1 if number % 2 else 1]:
-                copy = str(Path(tmp) / f"{name.replace(' ', '_')}-{number}")
-                shutil.copytree(base, copy)
-                started = time.perf_counter()
-                results[name] = runs[name](copy)
-                elapsed = time.perf_counter() - started
-                seconds[name] = min(seconds.get(name, elapsed), elapsed)
-                copies[name] = copy
-        metrics = results["zorder"]
-        assert isinstance(metrics, zorder.ClusterMetrics)
-
-        rng = np.random.default_rng(7)
-        quality = {}
-        for name in ("zorder", "delta-rs"):
-            rows = []
-            for day in chosen:
-                data = network_connections(args.rows_per_day, seed=1000 + days.index(day))
-                picks = rng.integers(0, data.num_rows, args.filters)
-                values = {c: [data.column(c)[int(i)].as_py() for i in picks] for c in by}
-                rows.append(effectiveness_in_day(copies[name], day, values))
-            quality[name] = rows
+        scales = [measure_scale(spark, tmp, args, rows) for rows in args.rows_per_day]
     payload = {
         "command": command_line(__spec__.name, argv),
         "machine": machine_facts(),
         "days": args.days,
-        "rows_per_day": args.rows_per_day,
         "appends": args.appends,
         "files_per_day": args.files_per_day,
-        "chosen": chosen,
-        "bytes_rewritten": metrics.bytes_removed,
-        "bytes_of_chosen_days": sum(sizes[d] for d in chosen),
-        "seconds": seconds,
         "repeat": args.repeat,
-        "quality": quality,
+        "scales": scales,
     }
     text = markdown(payload)
     print(text)
@@ -166,44 +181,57 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
 
 def markdown(payload: dict[str, Any]) -> str:
-    seconds, machine = payload["seconds"], payload["machine"]
-    equal = payload["bytes_rewritten"] == payload["bytes_of_chosen_days"]
+    machine, scales = payload["machine"], payload["scales"]
     lines = [
         "## Optimizing inside partitions: the last three days of a date-partitioned table",
         "",
         f"`{payload['command']}`",
         "",
-        f"{payload['days']} days of {payload['rows_per_day']:,} network connections, each day "
-        f"written as {payload['appends']} blind appends by `deltalake.write_deltalake`; "
-        f"optimize of `day >= '{payload['chosen'][0]}'` into about "
-        f"{payload['files_per_day']} files a day.",
-        "",
-        f"- Bytes zorder rewrote: {payload['bytes_rewritten']:,}; bytes of those three days' "
-        f"files: {payload['bytes_of_chosen_days']:,}: "
-        f"**{'equal (nothing else touched)' if equal else 'DIFFERENT'}**.",
-        f"- Time: zorder {seconds['zorder']:.1f} s; delta-rs `optimize.z_order(..., "
-        f"partition_filters=...)` {seconds['delta-rs']:.1f} s "
-        f"(zorder / delta-rs {seconds['zorder'] / seconds['delta-rs']:.2f}, goal below 1: "
-        f"**{'pass' if seconds['zorder'] < seconds['delta-rs'] else 'FAIL'}**); zorder on the "
-        f"whole table {seconds['zorder whole table']:.1f} s. Each the fastest of "
+        f"{payload['days']} days of network connections, each day written as "
+        f"{payload['appends']} blind appends by `deltalake.write_deltalake`; optimize of the "
+        f"last three days (`day >= '{scales[0]['chosen'][0]}'`) into about "
+        f"{payload['files_per_day']} files a day. zorder: `optimize(where=...)`; delta-rs: "
+        "`optimize.z_order(..., partition_filters=...)` with a target size that gives about as "
+        "many files. Times: each the fastest of "
         f"{payload['repeat']} runs on fresh copies, the later ones in reverse order.",
+        "",
+        "| rows a day | bytes zorder rewrote | bytes of the three days | zorder | delta-rs "
+        "| zorder / delta-rs (goal below 1) | zorder, whole table |",
+        "| ---: | ---: | ---: | ---: | ---: | --- | ---: |",
+    ]
+    verdicts = []
+    for scale in scales:
+        seconds = scale["seconds"]
+        ratio = seconds["zorder"] / seconds["delta-rs"]
+        equal = scale["bytes_rewritten"] == scale["bytes_of_chosen_days"]
+        lines.append(
+            f"| {scale['rows_per_day']:,} | {scale['bytes_rewritten']:,} "
+            f"| {scale['bytes_of_chosen_days']:,} "
+            f"({'equal: nothing else touched' if equal else '**DIFFERENT**'}) "
+            f"| {seconds['zorder']:.1f} s | {seconds['delta-rs']:.1f} s "
+            f"| {ratio:.2f}: **{'pass' if ratio < 1 else 'FAIL'}** "
+            f"| {seconds['zorder whole table']:.1f} s |"
+        )
+    lines += [
         "",
         "Skipping effectiveness of `day = D AND column = value` inside each optimized day "
         "(values sampled from the day), against the day's own ceiling 1 - F_p^(-1/4):",
         "",
-        "| contender | day | files | " + " | ".join(NETWORK_COLUMNS) + " | mean | of ceiling |",
-        "| --- | --- | ---: |" + " ---: |" * (len(NETWORK_COLUMNS) + 2),
+        "| rows a day | contender | day | files | "
+        + " | ".join(NETWORK_COLUMNS)
+        + " | mean | of ceiling |",
+        "| ---: | --- | --- | ---: |" + " ---: |" * (len(NETWORK_COLUMNS) + 2),
     ]
-    verdicts = []
-    for name, rows in payload["quality"].items():
-        for row in rows:
-            lines.append(
-                f"| {name} | {row['day']} | {row['files']} | "
-                + " | ".join(f"{row['per_column'][c]:.3f}" for c in NETWORK_COLUMNS)
-                + f" | {row['mean']:.3f} | {row['of_ceiling']:.0%} |"
-            )
-            if name == "zorder":
-                verdicts.append(row["of_ceiling"] >= GOAL)
+    for scale in scales:
+        for name, rows in scale["quality"].items():
+            for row in rows:
+                lines.append(
+                    f"| {scale['rows_per_day']:,} | {name} | {row['day']} | {row['files']} | "
+                    + " | ".join(f"{row['per_column'][c]:.3f}" for c in NETWORK_COLUMNS)
+                    + f" | {row['mean']:.3f} | {row['of_ceiling']:.0%} |"
+                )
+                if name == "zorder":
+                    verdicts.append(row["of_ceiling"] >= GOAL)
     lines += [
         "",
         f"zorder inside every optimized day at least {GOAL:.0%} of its ceiling: "

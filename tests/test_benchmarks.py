@@ -129,9 +129,13 @@ def test_product_benchmark_smoke(spark: object) -> None:
 def test_partitions_benchmark_smoke(spark: object) -> None:
     from benchmarks import partitions
 
-    arguments = "--days 4 --rows-per-day 3000 --appends 2 --files-per-day 3 --filters 4"
+    arguments = "--days 4 --rows-per-day 3000 4000 --appends 2 --files-per-day 3 --filters 4"
     payload = partitions.main([*arguments.split(), "--repeat", "1"])
-    assert payload["bytes_rewritten"] == payload["bytes_of_chosen_days"]
-    assert [row["day"] for row in payload["quality"]["zorder"]] == payload["chosen"]
-    assert all(row["files"] == 3 for row in payload["quality"]["zorder"])
-    assert "nothing else touched" in partitions.markdown(payload)
+    assert [scale["rows_per_day"] for scale in payload["scales"]] == [3000, 4000]
+    for scale in payload["scales"]:
+        assert scale["bytes_rewritten"] == scale["bytes_of_chosen_days"]
+        assert [row["day"] for row in scale["quality"]["zorder"]] == scale["chosen"]
+        assert all(row["files"] == 3 for row in scale["quality"]["zorder"])
+    text = partitions.markdown(payload)
+    assert text.count("nothing else touched") == 2
+    assert text.count("| 4,000 | zorder |") == 3
