@@ -121,3 +121,17 @@ def test_describe_a_table_zorder_did_not_write(tmp_path: Path) -> None:
     text = " ".join(result.output.split())  # titles wrap at the terminal's width
     assert "2 files, 3 rows" in text
     assert "no zorder clustering recorded" in text
+
+
+def test_describe_shows_what_is_not_clustered(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    write_deltalake(path, pa.table({"a": [3, 1], "b": ["x", "y"]}))
+    write_deltalake(path, pa.table({"a": [7], "b": ["z"]}), mode="append")
+    result = runner.invoke(app, ["describe", path])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "2 files, 3 rows" in text
+    assert "no spec recorded (pass --by to write or optimize)" in text
+    assert "delta.targetFileSize): not set" in text
+    assert "not clustered by the spec: 2 files, 3 rows" in text
+    assert "(100% of the bytes)" in text

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from zorder.api import (
         ClusterMetrics,
         FileDescription,
+        RunDescription,
         ScanReport,
         TableDescription,
         VacuumResult,
@@ -69,6 +70,7 @@ _LAZY = {
         (
             "ClusterMetrics",
             "FileDescription",
+            "RunDescription",
             "ScanReport",
             "TableDescription",
             "VacuumResult",
@@ -132,6 +134,7 @@ __all__ = [
     "KeyMethod",
     "NotADeltaTableError",
     "OrderedEncoding",
+    "RunDescription",
     "ScanReport",
     "SchemaMismatchError",
     "SourceNotFoundError",

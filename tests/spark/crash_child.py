@@ -1,8 +1,10 @@
 """A zorder run to be killed: ``python -m tests.spark.crash_child OPERATION PATH MOMENT``.
 
-OPERATION is ``optimize`` (re-cluster the table), ``optimize-day`` (re-cluster
-one partition of a table partitioned by ``day``) or ``append`` (zorder.write
-mode="append" of 3,000 new rows). MOMENT says where the run announces itself
+OPERATION is ``optimize`` (re-cluster the table by a, b, s), ``incremental``
+(``optimize`` without arguments: the table's spec, what needs it),
+``optimize-day`` (re-cluster one partition of a table partitioned by ``day``)
+or ``append`` (zorder.write mode="append" of 3,000 new rows, clustered by a,
+b, s). MOMENT says where the run announces itself
 on stdout and, where a kill must land, waits for it:
 
 - ``spark``: every key batch is slowed down, so the Spark job is still running
@@ -74,6 +76,8 @@ def main(operation: str, path: str, moment: str) -> None:
     _say("STARTED")
     if operation == "optimize":
         zorder.optimize(spark, path, by=COLUMNS, num_files=6)
+    elif operation == "incremental":
+        zorder.optimize(spark, path)
     elif operation == "optimize-day":
         zorder.optimize(spark, path, by=["a", "b"], where="day = 'd1'", num_files=3)
     else:

@@ -12,6 +12,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from typer.testing import CliRunner
 
+import zorder
 from zorder.cli import app
 
 pytestmark = pytest.mark.spark
@@ -148,3 +149,29 @@ def test_partitioned_write_and_optimize_where(spark: SparkSession, tmp_path: Pat
     refused = runner.invoke(app, ["optimize", dest, "--by", "a", "--where", "a = 1"])
     assert refused.exit_code == 2
     assert "not partition columns" in refused.output
+
+
+def test_a_growing_table_from_the_command_line(spark: SparkSession, tmp_path: Path) -> None:
+    source = tmp_path / "src"
+    spark.range(600).select(
+        (F.col("id") * 37 % 101).alias("a"), (F.col("id") * 53 % 89).alias("b"), "id"
+    ).write.parquet(str(source))
+    dest = str(tmp_path / "table")
+    first = runner.invoke(app, ["write", str(source), dest, "--by", "a,b", "--num-files", "4"])
+    assert first.exit_code == 0, first.output
+    appended = runner.invoke(app, ["write", str(source), dest, "--mode", "append"])
+    assert appended.exit_code == 0, appended.output
+    assert "a, b (zorder, rank keys)" in appended.output
+    described = runner.invoke(app, ["describe", dest])
+    assert described.exit_code == 0, described.output
+    text = " ".join(described.output.split())
+    assert "clustered by: a, b (zorder, rank keys)" in text
+    assert "not clustered by the spec: 0 files" in text
+    assert text.count("current") == 2  # two runs
+    nothing = runner.invoke(app, ["optimize", dest])
+    assert nothing.exit_code == 0, nothing.output
+    assert "unchanged" in nothing.output
+    full = runner.invoke(app, ["optimize", dest, "--full", "--num-files", "2"])
+    assert full.exit_code == 0, full.output
+    runs = zorder.describe(dest).runs
+    assert [(r.files, r.rows) for r in runs] == [(2, 1_200)]

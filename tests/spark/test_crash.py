@@ -170,3 +170,66 @@ def test_sigkill_mid_optimize_of_a_partition_leaves_the_table_as_it_was(
     assert table_rows(path) == before
     for uri in table.file_uris():
         assert Path(uri.removeprefix("file://")).exists()
+
+
+def test_sigkill_between_the_commit_and_the_properties_loses_nothing(
+    spark: object, tmp_path: Path
+) -> None:
+    """The spec goes into the properties in a commit after the data's: a kill in between
+    leaves the rows committed, and the next call finds the spec in the history."""
+    path = tmp_path / "t"
+    for start in range(0, ROWS, ROWS // 4):
+        write_deltalake(str(path), original_rows().slice(start, ROWS // 4), mode="append")
+    before = table_rows(path)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tests.spark.crash_child", "append", str(path), "after-commit"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        wait_for(child, "COMMITTED")
+    finally:
+        kill_group(child)
+    assert table_rows(path) == before + appended_rows()
+    assert "zorder.clustering.columns" not in DeltaTable(str(path)).metadata().configuration
+    metrics = zorder.optimize(spark, str(path))  # type: ignore[arg-type]
+    assert metrics.by == ("a", "b", "s")  # from the history: the run's commit recorded it
+    assert metrics.files_removed == 4  # delta-rs's files; the appended run is current
+    assert zorder.describe(str(path)).spec is not None  # recorded now
+    assert table_rows(path) == before + appended_rows()
+
+
+@pytest.mark.parametrize("moment", ["spark", "before-commit", "after-commit"])
+def test_sigkill_mid_incremental_optimize_leaves_old_or_new_state(
+    spark: object, tmp_path: Path, moment: str
+) -> None:
+    path = tmp_path / "t"
+    table = pa.Table.from_batches(original_rows().to_batches())
+    write_deltalake(str(path), table.slice(0, ROWS // 2), mode="append")
+    zorder.optimize(spark, str(path), by=["a", "b", "s"], num_files=4)  # type: ignore[arg-type]
+    clustered = {Path(u).name for u in DeltaTable(str(path)).file_uris()}
+    write_deltalake(str(path), table.slice(ROWS // 2), mode="append")  # blind append
+    before, version = table_rows(path), DeltaTable(str(path)).version()
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tests.spark.crash_child", "incremental", str(path), moment],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        if moment == "spark":
+            wait_for(child, "STARTED")
+            wait_for_spark_files(path)
+        else:
+            wait_for(child, "COMMITTED" if moment == "after-commit" else "COMMITTING")
+    finally:
+        kill_group(child)
+    after = DeltaTable(str(path))
+    assert after.version() == version + (moment == "after-commit")
+    assert table_rows(path) == before
+    assert clustered <= {Path(u).name for u in after.file_uris()}  # the run was left alone
+    for uri in after.file_uris():
+        assert Path(uri.removeprefix("file://")).exists()

@@ -1,6 +1,7 @@
 """Another writer, in a process of its own: ``python -m tests.spark.writer_child KIND PATH ...``.
 
 - ``append PATH DAY``: delta-rs appends three rows to one day (a blind append).
+- ``append-ids PATH START``: delta-rs appends rows ``a, b, id`` for ids START..START+99.
 - ``overwrite PATH DAY``: delta-rs replaces the rows of one day (a predicate overwrite).
 - ``delete PATH DAY``: delta-rs deletes one day's rows.
 - ``optimize PATH WHERE``: zorder optimizes the partitions WHERE chooses, with its own JVM.
@@ -21,7 +22,11 @@ def replacement(day: str) -> pa.Table:
 
 def main(argv: list[str]) -> None:
     kind, path, argument = argv
-    if kind == "append":
+    if kind == "append-ids":
+        ids = list(range(int(argument), int(argument) + 100))
+        columns = {"a": [i * 7919 % 1000 for i in ids], "b": [i * 104729 % 997 for i in ids]}
+        write_deltalake(path, pa.table({**columns, "id": ids}), mode="append")
+    elif kind == "append":
         write_deltalake(path, replacement(argument), mode="append", partition_by=["day"])
     elif kind == "overwrite":
         write_deltalake(

@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-from zorder.api.cluster import (
-    DEFAULT_TARGET_FILE_SIZE,
-    ClusterMetrics,
-    WriteMode,
-    optimize,
-    parse_size,
-    write,
-)
-from zorder.api.describe import FileDescription, TableDescription, describe
+from zorder.api.cluster import ClusterMetrics, WriteMode, optimize, write
+from zorder.api.describe import FileDescription, RunDescription, TableDescription, describe
 from zorder.api.inputs import INPUT_FORMATS, InputFormat, read_input
 from zorder.api.read import ScanReport, explain, read, skipping_effectiveness
 from zorder.api.vacuum import VacuumResult, vacuum
+from zorder.sizes import DEFAULT_TARGET_FILE_SIZE, parse_size
 
 __all__ = [
     "DEFAULT_TARGET_FILE_SIZE",
@@ -21,6 +15,7 @@ __all__ = [
     "ClusterMetrics",
     "FileDescription",
     "InputFormat",
+    "RunDescription",
     "ScanReport",
     "TableDescription",
     "VacuumResult",

@@ -19,16 +19,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
+import numpy as np
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import LongType, StructField, StructType
 
-from zorder.curves.kinds import Curve, KeyMethod
+from zorder.curves.kinds import ClusteringSpec, Curve, KeyMethod, as_curve, as_key_method
 from zorder.errors import (
     InvalidArgumentError,
     SchemaMismatchError,
     TableExistsError,
     ZorderError,
 )
+from zorder.sizes import DEFAULT_TARGET_FILE_SIZE, parse_size
 from zorder.skipping.sql import referenced_columns
 from zorder.spark.layout import ClusteringPlan, cluster, plan_clustering
 from zorder.spark.partitions import (
@@ -50,26 +52,25 @@ from zorder.table import (
     delta_partition_value,
     describe_written_files,
     is_delta_table,
+    latest_clustering,
     load_snapshot,
     normalize_uri,
+    record_properties,
     remove_writer_markers,
 )
-from zorder.table.clustering import CommitClustering, Operation, Run
+from zorder.table.clustering import (
+    TARGET_FILE_SIZE_PROPERTY,
+    CommitClustering,
+    Operation,
+    Run,
+    spec_properties,
+)
+from zorder.table.tiering import DEFAULT_FANOUT, check_fanout, files_to_recluster
 
-__all__ = [
-    "DEFAULT_TARGET_FILE_SIZE",
-    "ClusterMetrics",
-    "WriteMode",
-    "optimize",
-    "parse_size",
-    "write",
-]
+__all__ = ["ClusterMetrics", "WriteMode", "optimize", "write"]
 
 WriteMode = Literal["error", "append", "overwrite"]
 WRITE_MODES: tuple[str, ...] = get_args(WriteMode)
-DEFAULT_TARGET_FILE_SIZE = 128 * 1024 * 1024
-_UNITS = {"": 1, "B": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:I?B)?\s*$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -90,39 +91,6 @@ class ClusterMetrics:
     bytes_added: int
     bytes_removed: int
     seconds: float
-
-
-def parse_size(size: int | str) -> int:
-    """Bytes in ``size``: an int, or text such as ``"256MB"``, ``"1.5 GiB"``, ``"4096"``."""
-    if isinstance(size, bool):
-        raise InvalidArgumentError(f"invalid size {size!r}")
-    if isinstance(size, int):
-        value = size
-    else:
-        match = _SIZE.match(size)
-        if not match:
-            raise InvalidArgumentError(
-                f"invalid size {size!r}; accepted: bytes as an int, or a number with a unit "
-                "B, KB, MB, GB, TB (e.g. '256MB')"
-            )
-        value = int(float(match.group(1)) * _UNITS[match.group(2).upper()])
-    if value < 1:
-        raise InvalidArgumentError(f"size must be at least 1 byte, got {size!r}")
-    return value
-
-
-def _clustered_by_one_run(files: Sequence[DataFile], plan: ClusteringPlan) -> bool:
-    """Every one of ``files`` was written by one run with ``plan``'s clustering.
-
-    Files appended later (by anyone, zorder's own appends included: each run
-    is clustered on its own) or a different spec make the table worth
-    rewriting. A run's directory name carries the spec's fingerprint.
-    """
-    runs = {Run.of_path(f.path) for f in files}
-    if len(runs) != 1:
-        return False
-    run = next(iter(runs))
-    return run is not None and run.fingerprint == plan.spec.fingerprint
 
 
 def _unchanged(uri: str, plan: ClusteringPlan, files: int, started: float) -> ClusterMetrics:
@@ -250,21 +218,24 @@ def _write_and_commit(
     sample_size: int | None,
     storage_options: Mapping[str, str] | None,
     started: float,
+    remember: _Remember,
     partitioned: PartitionedLayout | None = None,
     partition_by: tuple[str, ...] = (),
-    removed: Sequence[DataFile] | None = None,
+    removed: Sequence[DataFile] = (),
+    rows: int | None = None,
 ) -> ClusterMetrics:
+    """Lay out, write, commit; then record what the table should remember.
+
+    ``rows`` is the exact row count of ``df`` when the log knows it (saves
+    the sample its count job).
+    """
     spec = plan.spec
     run = Run.new(spec)
     configuration = snapshot.configuration if snapshot else {}
-    # An optimize knows its row count from the snapshot's statistics: no count job.
-    rows = snapshot.counted_rows if snapshot and commit_mode == "rewrite" else None
     if partitioned is not None:
         laid_out = partitioned.frame
     else:
         laid_out = cluster(df, plan, num_files=num_files, sample_size=sample_size, rows=rows)
-    if removed is None:
-        removed = snapshot.files if commit_mode == "rewrite" and snapshot else ()
     try:
         with _write_settings(df.sparkSession):
             writer = laid_out.write.mode("errorifexists")
@@ -289,6 +260,10 @@ def _write_and_commit(
     except BaseException:
         delete_directory(uri, run.directory)  # never committed, never referenced
         raise
+    # After the data commit, in a commit of its own (Delta refuses unknown properties
+    # at creation): a crash in between leaves the rows committed and the properties
+    # as they were; see _resolved_spec for how the spec is then found again.
+    record_properties(uri, remember.properties(snapshot, written), storage_options=storage_options)
     return ClusterMetrics(
         table_uri=uri,
         operation=operation,
@@ -307,21 +282,99 @@ def _write_and_commit(
     )
 
 
+@dataclass(frozen=True)
+class _Remember:
+    """What a clustering commit records in the table's properties afterwards."""
+
+    spec: ClusteringSpec | None  # None: leave the recorded spec as it is
+    target_file_size: int | None  # None: the mean size of the files written (num_files)
+
+    def properties(
+        self, snapshot: TableSnapshot | None, written: Sequence[WrittenFile]
+    ) -> dict[str, str]:
+        wanted = spec_properties(self.spec) if self.spec is not None else {}
+        if snapshot is None or snapshot.recorded_target_file_size is None:
+            size = self.target_file_size
+            if size is None and written:
+                size = max(1, sum(f.size for f in written) // len(written))
+            if size is not None:
+                wanted[TARGET_FILE_SIZE_PROPERTY] = str(size)
+        return wanted
+
+
+def _resolved_spec(
+    by: Sequence[str] | None,
+    curve: Curve | None,
+    method: KeyMethod | None,
+    *,
+    snapshot: TableSnapshot | None,
+    uri: str,
+    storage_options: Mapping[str, str] | None,
+) -> ClusteringSpec:
+    """The spec asked for: what is not given comes from the table's spec.
+
+    The table's spec is the one its properties record; a table whose
+    properties record none (written before zorder recorded specs, or a crash
+    between a run's commit and its properties) falls back on the newest
+    zorder commit in its history.
+    """
+    recorded = None
+    if snapshot is not None:
+        recorded = snapshot.recorded_spec
+        if recorded is None:
+            latest = latest_clustering(uri, storage_options)
+            recorded = latest.spec if latest is not None else None
+    if by is None:
+        if recorded is None:
+            where = f"table {uri} records no clustering" if snapshot else f"no table at {uri}"
+            raise InvalidArgumentError(
+                f"{where}: pass by=[columns] (CLI: --by a,b) once; the columns, curve and "
+                "key method are then recorded in the table's properties and used by later "
+                "appends and optimizes"
+            )
+        by = recorded.columns
+    if isinstance(by, str):
+        by = [by]
+    fallback = recorded or ClusteringSpec((), "zorder", "rank")
+    asked = ClusteringSpec(
+        tuple(str(c) for c in by),
+        as_curve(curve if curve is not None else fallback.curve),
+        as_key_method(method if method is not None else fallback.method),
+    )
+    return asked
+
+
+def _target_size(target_file_size: int | str | None, snapshot: TableSnapshot | None) -> int:
+    """Bytes a file: as given, else the table's ``delta.targetFileSize``, else 128 MB."""
+    if target_file_size is not None:
+        return parse_size(target_file_size)
+    recorded = snapshot.recorded_target_file_size if snapshot is not None else None
+    return recorded or DEFAULT_TARGET_FILE_SIZE
+
+
 def write(
     df: DataFrame,
     path: str,
     *,
-    by: Sequence[str],
+    by: Sequence[str] | None = None,
     mode: WriteMode = "error",
-    curve: Curve = "zorder",
+    curve: Curve | None = None,
     num_files: int | None = None,
     target_file_size: int | str | None = None,
-    method: KeyMethod = "rank",
+    method: KeyMethod | None = None,
     sample_size: int | None = None,
     partition_by: Sequence[str] | None = None,
     storage_options: Mapping[str, str] | None = None,
 ) -> ClusterMetrics:
     """Cluster ``df`` by the columns ``by`` along ``curve`` into the Delta table at ``path``.
+
+    The table remembers its clustering: a write that creates (or overwrites)
+    a table records ``by``, ``curve`` and ``method`` in its properties, and
+    an append without ``by`` clusters its rows by them (cluster on write:
+    the rows form a run of their own, which queries skip inside at once).
+    What is not given comes from the table's spec, else ``curve="zorder"``,
+    ``method="rank"``. An append with another ``by`` clusters its rows by it
+    and leaves the table's spec as it is.
 
     ``partition_by`` makes a new table partitioned by those columns (an append
     uses the table's own; a different list is an error). The rows of each
@@ -332,23 +385,23 @@ def write(
     ``mode`` follows Spark's writer: ``"error"`` refuses an existing table,
     ``"append"`` adds files (creating the table if needed), ``"overwrite"``
     replaces every file in the same commit. ``num_files`` is exact (empty
-    ranges give no file); otherwise ``target_file_size`` (default 128 MB,
-    accepts ``"256MB"``) is divided into Spark's estimate of the input size.
-    The files are cut at quantiles of a sample of ``sample_size`` rows, by
-    default 1,000 a file (at least 100,000, at most 1,000,000), which keeps
-    file sizes within about 10% of each other up to 1,000 files.
+    ranges give no file); otherwise ``target_file_size`` (accepts ``"256MB"``;
+    default the table's ``delta.targetFileSize``, else 128 MB) is divided into
+    Spark's estimate of the input size. A table without
+    ``delta.targetFileSize`` records the size used (for ``num_files``, the
+    mean size written). The files are cut at quantiles of a sample of
+    ``sample_size`` rows, by default 1,000 a file (at least 100,000, at most
+    1,000,000), which keeps file sizes within about 10% of each other up to
+    1,000 files.
     """
     started = time.perf_counter()
     if mode not in WRITE_MODES:
         raise InvalidArgumentError(f"unknown mode {mode!r}; accepted: {', '.join(WRITE_MODES)}")
     uri = normalize_uri(path)
-    plan = plan_clustering(df, by, curve=curve, method=method)
-    partition_columns = resolve_partition_columns(df, partition_by, plan) if partition_by else ()
-    if num_files is None:
-        target = parse_size(target_file_size or DEFAULT_TARGET_FILE_SIZE)  # validate first
-    else:
+    if num_files is not None:
         _file_count(num_files, target_file_size, None)  # validate first
-        target = DEFAULT_TARGET_FILE_SIZE
+    elif target_file_size is not None:
+        parse_size(target_file_size)  # validate first
     snapshot = None
     commit_mode: CommitMode = "create"
     if is_delta_table(uri, storage_options):
@@ -358,6 +411,13 @@ def write(
                 "or mode='overwrite' to replace it"
             )
         snapshot = load_snapshot(uri, storage_options)
+        commit_mode = "append" if mode == "append" else "overwrite"
+    spec = _resolved_spec(
+        by, curve, method, snapshot=snapshot, uri=uri, storage_options=storage_options
+    )
+    plan = plan_clustering(df, spec.columns, curve=spec.curve, method=spec.method)
+    partition_columns = resolve_partition_columns(df, partition_by, plan) if partition_by else ()
+    if snapshot is not None:
         problems = _schema_differences(snapshot.schema, df.schema)
         if problems:
             raise SchemaMismatchError(f"schema mismatch on {mode} to {uri}: " + "; ".join(problems))
@@ -369,7 +429,7 @@ def write(
                 f"table {uri} is partitioned by {list(table_partitions)}, not by "
                 f"{list(partition_columns)}; an {mode} keeps the table's partition columns"
             )
-        commit_mode = "append" if mode == "append" else "overwrite"
+    target = _target_size(target_file_size, snapshot)
     estimated = _estimated_bytes(df) if num_files is None else 0
     layout = None
     if partition_columns:
@@ -379,7 +439,8 @@ def write(
     if layout is not None:
         files = layout.first_file[-1]
     else:
-        files = _file_count(num_files, None if num_files else target, estimated)
+        files = num_files if num_files is not None else _file_count(None, target, estimated)
+    records_spec = commit_mode != "append" or snapshot is None or snapshot.recorded_spec is None
     return _write_and_commit(
         df,
         uri=uri,
@@ -391,6 +452,9 @@ def write(
         sample_size=sample_size,
         storage_options=storage_options,
         started=started,
+        remember=_Remember(
+            plan.spec if records_spec else None, None if num_files is not None else target
+        ),
         partitioned=layout,
         partition_by=partition_columns,
     )
@@ -400,70 +464,154 @@ def optimize(
     spark: SparkSession,
     path: str,
     *,
-    by: Sequence[str],
-    curve: Curve = "zorder",
+    by: Sequence[str] | None = None,
+    curve: Curve | None = None,
     num_files: int | None = None,
     target_file_size: int | str | None = None,
-    method: KeyMethod = "rank",
+    method: KeyMethod | None = None,
     sample_size: int | None = None,
     where: str | None = None,
+    full: bool = False,
+    fanout: int = DEFAULT_FANOUT,
     storage_options: Mapping[str, str] | None = None,
-    force: bool = False,
 ) -> ClusterMetrics:
-    """Rewrite the Delta table at ``path`` clustered by ``by``, in one commit.
+    """Cluster what needs it in the Delta table at ``path``, in one commit.
 
-    On a partitioned table each partition is clustered on its own. ``where``
-    (SQL over partition columns only, as Delta's ``OPTIMIZE ... WHERE``)
-    chooses the partitions; files of the others are neither read nor
-    rewritten. A partition whose files already come from one zorder run with
-    the same clustering is left alone. ``num_files`` is the total over the
-    partitions rewritten, shared by their rows (one file each at least), and
-    ``target_file_size`` applies per partition.
+    Without ``by`` the table's recorded spec is used; a ``by`` (or ``curve``,
+    ``method``) that differs from it is recorded as the new spec, and every
+    file is then reclustered. Neither a recorded spec nor ``by`` is an error.
 
-    The new files are added and every file of the version read is removed in
-    a single transaction with ``dataChange = false``. delta-rs checks it
-    against anything committed meanwhile: files appended by others are kept,
-    and a concurrent removal of a file read here makes the commit fail with
-    :class:`~zorder.errors.ConcurrentCommitError`, leaving the table as the
-    other writer left it.
+    **Incremental** (the default): files no zorder run of the current spec
+    wrote (blind appends by other writers, an older layout) are clustered,
+    together with the small runs, into one new run; large runs are left
+    alone. Runs are tiered by size, ``fanout`` runs of a tier merging into
+    one of the next (see :mod:`zorder.table.tiering`), so each byte is
+    rewritten about log_fanout(growth) times and a partition holds fewer than
+    ``fanout`` runs of each tier. Nothing to do means no commit (the metrics
+    report 0 files and ``version=None``). ``full=True`` reclusters every file
+    of the chosen partitions into one run.
 
-    A table whose files all come from one zorder run with the same columns,
-    curve and key method is already clustered: nothing is rewritten and no
-    commit is made (the metrics report 0 files and ``version=None``).
-    ``force=True`` rewrites it anyway (to change the number of files, say).
+    On a partitioned table each partition has its own runs and is clustered
+    on its own. ``where`` (SQL over partition columns only, as Delta's
+    ``OPTIMIZE ... WHERE``) chooses the partitions; files of the others are
+    neither read nor rewritten. ``num_files`` is the total over the files
+    written, shared by their partitions' rows (one file each at least);
+    otherwise files are sized by ``target_file_size``, else the table's
+    ``delta.targetFileSize``, else 128 MB, which the table then records.
+
+    The new files are added and the files rewritten are removed in a single
+    transaction with ``dataChange = false``, checked against anything
+    committed meanwhile: files appended by others are kept (the next optimize
+    clusters them), and a concurrent removal of a file read here makes the
+    commit fail with :class:`~zorder.errors.ConcurrentCommitError`, leaving
+    the table as the other writer left it.
     """
     started = time.perf_counter()
+    check_fanout(fanout)
     uri = normalize_uri(path)
     snapshot = load_snapshot(uri, storage_options)
+    spec = _resolved_spec(
+        by, curve, method, snapshot=snapshot, uri=uri, storage_options=storage_options
+    )
     # Only the schema is needed to check the request: no file is listed yet.
-    plan = plan_clustering(snapshot.schema_frame(spark), by, curve=curve, method=method)
-    if where is not None or snapshot.partition_columns:
-        return _optimize_partitions(
-            spark,
-            snapshot,
-            plan,
-            where=where,
-            num_files=num_files,
-            target_file_size=target_file_size,
-            force=force,
+    plan = plan_clustering(
+        snapshot.schema_frame(spark), spec.columns, curve=spec.curve, method=spec.method
+    )
+    if num_files is not None:
+        _file_count(num_files, target_file_size, None)  # validate first
+    target = _target_size(target_file_size, snapshot)
+    columns = snapshot.partition_columns
+    if columns:
+        resolve_partition_columns(snapshot.schema_frame(spark), columns, plan)  # clustered by one?
+    elif where is not None:
+        raise InvalidArgumentError(
+            f"where={where!r} chooses partitions, but table {uri} has no partition columns; "
+            "leave where out to optimize the whole table"
+        )
+    remember = _Remember(
+        plan.spec if plan.spec != snapshot.recorded_spec else None,
+        None if num_files is not None else target,
+    )
+    groups = snapshot.files_by_partition()
+    chosen = (
+        set(groups) if where is None else _chosen_partitions(spark, snapshot, list(groups), where)
+    )
+    runs = _runs_of_spec(snapshot, plan.spec)
+    rewrite: dict[tuple[Any, ...], tuple[DataFile, ...]] = {}
+    for partition, members in groups.items():
+        if partition in chosen:
+            picked = (
+                tuple(members)
+                if full
+                else files_to_recluster(
+                    members, [runs[f.path] for f in members], target_file_size=target, fanout=fanout
+                )
+            )
+            if picked:
+                rewrite[partition] = picked
+    read = [f for picked in rewrite.values() for f in picked]
+    if not read:
+        record_properties(uri, remember.properties(snapshot, []), storage_options=storage_options)
+        return _unchanged(uri, plan, num_files or 0, started)
+    bytes_read = sum(f.size for f in read)
+    wanted = {f.path for f in read}
+    keep = np.array([f.path in wanted for f in snapshot.files], dtype=bool)
+    if not columns:
+        counts = [f.num_records for f in read]
+        return _write_and_commit(
+            snapshot.read_files(spark, keep),
+            uri=uri,
+            plan=plan,
+            operation="optimize",
+            commit_mode="rewrite",
+            snapshot=snapshot,
+            num_files=_file_count(num_files, None if num_files else target, bytes_read),
+            sample_size=sample_size,
             storage_options=storage_options,
             started=started,
+            remember=remember,
+            removed=read,
+            rows=None if None in counts else sum(c or 0 for c in counts),
         )
-    files = _file_count(num_files, target_file_size, snapshot.total_bytes)
-    if not snapshot.files or (not force and _clustered_by_one_run(snapshot.files, plan)):
-        return _unchanged(uri, plan, files, started)
+    key = f"__zorder_partition_{uuid.uuid4().hex}"
+    todo = list(rewrite)
+    df = snapshot.read_partitions(spark, keep, todo, index_column=key)
+    layout = _partitioned_layout(
+        df,
+        plan,
+        columns,
+        num_files=num_files,
+        bytes_total=bytes_read,
+        target=target,
+        key=key,
+        partitions=_logged_partitions(todo, rewrite),
+    )
+    if layout is None:  # the chosen files hold no rows: nothing to cluster
+        return _unchanged(uri, plan, num_files or 0, started)
     return _write_and_commit(
-        snapshot.dataframe(spark),
+        layout.frame,  # the rows without their partition index
         uri=uri,
         plan=plan,
         operation="optimize",
         commit_mode="rewrite",
         snapshot=snapshot,
-        num_files=files,
-        sample_size=sample_size,
+        num_files=layout.first_file[-1],
+        sample_size=None,
         storage_options=storage_options,
         started=started,
+        remember=remember,
+        partitioned=layout,
+        partition_by=columns,
+        removed=read,
     )
+
+
+def _runs_of_spec(snapshot: TableSnapshot, spec: ClusteringSpec) -> dict[str, Run | None]:
+    """Each file's run if a run of ``spec`` wrote it (as its txn vouches), else None."""
+    return {
+        f.path: run if run is not None and run.fingerprint == spec.fingerprint else None
+        for f, run in zip(snapshot.files, snapshot.runs, strict=True)
+    }
 
 
 def _partitioned_layout(
@@ -531,67 +679,3 @@ def _chosen_partitions(
     rows = [(i, *values) for i, values in enumerate(partitions)]
     kept = spark.createDataFrame(rows, schema).where(where).select(index).toArrow()
     return {partitions[i] for i in kept.column(0).to_pylist()}
-
-
-def _optimize_partitions(
-    spark: SparkSession,
-    snapshot: TableSnapshot,
-    plan: ClusteringPlan,
-    *,
-    where: str | None,
-    num_files: int | None,
-    target_file_size: int | str | None,
-    force: bool,
-    storage_options: Mapping[str, str] | None,
-    started: float,
-) -> ClusterMetrics:
-    """Optimize of a partitioned table: the chosen partitions, each clustered on its own."""
-    uri, columns = snapshot.uri, snapshot.partition_columns
-    if not columns:
-        raise InvalidArgumentError(
-            f"where={where!r} chooses partitions, but table {uri} has no partition columns; "
-            "leave where out to optimize the whole table"
-        )
-    target = parse_size(target_file_size or DEFAULT_TARGET_FILE_SIZE)
-    if num_files is not None:
-        _file_count(num_files, target_file_size, None)  # validate first
-    resolve_partition_columns(snapshot.schema_frame(spark), columns, plan)  # clustered by one?
-    groups = snapshot.files_by_partition()
-    chosen = (
-        set(groups) if where is None else _chosen_partitions(spark, snapshot, list(groups), where)
-    )
-    todo = [
-        p for p in groups if p in chosen and (force or not _clustered_by_one_run(groups[p], plan))
-    ]
-    if not todo:
-        return _unchanged(uri, plan, num_files or 0, started)
-    read = [f for p in todo for f in groups[p]]
-    key = f"__zorder_partition_{uuid.uuid4().hex}"
-    df = snapshot.read_partitions(spark, todo, index_column=key)
-    layout = _partitioned_layout(
-        df,
-        plan,
-        columns,
-        num_files=num_files,
-        bytes_total=sum(f.size for f in read),
-        target=target,
-        key=key,
-        partitions=_logged_partitions(todo, groups),
-    )
-    if layout is None:  # the chosen partitions' files hold no rows: nothing to cluster
-        return _unchanged(uri, plan, num_files or 0, started)
-    return _write_and_commit(
-        layout.frame,  # the rows without their partition index
-        uri=uri,
-        plan=plan,
-        operation="optimize",
-        commit_mode="rewrite",
-        snapshot=snapshot,
-        num_files=layout.first_file[-1],
-        sample_size=None,
-        storage_options=storage_options,
-        started=started,
-        partitioned=layout,
-        partition_by=columns,
-        removed=read,
-    )

@@ -1,4 +1,4 @@
-"""``describe``: what a table holds, file by file, and how it was clustered."""
+"""``describe``: what a table holds, file by file and run by run, and how it is clustered."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from zorder.curves.kinds import ClusteringSpec
 from zorder.errors import ColumnNotFoundError
 from zorder.stats import action_stats_field
 from zorder.table import (
@@ -17,7 +18,7 @@ from zorder.table import (
     normalize_uri,
 )
 
-__all__ = ["FileDescription", "TableDescription", "describe"]
+__all__ = ["FileDescription", "RunDescription", "TableDescription", "describe"]
 
 _DEFAULT_SHOWN = 4  # columns shown when the table records no clustering
 
@@ -27,7 +28,7 @@ class FileDescription:
     """One data file: where it lies, which run wrote it, and its statistics."""
 
     path: str  # relative to the table root (decoded: as on storage)
-    run: Run | None  # the zorder run whose directory holds it, if any
+    run: Run | None  # the zorder run that wrote it (its commit's txn vouches), if any
     partition: Mapping[str, Any]  # the table's partition columns and this file's values
     rows: int | None
     size: int
@@ -43,14 +44,29 @@ class FileDescription:
 
 
 @dataclass(frozen=True)
+class RunDescription:
+    """The files one zorder run wrote into one partition: a cube of the table."""
+
+    run: Run
+    partition: Mapping[str, Any]
+    files: int
+    rows: int | None  # None when a file's statistics do not count its rows
+    size: int
+    current: bool  # clustered by the table's spec (else an older spec: unclustered now)
+
+
+@dataclass(frozen=True)
 class TableDescription:
-    """A table version: its files with the bounds of ``columns``, and its recorded clustering."""
+    """A table version: its clustering spec, runs and files (with the bounds of ``columns``)."""
 
     table_uri: str
     version: int
+    spec: ClusteringSpec | None  # what the table's properties record
+    target_file_size: int | None  # delta.targetFileSize, bytes
     clustering: CommitClustering | None  # the newest zorder commit still in the history
     columns: tuple[str, ...]
     files: tuple[FileDescription, ...]
+    runs: tuple[RunDescription, ...]
 
     @property
     def rows(self) -> int:
@@ -60,14 +76,25 @@ class TableDescription:
     def size(self) -> int:
         return sum(f.size for f in self.files)
 
+    @property
+    def unclustered(self) -> tuple[FileDescription, ...]:
+        """Files no run of the table's spec wrote: what an incremental optimize clusters."""
+        current = {r.run for r in self.runs if r.current}
+        return tuple(f for f in self.files if f.run is None or f.run not in current)
+
+    @property
+    def unclustered_fraction(self) -> float:
+        """The share of the table's bytes that is not clustered by its spec."""
+        return sum(f.size for f in self.unclustered) / self.size if self.size else 0.0
+
 
 def _shown_columns(
-    snapshot: TableSnapshot, columns: Sequence[str] | None, clustering: CommitClustering | None
+    snapshot: TableSnapshot, columns: Sequence[str] | None, spec: ClusteringSpec | None
 ) -> tuple[str, ...]:
     names = [f.name for f in snapshot.schema.fields]
     if columns is None:
-        if clustering is not None:
-            return clustering.spec.columns
+        if spec is not None:
+            return spec.columns
         with_stats = [n for n in names if action_stats_field(snapshot.actions, "min", n)]
         return tuple(with_stats[:_DEFAULT_SHOWN])
     by_lower = {n.lower(): n for n in names}
@@ -93,28 +120,63 @@ def describe(
     columns: Sequence[str] | None = None,
     storage_options: Mapping[str, str] | None = None,
 ) -> TableDescription:
-    """Every file of the table at ``path`` with its rows, size, run and bounds of ``columns``.
+    """The table at ``path``: its clustering spec, file size target, runs and files.
 
-    ``columns`` defaults to the clustering columns the newest zorder commit
-    recorded, else the first four columns with statistics. Only the log is
-    read, never a data file.
+    Every file comes with its rows, size, run and the bounds of ``columns``
+    (default: the clustering columns, else the first four columns with
+    statistics). Runs are listed per partition; files no run of the table's
+    spec wrote are the unclustered part. Only the log is read, never a data
+    file.
     """
     uri = normalize_uri(path)
     snapshot = load_snapshot(uri, storage_options)
     clustering = latest_clustering(uri, storage_options)
-    shown = _shown_columns(snapshot, columns, clustering)
+    spec = snapshot.recorded_spec
+    shown = _shown_columns(snapshot, columns, spec or (clustering.spec if clustering else None))
     lows = {c: _values(snapshot, "min", c) for c in shown}
     highs = {c: _values(snapshot, "max", c) for c in shown}
     files = tuple(
         FileDescription(
             path=data_file.path,
-            run=Run.of_path(data_file.path),
+            run=run,
             partition=dict(zip(snapshot.partition_columns, data_file.partition, strict=True)),
             rows=data_file.num_records,
             size=data_file.size,
             min_values={c: lows[c][i] for c in shown if lows[c][i] is not None},
             max_values={c: highs[c][i] for c in shown if highs[c][i] is not None},
         )
-        for i, data_file in enumerate(snapshot.files)
+        for i, (data_file, run) in enumerate(zip(snapshot.files, snapshot.runs, strict=True))
     )
-    return TableDescription(uri, snapshot.version, clustering, shown, files)
+    return TableDescription(
+        uri,
+        snapshot.version,
+        spec,
+        snapshot.recorded_target_file_size,
+        clustering,
+        shown,
+        files,
+        _runs(files, spec),
+    )
+
+
+def _runs(
+    files: Sequence[FileDescription], spec: ClusteringSpec | None
+) -> tuple[RunDescription, ...]:
+    groups: dict[tuple[Run, tuple[tuple[str, Any], ...]], list[FileDescription]] = {}
+    for f in files:
+        if f.run is not None:
+            groups.setdefault((f.run, tuple(f.partition.items())), []).append(f)
+    described = []
+    for (run, partition), members in groups.items():
+        counts = [f.rows for f in members]
+        described.append(
+            RunDescription(
+                run=run,
+                partition=dict(partition),
+                files=len(members),
+                rows=None if None in counts else sum(c or 0 for c in counts),
+                size=sum(f.size for f in members),
+                current=spec is not None and run.fingerprint == spec.fingerprint,
+            )
+        )
+    return tuple(described)

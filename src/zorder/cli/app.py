@@ -23,6 +23,7 @@ from zorder.api.cluster import WriteMode
 from zorder.api.inputs import InputFormat
 from zorder.cli import output
 from zorder.curves.kinds import Curve, KeyMethod, SpaceFillingCurve
+from zorder.table.tiering import DEFAULT_FANOUT
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -46,14 +47,26 @@ ConfOption = Annotated[
     list[str] | None,
     typer.Option("--conf", help="Extra Spark setting KEY=VALUE (repeatable)."),
 ]
-CurveOption = Annotated[Curve, typer.Option(help="Curve to cluster along.")]
-ByOption = Annotated[str, typer.Option(help="Clustering columns, comma-separated: a,b,c.")]
+CurveOption = Annotated[
+    Curve | None, typer.Option(help="Curve to cluster along (default: the table's, else zorder).")
+]
+ByOption = Annotated[
+    str | None,
+    typer.Option(help="Clustering columns, comma-separated: a,b,c (default: the table's spec)."),
+]
 NumFilesOption = Annotated[int | None, typer.Option(min=1, help="Exact number of files.")]
 TargetSizeOption = Annotated[
-    str | None, typer.Option(help="Target file size instead, e.g. 256MB (default 128MB).")
+    str | None,
+    typer.Option(
+        help="Target file size instead, e.g. 256MB (default: the table's "
+        "delta.targetFileSize, else 128MB)."
+    ),
 ]
 MethodOption = Annotated[
-    KeyMethod, typer.Option(help="Keys from sampled ranks (default) or raw encodings.")
+    KeyMethod | None,
+    typer.Option(
+        help="Keys from sampled ranks or raw encodings (default: the table's, else rank)."
+    ),
 ]
 
 
@@ -194,13 +207,13 @@ def write(
     source_format: Annotated[
         InputFormat, typer.Option("--format", help="Format of SOURCE.")
     ] = "parquet",
-    curve: CurveOption = "zorder",
+    curve: CurveOption = None,
     num_files: NumFilesOption = None,
     target_file_size: TargetSizeOption = None,
     mode: Annotated[WriteMode, typer.Option(help="If DEST exists: error, append, overwrite.")] = (
         "error"
     ),
-    method: MethodOption = "rank",
+    method: MethodOption = None,
     partition_by: Annotated[
         str | None,
         typer.Option(help="Partition columns of a new table, comma-separated (e.g. day)."),
@@ -208,16 +221,19 @@ def write(
     master: MasterOption = "local[*]",
     conf: ConfOption = None,
 ) -> None:
-    """Cluster SOURCE by columns into the Delta table DEST (each partition on its own)."""
+    """Cluster SOURCE into the Delta table DEST (each partition on its own).
+
+    An append without --by clusters the rows by the table's recorded spec.
+    """
     from zorder.api import read_input
 
     spark = _session(master, conf)
     df = read_input(spark, source, format=source_format)
-    with output.working(f"Clustering {source} by {by} along the {curve} curve..."):
+    with output.working(f"Clustering {source} into {dest}..."):
         metrics = zorder.write(
             df,
             dest,
-            by=_columns(by),
+            by=_columns(by) if by else None,
             mode=mode,
             curve=curve,
             num_files=num_files,
@@ -230,37 +246,52 @@ def write(
 
 @_command
 def optimize(
-    path: Annotated[str, typer.Argument(help="Delta table to rewrite clustered.")],
-    by: ByOption,
-    curve: CurveOption = "zorder",
+    path: Annotated[str, typer.Argument(help="Delta table to cluster.")],
+    by: ByOption = None,
+    curve: CurveOption = None,
     num_files: NumFilesOption = None,
     target_file_size: TargetSizeOption = None,
-    method: MethodOption = "rank",
+    method: MethodOption = None,
     where: Annotated[
         str | None,
         typer.Option(help="Partitions to optimize, SQL over partition columns only."),
     ] = None,
-    force: Annotated[
-        bool, typer.Option(help="Rewrite even a table one run already clustered this way.")
+    full: Annotated[
+        bool, typer.Option(help="Recluster every file into one run, not only what needs it.")
     ] = False,
+    fanout: Annotated[
+        int, typer.Option(min=2, help="Runs of a size tier merged into one (incremental).")
+    ] = DEFAULT_FANOUT,
     master: MasterOption = "local[*]",
     conf: ConfOption = None,
 ) -> None:
-    """Rewrite the Delta table at PATH clustered by columns, in one commit."""
+    """Cluster what needs it in the Delta table at PATH (or everything, --full), in one commit.
+
+    Without --by the table's recorded spec is used; a new --by is recorded and reclusters all.
+    """
     spark = _session(master, conf)
-    with output.working(f"Optimizing {path} by {by} along the {curve} curve..."):
+    with output.working(f"Optimizing {path}..."):
         metrics = zorder.optimize(
             spark,
             path,
-            by=_columns(by),
+            by=_columns(by) if by else None,
             curve=curve,
             num_files=num_files,
             target_file_size=target_file_size,
             method=method,
             where=where,
-            force=force,
+            full=full,
+            fanout=fanout,
         )
     output.metrics(metrics)
+
+
+@_command
+def describe(
+    path: Annotated[str, typer.Argument(help="Delta table.")],
+) -> None:
+    """The table's clustering spec, file size target, runs, and what is not clustered yet."""
+    output.runs(zorder.describe(path))
 
 
 @_command

@@ -156,11 +156,10 @@ def description_json(description: TableDescription) -> None:
 
 
 def description(result: TableDescription) -> None:
-    clustering = result.clustering
+    spec = result.spec or (result.clustering.spec if result.clustering else None)
     how = (
-        f"clustered by {', '.join(clustering.spec.columns)} "
-        f"({clustering.spec.curve}, {clustering.spec.method} keys)"
-        if clustering
+        f"clustered by {', '.join(spec.columns)} ({spec.curve}, {spec.method} keys)"
+        if spec
         else "no zorder clustering recorded"
     )
     table = Table(
@@ -185,6 +184,50 @@ def description(result: TableDescription) -> None:
             cells.insert(0, where)
         for column in result.columns:
             cells += [_text(f.min_values.get(column)), _text(f.max_values.get(column))]
+        table.add_row(*cells)
+    console.print(table)
+
+
+def runs(result: TableDescription) -> None:
+    spec = result.spec
+    how = (
+        f"{', '.join(spec.columns)} ({spec.curve}, {spec.method} keys)"
+        if spec
+        else "no spec recorded (pass --by to write or optimize)"
+    )
+    target = size_text(result.target_file_size) if result.target_file_size else "not set"
+    loose = result.unclustered
+    console.print(
+        f"[bold]{result.table_uri}[/bold], version {result.version}: {len(result.files):,} files, "
+        f"{result.rows:,} rows, {size_text(result.size)}\n"
+        f"clustered by: {how}\n"
+        f"target file size (delta.targetFileSize): {target}\n"
+        f"not clustered by the spec: {len(loose):,} files, "
+        f"{sum(f.rows or 0 for f in loose):,} rows, {size_text(sum(f.size for f in loose))} "
+        f"({result.unclustered_fraction:.0%} of the bytes)",
+        highlight=False,
+    )
+    if not result.runs:
+        return
+    table = Table(title="runs (one cube of the table each)")
+    partitioned = any(r.partition for r in result.runs)
+    if partitioned:
+        table.add_column("partition", overflow="fold")
+    for name in ("run", "spec", "files", "rows", "size"):
+        table.add_column(name, justify="left" if name in ("run", "spec") else "right")
+    for run in result.runs:
+        cells = [
+            run.run.id,
+            "current" if run.current else "older",
+            f"{run.files:,}",
+            _text(run.rows),
+            size_text(run.size),
+        ]
+        if partitioned:
+            where = ", ".join(
+                f"{k}={_text(v) if v is not None else 'NULL'}" for k, v in run.partition.items()
+            )
+            cells.insert(0, where)
         table.add_row(*cells)
     console.print(table)
 

@@ -23,6 +23,7 @@ from zorder.table.delta import (
     latest_clustering,
     load_snapshot,
     normalize_uri,
+    record_properties,
     remove_writer_markers,
     vacuum_files,
 )
@@ -46,6 +47,7 @@ __all__ = [
     "latest_clustering",
     "load_snapshot",
     "normalize_uri",
+    "record_properties",
     "remove_writer_markers",
     "vacuum_files",
 ]

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from collections.abc import Mapping, Sequence
@@ -21,12 +22,19 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from zorder.curves.kinds import ClusteringSpec, as_curve, as_key_method
+from zorder.errors import UnsupportedTableError, ZorderError
+from zorder.sizes import parse_size
 
 __all__ = [
     "COMMIT_METADATA_KEY",
+    "SPEC_PROPERTIES",
+    "TARGET_FILE_SIZE_PROPERTY",
     "CommitClustering",
     "Operation",
     "Run",
+    "recorded_spec",
+    "recorded_target_file_size",
+    "spec_properties",
 ]
 
 COMMIT_METADATA_KEY = "zorder"
@@ -34,6 +42,61 @@ _RUN_DIRECTORY = re.compile(r"^zorder-(?P<fingerprint>[0-9a-f]{8})-(?P<id>[0-9a-
 _RUN_TRANSACTION_PREFIX = "zorder.run."
 
 Operation = Literal["write", "optimize"]
+
+_COLUMNS_PROPERTY = "zorder.clustering.columns"
+_CURVE_PROPERTY = "zorder.clustering.curve"
+_METHOD_PROPERTY = "zorder.clustering.method"
+SPEC_PROPERTIES = (_COLUMNS_PROPERTY, _CURVE_PROPERTY, _METHOD_PROPERTY)
+TARGET_FILE_SIZE_PROPERTY = "delta.targetFileSize"  # Delta's own; bytes, or "128mb"
+
+
+def spec_properties(spec: ClusteringSpec) -> dict[str, str]:
+    """The table properties that record ``spec``."""
+    return {
+        _COLUMNS_PROPERTY: json.dumps(list(spec.columns)),
+        _CURVE_PROPERTY: spec.curve,
+        _METHOD_PROPERTY: spec.method,
+    }
+
+
+def recorded_spec(configuration: Mapping[str, str | None]) -> ClusteringSpec | None:
+    """The spec the table's properties record, None if they record none."""
+    raw = {key: configuration.get(key) for key in SPEC_PROPERTIES}
+    if raw[_COLUMNS_PROPERTY] is None:
+        return None
+    try:
+        columns = json.loads(str(raw[_COLUMNS_PROPERTY]))
+        if (
+            not isinstance(columns, list)
+            or not columns
+            or not all(isinstance(c, str) for c in columns)
+        ):
+            raise ValueError("not a non-empty JSON list of column names")
+        return ClusteringSpec(
+            tuple(columns),
+            as_curve(raw[_CURVE_PROPERTY] or "zorder"),
+            as_key_method(raw[_METHOD_PROPERTY] or "rank"),
+        )
+    except (ValueError, ZorderError) as error:
+        shown = ", ".join(f"{key}={value!r}" for key, value in raw.items())
+        raise UnsupportedTableError(
+            f"the table's clustering properties do not parse ({shown}): {error}; "
+            f'{_COLUMNS_PROPERTY} takes a JSON list of column names such as \'["a", "b"]\'. '
+            "Pass by=... to record a new spec"
+        ) from error
+
+
+def recorded_target_file_size(configuration: Mapping[str, str | None]) -> int | None:
+    """``delta.targetFileSize`` in bytes, None if the table sets none."""
+    raw = configuration.get(TARGET_FILE_SIZE_PROPERTY)
+    if raw is None:
+        return None
+    try:
+        return parse_size(raw)
+    except ZorderError as error:
+        raise UnsupportedTableError(
+            f"the table's {TARGET_FILE_SIZE_PROPERTY}={raw!r} is not a size: {error}"
+        ) from error
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
+from zorder.curves.kinds import ClusteringSpec
 from zorder.errors import (
     ConcurrentCommitError,
     InvalidArgumentError,
@@ -58,7 +59,13 @@ from zorder.errors import (
 )
 from zorder.skipping.sql import sql_literal
 from zorder.stats import FileStats, action_stats_field, indexed_columns, stats_from_parquet
-from zorder.table.clustering import COMMIT_METADATA_KEY, CommitClustering, Run
+from zorder.table.clustering import (
+    COMMIT_METADATA_KEY,
+    CommitClustering,
+    Run,
+    recorded_spec,
+    recorded_target_file_size,
+)
 
 __all__ = [
     "MIN_VACUUM_RETENTION_HOURS",
@@ -185,6 +192,16 @@ class TableSnapshot:
         unbounded. Other writers (pyarrow's among them) leave NaN out of their
         bounds, so nothing is assumed of their files, wherever they lie.
         """
+        return np.array([run is not None for run in self.runs], dtype=bool)
+
+    @functools.cached_property
+    def runs(self) -> tuple[Run | None, ...]:
+        """Per file: the zorder run that wrote it, None for any other file.
+
+        A file belongs to a run when it lies in the run's directory and the
+        run's commit recorded the run's ``txn``; a directory name alone is
+        not trusted.
+        """
         paths = self.actions.column("path").to_pylist()
         runs = [Run.of_path(str(path)) for path in paths]
         trusted = {
@@ -192,7 +209,17 @@ class TableSnapshot:
             for run in set(runs)
             if run is not None
         }
-        return np.array([run is not None and trusted[run] for run in runs], dtype=bool)
+        return tuple(run if run is not None and trusted[run] else None for run in runs)
+
+    @property
+    def recorded_spec(self) -> ClusteringSpec | None:
+        """The clustering spec the table's properties record, if any."""
+        return recorded_spec(self.configuration)
+
+    @property
+    def recorded_target_file_size(self) -> int | None:
+        """``delta.targetFileSize`` in bytes, if the table sets it."""
+        return recorded_target_file_size(self.configuration)
 
     @property
     def total_bytes(self) -> int:
@@ -249,16 +276,21 @@ class TableSnapshot:
         return self._union_of_partitions(reader, _by_partition(files))
 
     def read_partitions(
-        self, spark: SparkSession, partitions: Sequence[tuple[Any, ...]], *, index_column: str
+        self,
+        spark: SparkSession,
+        keep: npt.NDArray[np.bool_],
+        partitions: Sequence[tuple[Any, ...]],
+        *,
+        index_column: str,
     ) -> DataFrame:
-        """The rows of ``partitions`` (values as :attr:`DataFile.partition` gives them).
+        """The rows of the files whose ``keep`` flag is set, each with its partition's index.
 
-        Each row also carries, in the long column ``index_column``, the index
-        of its partition in ``partitions``: a partition key that costs no
-        expression.
+        The long column ``index_column`` holds the index in ``partitions``
+        (values as :attr:`DataFile.partition` gives them) of each row's
+        partition: a partition key that costs no expression. Every kept file
+        must lie in one of ``partitions``.
         """
         indices = {values: index for index, values in enumerate(partitions)}
-        keep = np.array([f.partition in indices for f in self.files], dtype=bool)
         groups = _by_partition(self.files_where(keep))
         if not groups:
             schema = StructType([*self.schema.fields, StructField(index_column, LongType(), False)])
@@ -658,6 +690,33 @@ def file_statistics(uri: str, storage_options: Mapping[str, str] | None = None) 
     """One row per data file: path, size_bytes, num_records, min.<c>, max.<c>, null_count.<c>."""
     table = load_snapshot(uri, storage_options).table
     return pa.table(table.get_add_actions(flatten=True))
+
+
+def record_properties(
+    uri: str,
+    properties: Mapping[str, str],
+    *,
+    storage_options: Mapping[str, str] | None = None,
+) -> int | None:
+    """Set the table's ``properties`` in a commit of their own; None when all already hold.
+
+    A metadata change: Delta fails writers that started before it and commit
+    after it, so it is made only when a value changes.
+    """
+    table = DeltaTable(uri, storage_options=dict(storage_options or {}))
+    current = table.metadata().configuration
+    changed = {k: v for k, v in properties.items() if current.get(k) != v}
+    if not changed:
+        return None
+    try:
+        table.alter.set_table_properties(changed, raise_if_not_exists=False)
+    except CommitFailedError as error:
+        raise ConcurrentCommitError(
+            f"recording table properties {changed} on {uri} conflicts with a concurrent "
+            f"commit: {error}. The data commit stands; run again to record them."
+        ) from error
+    table.update_incremental()
+    return int(table.version())
 
 
 def latest_clustering(
