@@ -128,12 +128,12 @@ def test_optimize_twice_rewrites_nothing_the_second_time(
     again = zorder.optimize(spark, str(path), by=BY, num_files=3)
     assert (again.files_added, again.files_removed, again.version) == (0, 0, None)
     assert DeltaTable(str(path)).version() == version
-    # Another spec, an appended file, or force: rewritten.
+    # Another spec or full=True: everything rewritten; an appended file: that file.
     assert zorder.optimize(spark, str(path), by=BY, curve="hilbert", num_files=3).files_added
-    forced = zorder.optimize(spark, str(path), by=BY, curve="hilbert", num_files=3, force=True)
+    forced = zorder.optimize(spark, str(path), by=BY, curve="hilbert", num_files=3, full=True)
     assert forced.files_removed == 3
     write_deltalake(str(path), rows(90_000, 10), mode="append")
-    assert zorder.optimize(spark, str(path), by=BY, curve="hilbert").files_removed == 4
+    assert zorder.optimize(spark, str(path), by=BY, curve="hilbert").files_removed == 1
     assert counted(path) == expected(first, rows(90_000, 10))
 
 

@@ -98,15 +98,18 @@ def test_optimize_rewrites_in_one_commit_and_keeps_rows(
     assert len(old_files) == 6
     metrics = zorder.optimize(spark, path, by=["x", "y"], curve="hilbert", num_files=4)
     after = DeltaTable(path)
-    assert after.version() == before.version() + 1 == 6
+    assert metrics.version == before.version() + 1 == 6
+    # Then the spec and file size go into the table's properties, in a commit of their own.
+    assert after.version() == 7
+    assert after.history(1)[0]["operation"] == "SET TBLPROPERTIES"
     assert metrics.files_removed == 6
     assert metrics.files_added == 4
     assert not old_files & set(after.file_uris())
     assert delta_rows(path, ["x", "y", "id"]) == spark_rows(data)
     assert assert_stats_bound_files(path) == 4
-    last = after.history(1)[0]
+    last = after.history(2)[1]
     assert json.loads(last["zorder"])["by"] == ["x", "y"]
-    log = sorted((Path(path) / "_delta_log").glob("*.json"))[-1].read_text()
+    log = (Path(path) / "_delta_log" / f"{metrics.version:020d}.json").read_text()
     actions = [json.loads(line) for line in log.splitlines()]
     adds = [a["add"] for a in actions if "add" in a]
     removes = [a["remove"] for a in actions if "remove" in a]
@@ -238,7 +241,10 @@ def test_modes_append_overwrite_error(spark: SparkSession, tmp_path: Path) -> No
     zorder.write(df, path, by=["a", "id"], num_files=3, mode="append")
     assert DeltaTable(path).to_pyarrow_table().num_rows == 200
     metrics = zorder.write(df, path, by=["id"], num_files=2, mode="overwrite")
-    assert metrics.version == 2
+    assert metrics.version == 3  # v0 the rows, v1 their properties, v2 the append
+    assert json.loads(DeltaTable(path).metadata().configuration["zorder.clustering.columns"]) == [
+        "id"
+    ]  # an overwrite records its spec, as a create does
     assert DeltaTable(path).to_pyarrow_table().num_rows == 100
     assert len(logged_stats(path)) == 2
 
@@ -246,12 +252,13 @@ def test_modes_append_overwrite_error(spark: SparkSession, tmp_path: Path) -> No
 def test_append_schema_mismatch_names_columns(spark: SparkSession, tmp_path: Path) -> None:
     path = str(tmp_path / "t")
     zorder.write(spark.range(10).select("id", F.lit("x").alias("s")), path, by=["id"], num_files=1)
+    version = DeltaTable(path).version()
     other = spark.range(10).select(F.col("id").cast("string").alias("id"), F.lit(1).alias("n"))
     with pytest.raises(
         ValueError, match=r"'id' is bigint in the table but string in the data.*'s'"
     ):
         zorder.write(other, path, by=["id"], mode="append", num_files=1)
-    assert DeltaTable(path).version() == 0
+    assert DeltaTable(path).version() == version
 
 
 def test_bad_input_is_refused_before_anything_is_written(
@@ -321,13 +328,14 @@ def test_failure_before_commit_leaves_table_unchanged(spark: SparkSession, tmp_p
     path = tmp_path / "t"
     good = spark.range(100).select((F.col("id") % 10).alias("a"), "id")
     zorder.write(good, str(path), by=["a", "id"], num_files=2)
+    version = DeltaTable(str(path)).version()
     entries_before = sorted(p.name for p in path.iterdir())
     bad = good.withColumn(
         "a", F.when(F.col("id") == 77, F.raise_error("boom")).otherwise(F.col("a"))
     )
     with pytest.raises(Exception, match="boom"):
         zorder.write(bad, str(path), by=["a", "id"], num_files=2, mode="append")
-    assert DeltaTable(str(path)).version() == 0
+    assert DeltaTable(str(path)).version() == version
     assert sorted(p.name for p in path.iterdir()) == entries_before  # run directory removed
     assert delta_rows(path, ["a", "id"]) == spark_rows(good)
 

@@ -203,7 +203,7 @@ def bench(
 def write(
     source: Annotated[str, typer.Argument(help="Input path (Parquet, CSV or Delta).")],
     dest: Annotated[str, typer.Argument(help="Delta table to write.")],
-    by: ByOption,
+    by: ByOption = None,
     source_format: Annotated[
         InputFormat, typer.Option("--format", help="Format of SOURCE.")
     ] = "parquet",
