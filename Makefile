@@ -54,6 +54,7 @@ bench: java $(VENV)/.installed-dev
 	$(BIN)/python -m benchmarks.reads --write-markdown
 	$(BIN)/python -m benchmarks.product --write-markdown
 	$(BIN)/python -m benchmarks.partitions --write-markdown
+	$(BIN)/python -m benchmarks.growth --write-markdown
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -25,6 +25,7 @@ optimize's time against a full one, the median of rounds in one session.
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import statistics
 import tempfile
@@ -104,7 +105,9 @@ def run_contender(
         started = time.perf_counter()
         if name == "delta-rs":
             done = DeltaTable(path).optimize.z_order(list(NETWORK_COLUMNS), target_size=target)
-            rewritten = int(done["filesRemoved"]["totalSize"] or 0)
+            removed = done["filesRemoved"]  # JSON text in deltalake 1.x
+            removed = json.loads(removed) if isinstance(removed, str) else removed
+            rewritten = int(removed.get("totalSize") or 0)
         else:
             metrics = zorder.optimize(spark, path, full=name == "zorder full")
             rewritten = metrics.bytes_removed

@@ -139,3 +139,19 @@ def test_partitions_benchmark_smoke(spark: object) -> None:
     text = partitions.markdown(payload)
     assert text.count("nothing else touched") == 2
     assert text.count("| 4,000 | zorder |") == 3
+
+
+@pytest.mark.spark
+def test_growth_benchmark_smoke(spark: object) -> None:
+    from benchmarks import growth
+
+    arguments = "--base-rows 3200 --base-files 8 --appends 4 --filters 3 --rounds 1"
+    payload = growth.main(arguments.split())
+    steps = payload["contenders"]["zorder incremental"]
+    assert [s["append"] for s in steps] == ["zorder", "delta-rs", "zorder", "delta-rs"]
+    assert all(s["bytes_appended"] > 0 for s in steps)
+    full = payload["contenders"]["zorder full"]
+    assert growth.amplification(full) > growth.amplification(steps)
+    text = growth.markdown(payload)
+    assert text.count("| zorder |") == 2
+    assert "write amplification" in text
