@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from zorder.spark import worker
+from zorder import worker_daemon as worker
 
 
 @pytest.fixture
@@ -115,3 +115,24 @@ def test_local_workers_run_through_the_daemon_and_still_see_new_files(
         yield importlib.import_module(name).VALUE
 
     assert spark.sparkContext.parallelize(range(4), 2).mapPartitions(probe).collect() == [42, 42]
+
+
+def test_the_daemon_starts_without_warnings() -> None:
+    """Run as Spark runs it, with warnings as errors: it must get as far as its port."""
+    import subprocess
+
+    child = subprocess.Popen(
+        [sys.executable, "-W", "error", "-m", "zorder.worker_daemon"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONWARNINGS": "error"},
+    )
+    try:
+        assert child.stdout is not None
+        port = child.stdout.read(4)  # pyspark's daemon writes its port as a 4-byte int first
+    finally:
+        child.kill()
+        _, errors = child.communicate(timeout=30)
+    assert len(port) == 4, errors.decode()
+    assert b"Warning" not in errors, errors.decode()

@@ -14,6 +14,12 @@ the previous task's. Spark 4.2 makes the same saving itself (SPARK-54744).
 :func:`zorder.spark.local_session` starts its local Python workers through
 this module (``spark.python.daemon.module``, Spark's hook for custom
 daemons); any session whose workers can import zorder can set the same option.
+
+It lies outside :mod:`zorder.spark` on purpose: Spark runs it as
+``python -m zorder.worker_daemon``, and a module that its own package's
+``__init__`` imports first is run twice over (runpy's RuntimeWarning
+"found in sys.modules after import of package"). ``zorder``'s ``__init__``
+imports nothing eagerly, so this module is loaded once, as ``__main__``.
 """
 
 from __future__ import annotations
