@@ -8,11 +8,14 @@ anything else is a bug, reported as such with the file its traceback went to.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
+import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, ParamSpec, TypeVar
 
@@ -27,6 +30,8 @@ from zorder.table.tiering import DEFAULT_FANOUT
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+    from zorder.spark.progress import JobProgress
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -75,6 +80,17 @@ def _traceback_file() -> Path:
     return Path(tempfile.gettempdir()) / f"zorder-error-{stamp}-{os.getpid()}.log"
 
 
+@dataclass
+class _SparkLog:
+    """Where the JVM's output goes: a file of its own, unless --verbose shows it live."""
+
+    verbose: bool = False
+    file: Path | None = None  # set once a session started with its output there
+
+
+_spark_log = _SparkLog()
+
+
 def _command(function: Callable[P, T]) -> Callable[P, T]:
     """Register ``function`` as a command whose errors are reported, never dumped."""
 
@@ -85,9 +101,9 @@ def _command(function: Callable[P, T]) -> Callable[P, T]:
         except (typer.Exit, typer.Abort, typer.TyperException):
             raise
         except zorder.ZorderError as error:
-            output.fail(str(error))
+            output.fail(str(error), spark_log=_spark_log.file)
         except Exception as error:
-            output.bug(error, _traceback_file())
+            output.bug(error, _traceback_file(), spark_log=_spark_log.file)
 
     app.command()(reported)
     return reported
@@ -107,8 +123,36 @@ def _root(
             "--version", callback=_version_callback, is_eager=True, help="Print the version."
         ),
     ] = False,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose", help="Show Spark's and the JVM's log output live, not in a log file."
+        ),
+    ] = False,
 ) -> None:
     """Z-order and Hilbert clustering with file-level data skipping for Delta Lake tables."""
+    _spark_log.verbose = verbose
+    _spark_log.file = None
+
+
+@contextlib.contextmanager
+def _stderr_to(path: Path) -> Iterator[None]:
+    """File descriptor 2 pointed at ``path`` meanwhile: processes started now inherit it.
+
+    The JVM that pyspark launches (and the Python workers it forks) write
+    their banners, log4j lines and warnings to the stderr they were born
+    with; this process gets its own back afterwards.
+    """
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(path, "ab") as log:
+        os.dup2(log.fileno(), 2)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def _columns(text: str) -> list[str]:
@@ -124,10 +168,24 @@ def _session(master: str, conf: list[str] | None) -> SparkSession:
         if not sep or not key:
             output.fail(f"--conf takes KEY=VALUE, got {item!r}")
         settings[key.strip()] = value
+    settings.setdefault("spark.ui.showConsoleProgress", "false")  # zorder shows its own
     with output.console.status(f"Starting Spark ({master})..."):
-        spark = local_session(master=master, conf=settings)
-        spark.sparkContext.setLogLevel("ERROR")
+        if _spark_log.verbose:
+            spark = local_session(master=master, conf=settings)
+        else:
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            log = Path(tempfile.gettempdir()) / f"zorder-spark-{stamp}-{os.getpid()}.log"
+            with _stderr_to(log):
+                spark = local_session(master=master, conf=settings)
+            _spark_log.file = log
+        spark.sparkContext.setLogLevel("WARN" if _spark_log.file else "ERROR")
     return spark
+
+
+def _progress(spark: SparkSession) -> Callable[[], JobProgress | None]:
+    from zorder.spark.progress import job_progress
+
+    return lambda: job_progress(spark)
 
 
 @_command
@@ -229,7 +287,7 @@ def write(
 
     spark = _session(master, conf)
     df = read_input(spark, source, format=source_format)
-    with output.working(f"Clustering {source} into {dest}..."):
+    with output.working(f"Clustering {source} into {dest}...", _progress(spark)):
         metrics = zorder.write(
             df,
             dest,
@@ -270,7 +328,7 @@ def optimize(
     Without --by the table's recorded spec is used; a new --by is recorded and reclusters all.
     """
     spark = _session(master, conf)
-    with output.working(f"Optimizing {path}..."):
+    with output.working(f"Optimizing {path}...", _progress(spark)):
         metrics = zorder.optimize(
             spark,
             path,

@@ -9,8 +9,10 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import json
+import threading
+import time
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
     from zorder.api import ClusterMetrics, ScanReport, TableDescription, VacuumResult
     from zorder.bench import BenchResult
     from zorder.demo import DemoResult
+    from zorder.spark.progress import JobProgress
 
 console = Console()
 
@@ -56,13 +59,15 @@ def size_text(count: int) -> str:
     return f"{count} B"  # pragma: no cover
 
 
-def fail(message: str) -> NoReturn:
+def fail(message: str, *, spark_log: Path | None = None) -> NoReturn:
     """Bad input: one red line naming the problem, exit code 2."""
     console.print(f"[bold red]error:[/] {message}", highlight=False)
+    if spark_log is not None:
+        console.print(f"Spark's log: {spark_log}", highlight=False)
     raise typer.Exit(code=2)
 
 
-def bug(error: BaseException, log: Path) -> NoReturn:
+def bug(error: BaseException, log: Path, *, spark_log: Path | None = None) -> NoReturn:
     """An error zorder did not raise on purpose: say so, and where its traceback went."""
     log.write_text("".join(traceback.format_exception(error)))
     console.print(
@@ -70,14 +75,39 @@ def bug(error: BaseException, log: Path) -> NoReturn:
         f"This is a bug in zorder; the traceback is in {log}.",
         highlight=False,
     )
+    if spark_log is not None:
+        console.print(f"Spark's log: {spark_log}", highlight=False)
     raise typer.Exit(code=1)
 
 
 @contextmanager
-def working(message: str) -> Iterator[None]:
-    # Spark's own stage progress bar shows on stderr meanwhile.
-    console.print(f"[bold]{message}[/]")
-    yield
+def working(message: str, poll: Callable[[], JobProgress | None] | None = None) -> Iterator[None]:
+    """One status line while Spark works: the message, the running stages' tasks, the time.
+
+    Spark's own console progress is off in the CLI; ``poll`` reads its
+    status tracker four times a second from a thread of its own.
+    """
+    started = time.monotonic()
+    stop = threading.Event()
+    with console.status(f"[bold]{message}[/]") as status:
+
+        def refresh() -> None:
+            while not stop.wait(0.25):
+                state = poll() if poll is not None else None
+                tasks = (
+                    f" {state.tasks_done:,}/{state.tasks_total:,} tasks"
+                    if state is not None and state.tasks_total
+                    else ""
+                )
+                status.update(f"[bold]{message}[/]{tasks} {time.monotonic() - started:.0f} s")
+
+        thread = threading.Thread(target=refresh, name="zorder-progress", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()
 
 
 def version(text: str) -> None:

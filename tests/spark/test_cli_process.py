@@ -1,0 +1,53 @@
+"""The ``zorder`` command as a user runs it: a process of its own, its own JVM, its output."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from deltalake import DeltaTable
+
+# What Spark and the JVM print unless zorder keeps it out of the terminal.
+NOISE = re.compile(
+    r"log4j|WARN |NativeCodeLoader|incubator|\[Stage \d+|RuntimeWarning|setLogLevel", re.I
+)
+
+
+def zorder_command(*arguments: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYSPARK_PYTHON"}
+    return subprocess.run(
+        [sys.executable, "-m", "zorder", *arguments, "--master", "local[2]"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**env, "COLUMNS": "100"},
+    )
+
+
+def test_a_write_prints_only_its_own_lines(tmp_path: Path) -> None:
+    source = tmp_path / "src.parquet"
+    pq.write_table(pa.table({"a": list(range(2_000)), "b": [i % 37 for i in range(2_000)]}), source)
+    dest = tmp_path / "t"
+    done = zorder_command("write", str(source), str(dest), "--by", "a,b", "--num-files", "2")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "files added" in done.stdout
+    assert not NOISE.search(done.stdout + done.stderr), done.stdout + done.stderr
+    assert DeltaTable(str(dest)).to_pyarrow_table().num_rows == 2_000
+
+
+def test_a_failure_names_the_spark_log(tmp_path: Path) -> None:
+    source = tmp_path / "src.parquet"
+    pq.write_table(pa.table({"a": [1, 2, 3]}), source)
+    done = zorder_command("write", str(source), str(tmp_path / "t"), "--by", "nope")
+    assert done.returncode == 2
+    output = done.stdout + done.stderr
+    assert "unknown clustering column 'nope'" in output
+    log = re.search(r"Spark's log: (\S+)", output)
+    assert log is not None, output
+    assert "log4j" in Path(log.group(1)).read_text()  # the JVM's banner went there
+    assert not NOISE.search(output.replace(log.group(1), "")), output
