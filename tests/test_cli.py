@@ -135,3 +135,18 @@ def test_describe_shows_what_is_not_clustered(tmp_path: Path) -> None:
     assert "delta.targetFileSize): not set" in text
     assert "not clustered by the spec: 2 files, 3 rows" in text
     assert "(100% of the bytes)" in text
+
+
+def test_json_output_of_describe_vacuum_and_explain(tmp_path: Path) -> None:
+    import json
+
+    path = str(tmp_path / "t")
+    write_deltalake(path, pa.table({"a": [3, 1], "b": ["x", "y"]}))
+    described = json.loads(runner.invoke(app, ["describe", path, "--json"]).output)
+    assert described["spec"] is None
+    assert [f["rows"] for f in described["files"]] == [2]
+    vacuumed = json.loads(runner.invoke(app, ["vacuum", path, "--json"]).output)
+    assert vacuumed["files"] == []
+    explained = runner.invoke(app, ["query", path, "--where", "a > 2", "--explain", "--json"])
+    assert explained.exit_code == 0, explained.output
+    assert json.loads(explained.output)["files_total"] == 1

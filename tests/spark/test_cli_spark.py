@@ -175,3 +175,17 @@ def test_a_growing_table_from_the_command_line(spark: SparkSession, tmp_path: Pa
     assert full.exit_code == 0, full.output
     runs = zorder.describe(dest).runs
     assert [(r.files, r.rows) for r in runs] == [(2, 1_200)]
+
+
+def test_json_output_of_write_and_query(spark: SparkSession, tmp_path: Path) -> None:
+    source = tmp_path / "src"
+    spark.range(50).select((F.col("id") % 7).alias("a"), "id").write.parquet(str(source))
+    dest = str(tmp_path / "table")
+    written = runner.invoke(app, ["write", str(source), dest, "--by", "a", "--json"])
+    assert written.exit_code == 0, written.output
+    metrics = json.loads(written.output)
+    assert (metrics["rows"], metrics["by"], metrics["operation"]) == (50, ["a"], "write")
+    queried = runner.invoke(app, ["query", dest, "--where", "a = 3", "--json", "--limit", "100"])
+    assert queried.exit_code == 0, queried.output
+    rows = [json.loads(line) for line in queried.output.splitlines()]
+    assert sorted(r["id"] for r in rows) == [i for i in range(50) if i % 7 == 3]

@@ -67,6 +67,7 @@ TargetSizeOption = Annotated[
         "delta.targetFileSize, else 128MB)."
     ),
 ]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
 MethodOption = Annotated[
     KeyMethod | None,
     typer.Option(
@@ -278,6 +279,7 @@ def write(
     ] = None,
     master: MasterOption = "local[*]",
     conf: ConfOption = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Cluster SOURCE into the Delta table DEST (each partition on its own).
 
@@ -299,7 +301,7 @@ def write(
             method=method,
             partition_by=_columns(partition_by) if partition_by else None,
         )
-    output.metrics(metrics)
+    output.result_json(metrics) if as_json else output.metrics(metrics)
 
 
 @_command
@@ -322,6 +324,7 @@ def optimize(
     ] = DEFAULT_FANOUT,
     master: MasterOption = "local[*]",
     conf: ConfOption = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Cluster what needs it in the Delta table at PATH (or everything, --full), in one commit.
 
@@ -341,15 +344,17 @@ def optimize(
             full=full,
             fanout=fanout,
         )
-    output.metrics(metrics)
+    output.result_json(metrics) if as_json else output.metrics(metrics)
 
 
 @_command
 def describe(
     path: Annotated[str, typer.Argument(help="Delta table.")],
+    as_json: JsonOption = False,
 ) -> None:
     """The table's clustering spec, file size target, runs, and what is not clustered yet."""
-    output.runs(zorder.describe(path))
+    description = zorder.describe(path)
+    output.result_json(description) if as_json else output.runs(description)
 
 
 @_command
@@ -364,9 +369,11 @@ def vacuum(
     force: Annotated[
         bool, typer.Option(help="Allow a retention below 168 hours (unsafe for old readers).")
     ] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """List (or delete) files no version within the retention uses, orphans of crashed runs too."""
-    output.vacuumed(zorder.vacuum(path, retain_hours=retain_hours, dry_run=dry_run, force=force))
+    result = zorder.vacuum(path, retain_hours=retain_hours, dry_run=dry_run, force=force)
+    output.result_json(result) if as_json else output.vacuumed(result)
 
 
 @_command
@@ -381,13 +388,23 @@ def query(
     ] = False,
     master: MasterOption = "local[*]",
     conf: ConfOption = None,
+    as_json: Annotated[
+        bool,
+        typer.Option("--json", help="Rows as JSON lines (with --explain: the report as JSON)."),
+    ] = False,
 ) -> None:
     """Rows of PATH matching --where, scanning only the files that can hold them."""
     report = zorder.explain(path, where)
-    if not explain_only:
-        spark = _session(master, conf)
+    if explain_only:
+        output.result_json(report) if as_json else output.scan(report)
+        return
+    spark = _session(master, conf)
+    with output.working(f"Reading {path}...", _progress(spark)):
         rows = zorder.read(spark, path, where).limit(limit).toArrow()
-        output.rows(f"{path} where {where or 'TRUE'} (first {limit} rows)", rows)
+    if as_json:
+        output.rows_json(rows)
+        return
+    output.rows(f"{path} where {where or 'TRUE'} (first {limit} rows)", rows)
     output.scan(report)
 
 

@@ -6,13 +6,14 @@ results of the API to the functions here.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import decimal
 import json
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -43,6 +44,28 @@ def plain(value: Any) -> Any:
     if isinstance(value, bytes):
         return value.hex()
     return str(value)
+
+
+def _jsonable(value: Any) -> Any:
+    """A frozen result (dataclasses, mappings, sequences inside) as plain JSON values."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return plain(value)
+
+
+def result_json(result: Any) -> None:
+    """Any frozen result of the API as one JSON document on stdout (``--json``)."""
+    typer.echo(json.dumps(_jsonable(result), indent=2))
+
+
+def rows_json(table: pa.Table) -> None:
+    """Rows as JSON lines, one object a row (``zorder query --json``)."""
+    for row in table.to_pylist():
+        typer.echo(json.dumps({k: plain(v) for k, v in row.items()}))
 
 
 def _text(value: Any) -> str:
