@@ -238,7 +238,9 @@ def _write_and_commit(
         laid_out = cluster(df, plan, num_files=num_files, sample_size=sample_size, rows=rows)
     try:
         with _write_settings(df.sparkSession):
-            writer = laid_out.write.mode("errorifexists")
+            writer = laid_out.write.mode(
+                "error"
+            )  # "error": the one spelling Spark Connect accepts too
             if partition_by:
                 writer = writer.partitionBy(*partition_by)
             writer.parquet(f"{uri}/{run.directory}")

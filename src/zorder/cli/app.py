@@ -48,6 +48,10 @@ MasterOption = Annotated[
     str,
     typer.Option(help="Spark master: local[*], local-cluster[2,1,1024], spark://host:7077, yarn."),
 ]
+RemoteOption = Annotated[
+    str | None,
+    typer.Option(help="Spark Connect instead of --master: sc://host:15002, or local[2]."),
+]
 ConfOption = Annotated[
     list[str] | None,
     typer.Option("--conf", help="Extra Spark setting KEY=VALUE (repeatable)."),
@@ -160,8 +164,8 @@ def _columns(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
-def _session(master: str, conf: list[str] | None) -> SparkSession:
-    from zorder.spark import local_session
+def _session(master: str, conf: list[str] | None, remote: str | None = None) -> SparkSession:
+    from zorder.spark import local_session, remote_session
 
     settings: dict[str, str] = {}
     for item in conf or []:
@@ -170,16 +174,23 @@ def _session(master: str, conf: list[str] | None) -> SparkSession:
             output.fail(f"--conf takes KEY=VALUE, got {item!r}")
         settings[key.strip()] = value
     settings.setdefault("spark.ui.showConsoleProgress", "false")  # zorder shows its own
-    with output.console.status(f"Starting Spark ({master})..."):
+
+    def start() -> SparkSession:
+        if remote is not None:
+            return remote_session(remote, conf=settings)
+        return local_session(master=master, conf=settings)
+
+    with output.console.status(f"Starting Spark ({remote or master})..."):
         if _spark_log.verbose:
-            spark = local_session(master=master, conf=settings)
+            spark = start()
         else:
             stamp = time.strftime("%Y%m%d-%H%M%S")
             log = Path(tempfile.gettempdir()) / f"zorder-spark-{stamp}-{os.getpid()}.log"
             with _stderr_to(log):
-                spark = local_session(master=master, conf=settings)
+                spark = start()
             _spark_log.file = log
-        spark.sparkContext.setLogLevel("WARN" if _spark_log.file else "ERROR")
+        if remote is None:
+            spark.sparkContext.setLogLevel("WARN" if _spark_log.file else "ERROR")
     return spark
 
 
@@ -209,11 +220,12 @@ def demo(
         "demo-output"
     ),
     master: MasterOption = "local[*]",
+    remote: RemoteOption = None,
 ) -> None:
     """The network-connections experiment: linear vs Z-order vs Hilbert layouts."""
     from zorder.demo import run_demo
 
-    spark = _session(master, None)
+    spark = _session(master, None, remote)
     with output.console.status("Demo...") as status:
         result = run_demo(
             spark,
@@ -239,6 +251,7 @@ def bench(
     ] = None,
     no_delta_rs: Annotated[bool, typer.Option(help="Leave delta-rs's z_order out.")] = False,
     master: MasterOption = "local[*]",
+    remote: RemoteOption = None,
 ) -> None:
     """Databricks' experiment, the cost against a plain sort and delta-rs, and point lookups."""
     import dataclasses
@@ -247,7 +260,7 @@ def bench(
     from zorder.bench import DEFAULT, QUICK, run_bench
 
     config = dataclasses.replace(QUICK if quick else DEFAULT, delta_rs=not no_delta_rs)
-    spark = _session(master, None)
+    spark = _session(master, None, remote)
     with (
         tempfile.TemporaryDirectory(prefix="zorder-bench-", dir=workdir) as tmp,
         output.console.status("Benchmark...") as status,
@@ -278,6 +291,7 @@ def write(
         typer.Option(help="Partition columns of a new table, comma-separated (e.g. day)."),
     ] = None,
     master: MasterOption = "local[*]",
+    remote: RemoteOption = None,
     conf: ConfOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -287,7 +301,7 @@ def write(
     """
     from zorder.api import read_input
 
-    spark = _session(master, conf)
+    spark = _session(master, conf, remote)
     df = read_input(spark, source, format=source_format)
     with output.working(f"Clustering {source} into {dest}...", _progress(spark)):
         metrics = zorder.write(
@@ -323,6 +337,7 @@ def optimize(
         int, typer.Option(min=2, help="Runs of a size tier merged into one (incremental).")
     ] = DEFAULT_FANOUT,
     master: MasterOption = "local[*]",
+    remote: RemoteOption = None,
     conf: ConfOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -330,7 +345,7 @@ def optimize(
 
     Without --by the table's recorded spec is used; a new --by is recorded and reclusters all.
     """
-    spark = _session(master, conf)
+    spark = _session(master, conf, remote)
     with output.working(f"Optimizing {path}...", _progress(spark)):
         metrics = zorder.optimize(
             spark,
@@ -387,6 +402,7 @@ def query(
         bool, typer.Option("--explain", help="Only report what would be scanned.")
     ] = False,
     master: MasterOption = "local[*]",
+    remote: RemoteOption = None,
     conf: ConfOption = None,
     as_json: Annotated[
         bool,
@@ -398,7 +414,7 @@ def query(
     if explain_only:
         output.result_json(report) if as_json else output.scan(report)
         return
-    spark = _session(master, conf)
+    spark = _session(master, conf, remote)
     with output.working(f"Reading {path}...", _progress(spark)):
         rows = zorder.read(spark, path, where).limit(limit).toArrow()
     if as_json:

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from zorder.spark.session import local_session
+from zorder.spark.session import local_session, remote_session
 
-__all__ = ["local_session"]
+__all__ = ["local_session", "remote_session"]

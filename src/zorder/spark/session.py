@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
+import warnings
 from collections.abc import Mapping
 
 from pyspark.sql import SparkSession
@@ -49,3 +51,41 @@ def local_session(
     for key, value in settings.items():
         builder = builder.config(key, value)
     return builder.getOrCreate()
+
+
+def remote_session(url: str, *, conf: Mapping[str, str] | None = None) -> SparkSession:
+    """Get or create a Spark Connect session: ``sc://host:port``, or ``local[2]``.
+
+    ``local[...]`` starts a Connect server inside this process from pyspark's
+    own jars (the ``connect`` extra: ``pip install 'zorder[connect]'``),
+    bound to 127.0.0.1. zorder then talks to Spark only through the
+    DataFrame API, as for any server; the server's executors need zorder,
+    NumPy and pyarrow for the key UDFs.
+    """
+    os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)
+    settings: dict[str, str] = {"spark.sql.session.timeZone": "UTC"}
+    if url.startswith("local"):
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        settings |= {
+            "spark.driver.bindAddress": LOOPBACK,
+            "spark.driver.host": LOOPBACK,
+            "spark.connect.grpc.binding.address": LOOPBACK,
+            "spark.ui.enabled": "false",
+        }
+    settings.update(conf or {})
+    builder = SparkSession.builder.remote(url)
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    if not url.startswith("local"):
+        return builder.getOrCreate()
+    with warnings.catch_warnings():
+        # pyspark starts the local server with these settings (they take effect), then sets
+        # every builder option again on the new session, where the server-wide ones are
+        # read-only: a warning per key about a value that is already in force.
+        keys = "|".join(re.escape(key) for key in settings)
+        warnings.filterwarnings(
+            "ignore",
+            message=rf"Failed to set ({keys}) to Some\(.*CANNOT_MODIFY_(STATIC_)?CONFIG",
+            category=UserWarning,
+        )
+        return builder.getOrCreate()

@@ -1,0 +1,53 @@
+"""zorder's main operations on a Spark Connect session: ``python -m tests.spark.connect_child DIR``.
+
+A local Connect server (``remote("local[2]")``) needs a process of its own:
+pyspark starts it on this process's JVM, where the test session already runs
+a classic SparkContext. Prints one JSON object of what it saw.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from pyspark.sql import functions as F
+
+import zorder
+from zorder.spark import remote_session
+
+
+def main(directory: str) -> None:
+    spark = remote_session("local[2]")
+    assert type(spark).__module__.startswith("pyspark.sql.connect"), type(spark)
+    rows = spark.range(3_000).select(
+        (F.col("id") * 7919 % 1000).alias("a"), (F.col("id") * 104729 % 997).alias("b"), "id"
+    )
+    seen: dict[str, object] = {}
+    for curve in ("zorder", "hilbert", "linear"):
+        path = str(Path(directory) / curve)
+        metrics = zorder.write(rows, path, by=["a", "b"], curve=curve, num_files=4)
+        seen[f"write {curve}"] = [metrics.files_added, metrics.rows]
+    path = str(Path(directory) / "zorder")
+    appended = zorder.write(
+        rows.withColumn("id", F.col("id") + 10_000), path, mode="append", num_files=2
+    )
+    seen["append"] = [appended.by, appended.files_added]
+    optimized = zorder.optimize(spark, path, full=True, num_files=3)
+    seen["optimize"] = [optimized.files_removed, optimized.files_added]
+    filters = ["a = 17", "a < 100 AND b > 500", "id >= 10000 OR b IN (1, 2, 3)", "a IS NULL"]
+    seen["read"] = {w: zorder.read(spark, path, w).count() for w in filters}
+    seen["explain"] = zorder.explain(path, "a = 17").files_scanned
+    seen["partitioned"] = zorder.write(
+        rows.withColumn("day", (F.col("id") % 3).cast("string")),
+        str(Path(directory) / "days"),
+        by=["a", "b"],
+        partition_by=["day"],
+        num_files=6,
+    ).files_added
+    print(json.dumps(seen), flush=True)
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
