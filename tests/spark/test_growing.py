@@ -247,3 +247,19 @@ def test_a_blind_append_during_an_incremental_optimize_is_kept(
     monkeypatch.undo()
     assert zorder.optimize(spark, path).files_removed == 1
     assert zorder.describe(path).unclustered == ()
+
+
+def test_progress_shows_and_changes_nothing(
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from zorder.spark.progress import job_progress
+
+    path = str(tmp_path / "t")
+    metrics = zorder.write(rows(spark, 0, 1_000), path, by=BY, num_files=2, progress=True)
+    assert (metrics.rows, metrics.files_added) == (1_000, 2)
+    blind_append(path, 1_000, 10)
+    assert zorder.optimize(spark, path, progress=True).files_removed == 1
+    idle = job_progress(spark)
+    assert idle is not None  # a classic session has a status tracker
+    assert (idle.stages, idle.tasks_total) == (0, 0)
+    assert "Traceback" not in capsys.readouterr().err

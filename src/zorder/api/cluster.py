@@ -23,6 +23,7 @@ import numpy as np
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import LongType, StructField, StructType
 
+from zorder.api.progress import progress_of
 from zorder.curves.kinds import ClusteringSpec, Curve, KeyMethod, as_curve, as_key_method
 from zorder.errors import (
     InvalidArgumentError,
@@ -367,6 +368,7 @@ def write(
     sample_size: int | None = None,
     partition_by: Sequence[str] | None = None,
     storage_options: Mapping[str, str] | None = None,
+    progress: bool = False,
 ) -> ClusterMetrics:
     """Cluster ``df`` by the columns ``by`` along ``curve`` into the Delta table at ``path``.
 
@@ -394,7 +396,8 @@ def write(
     mean size written). The files are cut at quantiles of a sample of
     ``sample_size`` rows, by default 1,000 a file (at least 100,000, at most
     1,000,000), which keeps file sizes within about 10% of each other up to
-    1,000 files.
+    1,000 files. ``progress=True`` shows a status line (running tasks,
+    seconds) in the terminal or notebook while Spark works.
     """
     started = time.perf_counter()
     if mode not in WRITE_MODES:
@@ -432,34 +435,40 @@ def write(
                 f"{list(partition_columns)}; an {mode} keeps the table's partition columns"
             )
     target = _target_size(target_file_size, snapshot)
-    estimated = _estimated_bytes(df) if num_files is None else 0
-    layout = None
-    if partition_columns:
-        layout = _partitioned_layout(
-            df, plan, partition_columns, num_files=num_files, bytes_total=estimated, target=target
+    with progress_of(progress, f"Clustering into {uri}...", df.sparkSession):
+        estimated = _estimated_bytes(df) if num_files is None else 0
+        layout = None
+        if partition_columns:
+            layout = _partitioned_layout(
+                df,
+                plan,
+                partition_columns,
+                num_files=num_files,
+                bytes_total=estimated,
+                target=target,
+            )
+        if layout is not None:
+            files = layout.first_file[-1]
+        else:
+            files = num_files if num_files is not None else _file_count(None, target, estimated)
+        records_spec = commit_mode != "append" or snapshot is None or snapshot.recorded_spec is None
+        return _write_and_commit(
+            df,
+            uri=uri,
+            plan=plan,
+            operation="write",
+            commit_mode=commit_mode,
+            snapshot=snapshot,
+            num_files=files,
+            sample_size=sample_size,
+            storage_options=storage_options,
+            started=started,
+            remember=_Remember(
+                plan.spec if records_spec else None, None if num_files is not None else target
+            ),
+            partitioned=layout,
+            partition_by=partition_columns,
         )
-    if layout is not None:
-        files = layout.first_file[-1]
-    else:
-        files = num_files if num_files is not None else _file_count(None, target, estimated)
-    records_spec = commit_mode != "append" or snapshot is None or snapshot.recorded_spec is None
-    return _write_and_commit(
-        df,
-        uri=uri,
-        plan=plan,
-        operation="write",
-        commit_mode=commit_mode,
-        snapshot=snapshot,
-        num_files=files,
-        sample_size=sample_size,
-        storage_options=storage_options,
-        started=started,
-        remember=_Remember(
-            plan.spec if records_spec else None, None if num_files is not None else target
-        ),
-        partitioned=layout,
-        partition_by=partition_columns,
-    )
 
 
 def optimize(
@@ -476,6 +485,7 @@ def optimize(
     full: bool = False,
     fanout: int = DEFAULT_FANOUT,
     storage_options: Mapping[str, str] | None = None,
+    progress: bool = False,
 ) -> ClusterMetrics:
     """Cluster what needs it in the Delta table at ``path``, in one commit.
 
@@ -506,7 +516,8 @@ def optimize(
     committed meanwhile: files appended by others are kept (the next optimize
     clusters them), and a concurrent removal of a file read here makes the
     commit fail with :class:`~zorder.errors.ConcurrentCommitError`, leaving
-    the table as the other writer left it.
+    the table as the other writer left it. ``progress=True`` shows a status
+    line (running tasks, seconds) in the terminal or notebook meanwhile.
     """
     started = time.perf_counter()
     check_fanout(fanout)
@@ -534,78 +545,86 @@ def optimize(
         plan.spec if plan.spec != snapshot.recorded_spec else None,
         None if num_files is not None else target,
     )
-    groups = snapshot.files_by_partition()
-    chosen = (
-        set(groups) if where is None else _chosen_partitions(spark, snapshot, list(groups), where)
-    )
-    runs = _runs_of_spec(snapshot, plan.spec)
-    rewrite: dict[tuple[Any, ...], tuple[DataFile, ...]] = {}
-    for partition, members in groups.items():
-        if partition in chosen:
-            picked = (
-                tuple(members)
-                if full
-                else files_to_recluster(
-                    members, [runs[f.path] for f in members], target_file_size=target, fanout=fanout
+    with progress_of(progress, f"Optimizing {uri}...", spark):
+        groups = snapshot.files_by_partition()
+        chosen = (
+            set(groups)
+            if where is None
+            else _chosen_partitions(spark, snapshot, list(groups), where)
+        )
+        runs = _runs_of_spec(snapshot, plan.spec)
+        rewrite: dict[tuple[Any, ...], tuple[DataFile, ...]] = {}
+        for partition, members in groups.items():
+            if partition in chosen:
+                picked = (
+                    tuple(members)
+                    if full
+                    else files_to_recluster(
+                        members,
+                        [runs[f.path] for f in members],
+                        target_file_size=target,
+                        fanout=fanout,
+                    )
                 )
+                if picked:
+                    rewrite[partition] = picked
+        read = [f for picked in rewrite.values() for f in picked]
+        if not read:
+            record_properties(
+                uri, remember.properties(snapshot, []), storage_options=storage_options
             )
-            if picked:
-                rewrite[partition] = picked
-    read = [f for picked in rewrite.values() for f in picked]
-    if not read:
-        record_properties(uri, remember.properties(snapshot, []), storage_options=storage_options)
-        return _unchanged(uri, plan, num_files or 0, started)
-    bytes_read = sum(f.size for f in read)
-    wanted = {f.path for f in read}
-    keep = np.array([f.path in wanted for f in snapshot.files], dtype=bool)
-    if not columns:
-        counts = [f.num_records for f in read]
+            return _unchanged(uri, plan, num_files or 0, started)
+        bytes_read = sum(f.size for f in read)
+        wanted = {f.path for f in read}
+        keep = np.array([f.path in wanted for f in snapshot.files], dtype=bool)
+        if not columns:
+            counts = [f.num_records for f in read]
+            return _write_and_commit(
+                snapshot.read_files(spark, keep),
+                uri=uri,
+                plan=plan,
+                operation="optimize",
+                commit_mode="rewrite",
+                snapshot=snapshot,
+                num_files=_file_count(num_files, None if num_files else target, bytes_read),
+                sample_size=sample_size,
+                storage_options=storage_options,
+                started=started,
+                remember=remember,
+                removed=read,
+                rows=None if None in counts else sum(c or 0 for c in counts),
+            )
+        key = f"__zorder_partition_{uuid.uuid4().hex}"
+        todo = list(rewrite)
+        df = snapshot.read_partitions(spark, keep, todo, index_column=key)
+        layout = _partitioned_layout(
+            df,
+            plan,
+            columns,
+            num_files=num_files,
+            bytes_total=bytes_read,
+            target=target,
+            key=key,
+            partitions=_logged_partitions(todo, rewrite),
+        )
+        if layout is None:  # the chosen files hold no rows: nothing to cluster
+            return _unchanged(uri, plan, num_files or 0, started)
         return _write_and_commit(
-            snapshot.read_files(spark, keep),
+            layout.frame,  # the rows without their partition index
             uri=uri,
             plan=plan,
             operation="optimize",
             commit_mode="rewrite",
             snapshot=snapshot,
-            num_files=_file_count(num_files, None if num_files else target, bytes_read),
-            sample_size=sample_size,
+            num_files=layout.first_file[-1],
+            sample_size=None,
             storage_options=storage_options,
             started=started,
             remember=remember,
+            partitioned=layout,
+            partition_by=columns,
             removed=read,
-            rows=None if None in counts else sum(c or 0 for c in counts),
         )
-    key = f"__zorder_partition_{uuid.uuid4().hex}"
-    todo = list(rewrite)
-    df = snapshot.read_partitions(spark, keep, todo, index_column=key)
-    layout = _partitioned_layout(
-        df,
-        plan,
-        columns,
-        num_files=num_files,
-        bytes_total=bytes_read,
-        target=target,
-        key=key,
-        partitions=_logged_partitions(todo, rewrite),
-    )
-    if layout is None:  # the chosen files hold no rows: nothing to cluster
-        return _unchanged(uri, plan, num_files or 0, started)
-    return _write_and_commit(
-        layout.frame,  # the rows without their partition index
-        uri=uri,
-        plan=plan,
-        operation="optimize",
-        commit_mode="rewrite",
-        snapshot=snapshot,
-        num_files=layout.first_file[-1],
-        sample_size=None,
-        storage_options=storage_options,
-        started=started,
-        remember=remember,
-        partitioned=layout,
-        partition_by=columns,
-        removed=read,
-    )
 
 
 def _runs_of_spec(snapshot: TableSnapshot, spec: ClusteringSpec) -> dict[str, Run | None]:

@@ -31,8 +31,6 @@ from zorder.table.tiering import DEFAULT_FANOUT
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from zorder.spark.progress import JobProgress
-
 P = ParamSpec("P")
 T = TypeVar("T")
 
@@ -194,12 +192,6 @@ def _session(master: str, conf: list[str] | None, remote: str | None = None) -> 
     return spark
 
 
-def _progress(spark: SparkSession) -> Callable[[], JobProgress | None]:
-    from zorder.spark.progress import job_progress
-
-    return lambda: job_progress(spark)
-
-
 @_command
 def curve(
     curve: Annotated[SpaceFillingCurve, typer.Option(help="Which curve to print.")] = "zorder",
@@ -303,7 +295,7 @@ def write(
 
     spark = _session(master, conf, remote)
     df = read_input(spark, source, format=source_format)
-    with output.working(f"Clustering {source} into {dest}...", _progress(spark)):
+    with output.working(f"Clustering {source} into {dest}...", spark):
         metrics = zorder.write(
             df,
             dest,
@@ -346,7 +338,7 @@ def optimize(
     Without --by the table's recorded spec is used; a new --by is recorded and reclusters all.
     """
     spark = _session(master, conf, remote)
-    with output.working(f"Optimizing {path}...", _progress(spark)):
+    with output.working(f"Optimizing {path}...", spark):
         metrics = zorder.optimize(
             spark,
             path,
@@ -415,7 +407,7 @@ def query(
         output.result_json(report) if as_json else output.scan(report)
         return
     spark = _session(master, conf, remote)
-    with output.working(f"Reading {path}...", _progress(spark)):
+    with output.working(f"Reading {path}...", spark):
         rows = zorder.read(spark, path, where).limit(limit).toArrow()
     if as_json:
         output.rows_json(rows)

@@ -10,11 +10,9 @@ import dataclasses
 import datetime as dt
 import decimal
 import json
-import threading
-import time
 import traceback
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -24,11 +22,11 @@ from rich.table import Table
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    from pyspark.sql import SparkSession
 
     from zorder.api import ClusterMetrics, ScanReport, TableDescription, VacuumResult
     from zorder.bench import BenchResult
     from zorder.demo import DemoResult
-    from zorder.spark.progress import JobProgress
 
 console = Console()
 
@@ -103,34 +101,11 @@ def bug(error: BaseException, log: Path, *, spark_log: Path | None = None) -> No
     raise typer.Exit(code=1)
 
 
-@contextmanager
-def working(message: str, poll: Callable[[], JobProgress | None] | None = None) -> Iterator[None]:
-    """One status line while Spark works: the message, the running stages' tasks, the time.
+def working(message: str, spark: SparkSession | None) -> AbstractContextManager[None]:
+    """One status line while Spark works (see :mod:`zorder.api.progress`)."""
+    from zorder.api.progress import spark_status
 
-    Spark's own console progress is off in the CLI; ``poll`` reads its
-    status tracker four times a second from a thread of its own.
-    """
-    started = time.monotonic()
-    stop = threading.Event()
-    with console.status(f"[bold]{message}[/]") as status:
-
-        def refresh() -> None:
-            while not stop.wait(0.25):
-                state = poll() if poll is not None else None
-                tasks = (
-                    f" {state.tasks_done:,}/{state.tasks_total:,} tasks"
-                    if state is not None and state.tasks_total
-                    else ""
-                )
-                status.update(f"[bold]{message}[/]{tasks} {time.monotonic() - started:.0f} s")
-
-        thread = threading.Thread(target=refresh, name="zorder-progress", daemon=True)
-        thread.start()
-        try:
-            yield
-        finally:
-            stop.set()
-            thread.join()
+    return spark_status(message, spark, console=console)
 
 
 def version(text: str) -> None:
