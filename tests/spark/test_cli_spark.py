@@ -110,10 +110,14 @@ def test_files_are_named_inside_their_run(spark: SparkSession, tmp_path: Path) -
     assert described.columns == ("id",)
     assert {f.run.id for f in described.files if f.run} == {metrics.run_id}
     assert all("/" not in f.name and f.path.endswith(f.name) for f in described.files)
-    result = runner.invoke(app, ["stats", dest])
+    result = runner.invoke(app, ["stats", dest], env={"COLUMNS": "80"})
     text = " ".join(result.output.split())  # titles wrap at the terminal's width
     assert metrics.run_id in text
     assert "clustered by id (zorder, rank keys)" in text
+    # At 80 columns each file is one line: its task number names it inside the run.
+    lines = [line for line in result.output.splitlines() if metrics.run_id in line]
+    assert [line.split("│")[2].strip() for line in lines] == ["part-00000", "part-00001"]
+    assert all(len(line) <= 80 for line in result.output.splitlines())
 
 
 def test_a_missing_input_is_one_clear_line(spark: SparkSession, tmp_path: Path) -> None:

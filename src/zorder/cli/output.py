@@ -10,6 +10,7 @@ import dataclasses
 import datetime as dt
 import decimal
 import json
+import re
 import traceback
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -183,6 +184,16 @@ def description_json(description: TableDescription) -> None:
     typer.echo(json.dumps(files, indent=2))
 
 
+# Spark names a file part-<task>-<write uuid>-c<n>.<codec>.parquet; inside a run the task
+# number alone tells its files apart, so tables show that and --json the whole path.
+_SPARK_FILE_NAME = re.compile(r"^(?P<short>(?:.*/)?part-\d+)-[0-9a-f-]{36}-c\d+(?:\.\w+)*$")
+
+
+def _short_name(name: str) -> str:
+    match = _SPARK_FILE_NAME.match(name)
+    return match["short"] if match else name
+
+
 def description(result: TableDescription) -> None:
     spec = result.spec or (result.clustering.spec if result.clustering else None)
     how = (
@@ -204,7 +215,8 @@ def description(result: TableDescription) -> None:
         table.add_column(f"{column} min", justify="right", overflow="fold")
         table.add_column(f"{column} max", justify="right", overflow="fold")
     for f in result.files:
-        cells = [_text(f.run.id if f.run else "-"), f.name, _text(f.rows)]
+        name = _short_name(f.name) if f.run else f.name
+        cells = [_text(f.run.id if f.run else "-"), name, _text(f.rows)]
         if partitioned:
             where = ", ".join(
                 f"{k}={_text(v) if v is not None else 'NULL'}" for k, v in f.partition.items()
