@@ -78,6 +78,27 @@ def kill_group(child: subprocess.Popen[str]) -> None:
         child.stdout.close()
 
 
+def kill_at(operation: str, path: Path, moment: str) -> None:
+    """Run ``crash_child OPERATION PATH MOMENT`` and SIGKILL its process group at MOMENT."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tests.spark.crash_child", operation, str(path), moment],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group: the driver JVM dies with it
+    )
+    try:
+        if moment == "spark":
+            wait_for(child, "STARTED")
+            wait_for_spark_files(path)
+        elif moment == "after-commit":
+            wait_for(child, "COMMITTED")
+        else:
+            wait_for(child, "COMMITTING")
+    finally:
+        kill_group(child)
+
+
 @pytest.mark.parametrize(
     ("operation", "moment"),
     [
@@ -96,23 +117,7 @@ def test_sigkill_leaves_old_or_new_state(tmp_path: Path, operation: str, moment:
     before = table_rows(path)
     version_before = DeltaTable(str(path)).version()
 
-    child = subprocess.Popen(
-        [sys.executable, "-m", "tests.spark.crash_child", operation, str(path), moment],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-        start_new_session=True,  # its own process group: the driver JVM dies with it
-    )
-    try:
-        if moment == "spark":
-            wait_for(child, "STARTED")
-            wait_for_spark_files(path)
-        elif moment == "after-commit":
-            wait_for(child, "COMMITTED")
-        else:
-            wait_for(child, "COMMITTING")
-    finally:
-        kill_group(child)
+    kill_at(operation, path, moment)
 
     table = DeltaTable(str(path))
     committed = table.version() > version_before
@@ -150,21 +155,7 @@ def test_sigkill_mid_optimize_of_a_partition_leaves_the_table_as_it_was(
             mode="append",
         )
     before, version = table_rows(path), DeltaTable(str(path)).version()
-    child = subprocess.Popen(
-        [sys.executable, "-m", "tests.spark.crash_child", "optimize-day", str(path), moment],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        if moment == "spark":
-            wait_for(child, "STARTED")
-            wait_for_spark_files(path)
-        else:
-            wait_for(child, "COMMITTING")
-    finally:
-        kill_group(child)
+    kill_at("optimize-day", path, moment)
     table = DeltaTable(str(path))
     assert table.version() == version
     assert table_rows(path) == before
@@ -181,17 +172,7 @@ def test_sigkill_between_the_commit_and_the_properties_loses_nothing(
     for start in range(0, ROWS, ROWS // 4):
         write_deltalake(str(path), original_rows().slice(start, ROWS // 4), mode="append")
     before = table_rows(path)
-    child = subprocess.Popen(
-        [sys.executable, "-m", "tests.spark.crash_child", "append", str(path), "after-commit"],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        wait_for(child, "COMMITTED")
-    finally:
-        kill_group(child)
+    kill_at("append", path, "after-commit")
     assert table_rows(path) == before + appended_rows()
     assert "zorder.clustering.columns" not in DeltaTable(str(path)).metadata().configuration
     metrics = zorder.optimize(spark, str(path))  # type: ignore[arg-type]
@@ -212,21 +193,7 @@ def test_sigkill_mid_incremental_optimize_leaves_old_or_new_state(
     clustered = {Path(u).name for u in DeltaTable(str(path)).file_uris()}
     write_deltalake(str(path), table.slice(ROWS // 2), mode="append")  # blind append
     before, version = table_rows(path), DeltaTable(str(path)).version()
-    child = subprocess.Popen(
-        [sys.executable, "-m", "tests.spark.crash_child", "incremental", str(path), moment],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        if moment == "spark":
-            wait_for(child, "STARTED")
-            wait_for_spark_files(path)
-        else:
-            wait_for(child, "COMMITTED" if moment == "after-commit" else "COMMITTING")
-    finally:
-        kill_group(child)
+    kill_at("incremental", path, moment)
     after = DeltaTable(str(path))
     assert after.version() == version + (moment == "after-commit")
     assert table_rows(path) == before
