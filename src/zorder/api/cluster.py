@@ -527,15 +527,14 @@ def optimize(
         by, curve, method, snapshot=snapshot, uri=uri, storage_options=storage_options
     )
     # Only the schema is needed to check the request: no file is listed yet.
-    plan = plan_clustering(
-        snapshot.schema_frame(spark), spec.columns, curve=spec.curve, method=spec.method
-    )
+    schema_frame = snapshot.schema_frame(spark)
+    plan = plan_clustering(schema_frame, spec.columns, curve=spec.curve, method=spec.method)
     if num_files is not None:
         _file_count(num_files, target_file_size, None)  # validate first
     target = _target_size(target_file_size, snapshot)
     columns = snapshot.partition_columns
     if columns:
-        resolve_partition_columns(snapshot.schema_frame(spark), columns, plan)  # clustered by one?
+        resolve_partition_columns(schema_frame, columns, plan)  # clustered by one?
     elif where is not None:
         raise InvalidArgumentError(
             f"where={where!r} chooses partitions, but table {uri} has no partition columns; "
