@@ -283,6 +283,25 @@ class DemoResult:
     def table_path(self, layout: str) -> Path:
         return self.output / f"connections_{layout.replace(' ', '_')}"
 
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON data (``zorder demo --json``), the derived means and ratios included."""
+        return {
+            "rows": self.rows,
+            "output": str(self.output),
+            "ceiling": self.ceiling,
+            "layouts": [
+                dataclasses.asdict(layout)
+                | {"mean": layout.mean, "table": str(self.table_path(layout.layout))}
+                for layout in self.layouts
+            ],
+            "lookup": dataclasses.asdict(self.lookup)
+            | {
+                "ratio": self.lookup.ratio,
+                "ratio_to_row_group_pruned": self.lookup.ratio_to_row_group_pruned,
+            },
+            "pictures": {name: str(path) for name, path in self.pictures.items()},
+        }
+
 
 def run_demo(
     spark: SparkSession,

@@ -7,18 +7,23 @@ a classic SparkContext. Prints one JSON object of what it saw.
 
 from __future__ import annotations
 
+import io
 import json
+import re
 import sys
 from pathlib import Path
 
 from pyspark.sql import functions as F
+from rich.console import Console
 
 import zorder
+from zorder.api.progress import spark_status
 from zorder.spark import remote_session
 
 
 def main(directory: str) -> None:
-    spark = remote_session("local[2]")
+    # Progress reports every 100 ms (default 2 s), so this test's short jobs send some.
+    spark = remote_session("local[2]", conf={"spark.connect.progress.reportInterval": "100ms"})
     assert type(spark).__module__.startswith("pyspark.sql.connect"), type(spark)
     rows = spark.range(3_000).select(
         (F.col("id") * 7919 % 1000).alias("a"), (F.col("id") * 104729 % 997).alias("b"), "id"
@@ -45,6 +50,16 @@ def main(directory: str) -> None:
         partition_by=["day"],
         num_files=6,
     ).files_added
+    sink = io.StringIO()
+    with spark_status("Writing:", spark, console=Console(file=sink, force_terminal=True)):
+        zorder.write(
+            spark.range(300_000).select((F.col("id") % 1000).alias("a"), "id"),
+            str(Path(directory) / "watched"),
+            by=["a", "id"],
+            num_files=4,
+        )
+    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", sink.getvalue())
+    seen["progress"] = sorted(set(re.findall(r"Writing: ([a-z ]+) [\d,]+/[\d,]+ tasks", shown)))
     print(json.dumps(seen), flush=True)
     spark.stop()
 

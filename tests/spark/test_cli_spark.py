@@ -82,6 +82,25 @@ def test_demo_runs_small(spark: SparkSession, tmp_path: Path) -> None:
     assert (output / "layout_zorder.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_demo_json(spark: SparkSession, tmp_path: Path) -> None:
+    output = tmp_path / "demo"
+    small = ["--rows", "2000", "--files", "4", "--filters", "10", "--output", str(output)]
+    result = runner.invoke(app, ["demo", *small, "--json"])
+    assert result.exit_code == 0, result.output
+    measured = json.loads(result.output)
+    assert measured["rows"] == 2000
+    layouts = [layout["layout"] for layout in measured["layouts"]]
+    assert layouts == ["as written", "linear", "zorder", "hilbert"]
+    for layout in measured["layouts"]:
+        per_column = layout["per_column"].values()
+        assert layout["mean"] == pytest.approx(sum(per_column) / len(per_column))
+        assert DeltaTable(layout["table"]).version() >= 0
+    assert measured["lookup"]["ratio"] == pytest.approx(
+        measured["lookup"]["lookup_s"] / measured["lookup"]["full_scan_s"]
+    )
+    assert Path(measured["pictures"]["zorder"]).read_bytes()[:4] == b"\x89PNG"
+
+
 def test_query_prints_rows_and_what_was_scanned(spark: SparkSession, tmp_path: Path) -> None:
     dest = str(tmp_path / "t")
     import zorder

@@ -52,3 +52,5 @@ def test_write_append_optimize_read_explain_over_connect(tmp_path: Path) -> None
     days = DeltaTable(str(tmp_path / "days")).get_add_actions(flatten=True)
     assert seen["partitioned"] == days.num_rows
     assert Counter(days.column("partition.day").to_pylist()) == {"0": 2, "1": 2, "2": 2}
+    # The status line showed the tasks of the server's jobs, from its progress messages.
+    assert "clustering and writing" in seen["progress"]

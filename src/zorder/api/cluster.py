@@ -23,7 +23,7 @@ import numpy as np
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import LongType, StructField, StructType
 
-from zorder.api.progress import progress_of
+from zorder.api.progress import phase, progress_of
 from zorder.curves.kinds import ClusteringSpec, Curve, KeyMethod, as_curve, as_key_method
 from zorder.errors import (
     InvalidArgumentError,
@@ -236,8 +236,10 @@ def _write_and_commit(
     if partitioned is not None:
         laid_out = partitioned.frame
     else:
+        phase("sampling")
         laid_out = cluster(df, plan, num_files=num_files, sample_size=sample_size, rows=rows)
     try:
+        phase("clustering and writing")
         with _write_settings(df.sparkSession):
             writer = laid_out.write.mode(
                 "error"
@@ -246,9 +248,11 @@ def _write_and_commit(
                 writer = writer.partitionBy(*partition_by)
             writer.parquet(f"{uri}/{run.directory}")
         remove_writer_markers(uri, run.directory)
+        phase("statistics")
         written = describe_written_files(uri, run.directory, df.schema, configuration)
         if partitioned is not None:
             written = [_in_partition(f, partitioned, partition_by) for f in written]
+        phase("commit")
         version = commit_files(
             uri,
             df.schema,
@@ -436,6 +440,7 @@ def write(
             )
     target = _target_size(target_file_size, snapshot)
     with progress_of(progress, f"Clustering into {uri}...", df.sparkSession):
+        phase("counting")
         estimated = _estimated_bytes(df) if num_files is None else 0
         layout = None
         if partition_columns:
@@ -546,6 +551,7 @@ def optimize(
     )
     with progress_of(progress, f"Optimizing {uri}...", spark):
         groups = snapshot.files_by_partition()
+        phase("planning")
         chosen = (
             set(groups)
             if where is None
@@ -655,12 +661,14 @@ def _partitioned_layout(
         key = f"__zorder_partition_{uuid.uuid4().hex}"
         df = df.withColumn(key, partition_key(columns))
     if partitions is None:
+        phase("counting")
         partitions = count_partitions(df, key, columns)
     if not partitions:
         return None
     per_partition = files_per_partition(
         partitions, num_files=num_files, bytes_total=bytes_total, target=target
     )
+    phase("sampling")
     return cluster_partitions(df, key, plan, partitions, per_partition)
 
 

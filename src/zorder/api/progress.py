@@ -1,54 +1,93 @@
 """The progress display of ``write(..., progress=True)``, ``optimize`` and the CLI.
 
 One status line (rich, which renders in terminals and in Jupyter) while
-Spark works: what is being done, the running stages' tasks done of total
-(Spark's status tracker, read four times a second from a thread of its own;
-a Connect session has none, so there it is the time alone) and the seconds
-so far.
+Spark works: what is being done, the phase (counting, sampling, clustering
+and writing, statistics, commit), the running stages' tasks done of total
+and the seconds so far. The tasks come from Spark itself: the status
+tracker on a classic session, the server's progress messages on Spark
+Connect (:func:`zorder.spark.progress.watch_jobs`). The line is redrawn
+four times a second from a thread of its own.
+
+The operations name their phases with :func:`phase`, which does nothing
+when no display is showing, so they call it unconditionally.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextvars import ContextVar
 
 from pyspark.sql import SparkSession
 from rich.console import Console
 
-from zorder.spark.progress import job_progress
+from zorder.spark.progress import JobProgress, watch_jobs
 
-__all__ = ["progress_of", "spark_status"]
+__all__ = ["phase", "progress_of", "spark_status", "status_text"]
+
+
+class _Phase:
+    """The phase the display shows; set by the operation, read by the display's thread."""
+
+    def __init__(self) -> None:
+        self.name = ""
+
+
+_SHOWING: ContextVar[_Phase | None] = ContextVar("zorder_progress_phase", default=None)
+
+
+def phase(name: str) -> None:
+    """Say what the operation does now (``"sampling"``...) on the display, if one shows."""
+    current = _SHOWING.get()
+    if current is not None:
+        current.name = name
+
+
+def status_text(message: str, step: str, jobs: JobProgress | None, seconds: float) -> str:
+    """The status line: message, phase, tasks done of total, seconds."""
+    parts = [f"[bold]{message}[/]"]
+    if step:
+        parts.append(step)
+    if jobs is not None and jobs.tasks_total:
+        parts.append(f"{jobs.tasks_done:,}/{jobs.tasks_total:,} tasks")
+    parts.append(f"{seconds:.0f} s")
+    return " ".join(parts)
 
 
 @contextmanager
 def spark_status(
     message: str, spark: SparkSession | None, *, console: Console | None = None
 ) -> Iterator[None]:
-    """Show ``message``, the running tasks and the time until the block ends."""
+    """Show ``message``, the phase, the running tasks and the time until the block ends."""
     shown = console or Console(stderr=True)
     started = time.monotonic()
     stop = threading.Event()
-    with shown.status(f"[bold]{message}[/]") as status:
+    current = _Phase()
+    token = _SHOWING.set(current)
+    no_jobs: Callable[[], JobProgress | None] = lambda: None  # noqa: E731
+    jobs_context: AbstractContextManager[Callable[[], JobProgress | None]] = (
+        watch_jobs(spark) if spark is not None else nullcontext(no_jobs)
+    )
+    try:
+        with jobs_context as jobs, shown.status(status_text(message, "", None, 0)) as status:
 
-        def refresh() -> None:
-            while not stop.wait(0.25):
-                state = job_progress(spark) if spark is not None else None
-                tasks = (
-                    f" {state.tasks_done:,}/{state.tasks_total:,} tasks"
-                    if state is not None and state.tasks_total
-                    else ""
-                )
-                status.update(f"[bold]{message}[/]{tasks} {time.monotonic() - started:.0f} s")
+            def refresh() -> None:
+                while not stop.wait(0.25):
+                    state = jobs()
+                    text = status_text(message, current.name, state, time.monotonic() - started)
+                    status.update(text)
 
-        thread = threading.Thread(target=refresh, name="zorder-progress", daemon=True)
-        thread.start()
-        try:
-            yield
-        finally:
-            stop.set()
-            thread.join()
+            thread = threading.Thread(target=refresh, name="zorder-progress", daemon=True)
+            thread.start()
+            try:
+                yield
+            finally:
+                stop.set()
+                thread.join()
+    finally:
+        _SHOWING.reset(token)
 
 
 def progress_of(show: bool, message: str, spark: SparkSession) -> AbstractContextManager[None]:

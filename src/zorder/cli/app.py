@@ -213,21 +213,18 @@ def demo(
     ),
     master: MasterOption = "local[*]",
     remote: RemoteOption = None,
+    as_json: JsonOption = False,
 ) -> None:
     """The network-connections experiment: linear vs Z-order vs Hilbert layouts."""
+    from zorder.api.progress import phase
     from zorder.demo import run_demo
 
     spark = _session(master, None, remote)
-    with output.console.status("Demo...") as status:
+    with output.working("Demo:", spark):
         result = run_demo(
-            spark,
-            rows=rows,
-            files=files,
-            filters=filters,
-            output=directory,
-            progress=lambda message: status.update(message),
+            spark, rows=rows, files=files, filters=filters, output=directory, progress=phase
         )
-    output.demo(result)
+    output.demo_json(result) if as_json else output.demo(result)
 
 
 @_command
@@ -249,15 +246,16 @@ def bench(
     import dataclasses
     import json
 
+    from zorder.api.progress import phase
     from zorder.bench import DEFAULT, QUICK, run_bench
 
     config = dataclasses.replace(QUICK if quick else DEFAULT, delta_rs=not no_delta_rs)
     spark = _session(master, None, remote)
     with (
         tempfile.TemporaryDirectory(prefix="zorder-bench-", dir=workdir) as tmp,
-        output.console.status("Benchmark...") as status,
+        output.working("Benchmark:", spark),
     ):
-        result = run_bench(spark, tmp, config, progress=lambda m: status.update(m))
+        result = run_bench(spark, tmp, config, progress=phase)
     output.bench(result)
     if json_path:
         Path(json_path).write_text(json.dumps(result.to_json(), indent=2, sort_keys=True) + "\n")

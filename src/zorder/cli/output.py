@@ -61,6 +61,11 @@ def result_json(result: Any) -> None:
     typer.echo(json.dumps(_jsonable(result), indent=2))
 
 
+def demo_json(result: DemoResult) -> None:
+    """``zorder demo --json``: the measurements, with their means and ratios."""
+    typer.echo(json.dumps(result.to_json(), indent=2))
+
+
 def rows_json(table: pa.Table) -> None:
     """Rows as JSON lines, one object a row (``zorder query --json``)."""
     for row in table.to_pylist():

@@ -1,0 +1,69 @@
+"""The progress display: phases named by the operation, tasks from Spark's progress."""
+
+from __future__ import annotations
+
+import io
+import re
+import time
+from types import SimpleNamespace
+
+from rich.console import Console
+
+from zorder.api.progress import phase, spark_status, status_text
+from zorder.spark.progress import JobProgress, _ConnectProgress
+
+
+def recording() -> tuple[Console, io.StringIO]:
+    sink = io.StringIO()
+    return Console(file=sink, force_terminal=True, width=200), sink
+
+
+def plain(sink: io.StringIO) -> str:
+    """What a terminal showed over time, without the escape codes."""
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", sink.getvalue())
+
+
+def test_the_line_holds_the_phase_the_tasks_and_the_seconds() -> None:
+    jobs = JobProgress(stages=2, tasks_done=1_234, tasks_total=5_000)
+    text = status_text("Optimizing t:", "sampling", jobs, 12.4)
+    assert text == "[bold]Optimizing t:[/] sampling 1,234/5,000 tasks 12 s"
+    assert status_text("Writing:", "", None, 0.2) == "[bold]Writing:[/] 0 s"
+    idle = JobProgress(stages=0, tasks_done=0, tasks_total=0)
+    assert status_text("Writing:", "commit", idle, 3) == "[bold]Writing:[/] commit 3 s"
+
+
+def test_a_phase_named_inside_the_display_is_shown() -> None:
+    console, sink = recording()
+    with spark_status("Working:", None, console=console):
+        phase("sampling")
+        time.sleep(0.6)  # the line is redrawn four times a second
+        phase("clustering and writing")
+        time.sleep(0.6)
+    shown = plain(sink)
+    assert "Working: sampling" in shown
+    assert "Working: clustering and writing" in shown
+
+
+def test_a_phase_outside_any_display_does_nothing() -> None:
+    phase("sampling")  # no display: no error, nothing printed
+    console, sink = recording()
+    with spark_status("Working:", None, console=console):
+        time.sleep(0.4)
+    assert "sampling" not in plain(sink)  # an earlier phase does not leak into a display
+
+
+def test_connect_progress_counts_the_operation_s_stages() -> None:
+    handler = _ConnectProgress()
+    stage = SimpleNamespace
+    handler(
+        stages=[
+            stage(stage_id=0, num_tasks=4, num_completed_tasks=4, num_bytes_read=0, done=True),
+            stage(stage_id=1, num_tasks=8, num_completed_tasks=3, num_bytes_read=0, done=False),
+        ],
+        inflight_tasks=2,
+        operation_id="op",
+        done=False,
+    )
+    assert handler.latest == JobProgress(stages=1, tasks_done=7, tasks_total=12)
+    handler(stages=[], inflight_tasks=0, operation_id="op", done=True)
+    assert handler.latest is None

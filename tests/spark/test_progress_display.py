@@ -1,0 +1,28 @@
+"""The status line over a real clustering job on a classic session."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+import zorder
+from tests.api.test_progress import plain, recording
+from zorder.api.progress import spark_status
+
+pytestmark = pytest.mark.spark
+
+
+def test_the_line_names_the_phases_and_spark_s_tasks(spark: SparkSession, tmp_path: Path) -> None:
+    console, sink = recording()
+    rows = spark.range(400_000).select((F.col("id") * 7919 % 1000).alias("a"), "id")
+    with spark_status("Writing:", spark, console=console):
+        metrics = zorder.write(rows, str(tmp_path / "t"), by=["a", "id"], num_files=4)
+    assert metrics.rows == 400_000  # the display changes nothing
+    shown = plain(sink)
+    with_tasks = set(re.findall(r"Writing: ([a-z ]+) [\d,]+/[\d,]+ tasks", shown))
+    assert "clustering and writing" in with_tasks  # the write job's tasks, from the tracker
+    assert "Writing: sampling" in shown
