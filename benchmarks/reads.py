@@ -38,7 +38,7 @@ from benchmarks.report import (
     replace_section,
     write_json,
 )
-from zorder.api.read import _plan as plan_loaded
+from zorder.api.read import plan_snapshot_scan as plan_loaded
 from zorder.demo import best_seconds, network_frame, time_point_lookups
 from zorder.spark import local_session
 from zorder.table import load_snapshot

@@ -30,6 +30,7 @@ from zorder.errors import (
     SourceNotFoundError,
     TableExistsError,
     UnsupportedColumnTypeError,
+    UnsupportedFilterError,
     UnsupportedTableError,
     ZorderError,
 )
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
         vacuum,
         write,
     )
+    from zorder.api.arrow import to_arrow
     from zorder.curves import (
         Curve,
         KeyMethod,
@@ -66,6 +68,7 @@ if TYPE_CHECKING:
 
 # Each lazily loaded public name, and the module that defines it.
 _LAZY = {
+    "to_arrow": "zorder.api.arrow",  # its own module: a lookup imports no Spark operation
     **dict.fromkeys(
         (
             "ClusterMetrics",
@@ -141,6 +144,7 @@ __all__ = [
     "TableDescription",
     "TableExistsError",
     "UnsupportedColumnTypeError",
+    "UnsupportedFilterError",
     "UnsupportedTableError",
     "VacuumResult",
     "ZorderError",
@@ -157,6 +161,7 @@ __all__ = [
     "optimize",
     "read",
     "skipping_effectiveness",
+    "to_arrow",
     "vacuum",
     "write",
     "zorder_less",

@@ -61,6 +61,15 @@ class FilterParseError(InvalidArgumentError):
         self.column = column
 
 
+class UnsupportedFilterError(InvalidArgumentError):
+    """A filter holds something zorder cannot evaluate outside Spark with Spark's meaning.
+
+    Raised by :func:`zorder.to_arrow` (and ``zorder query`` without
+    ``--spark``) before any file is read, rather than risk a different answer;
+    :func:`zorder.read` evaluates the same filter in Spark.
+    """
+
+
 class SchemaMismatchError(ZorderError, ValueError):
     """The data's schema differs from the table's; the message lists each difference."""
 

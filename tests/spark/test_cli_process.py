@@ -51,3 +51,37 @@ def test_a_failure_names_the_spark_log(tmp_path: Path) -> None:
     assert log is not None, output
     assert "log4j" in Path(log.group(1)).read_text()  # the JVM's banner went there
     assert not NOISE.search(output.replace(log.group(1), "")), output
+
+
+def test_a_query_starts_no_jvm(tmp_path: Path) -> None:
+    """Without --spark, `zorder query` answers with no Java to be found at all."""
+    from deltalake import write_deltalake
+
+    path = tmp_path / "t"
+    write_deltalake(
+        path, pa.table({"ip": [f"10.0.0.{i % 50}" for i in range(500)], "n": range(500)})
+    )
+    no_java = {k: v for k, v in os.environ.items() if k not in ("JAVA_HOME", "SPARK_HOME")}
+    no_java["PATH"] = str(Path(sys.executable).parent)  # the venv's tools, no java
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "zorder",
+            "query",
+            str(path),
+            "--where",
+            "ip = '10.0.0.7'",
+            "--limit",
+            "3",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**no_java, "JAVA_HOME": str(tmp_path / "no-java")},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = [line for line in done.stdout.splitlines() if line.strip()]
+    assert len(rows) == 3
+    assert all('"ip": "10.0.0.7"' in row for row in rows)

@@ -119,6 +119,33 @@ def test_query_prints_rows_and_what_was_scanned(spark: SparkSession, tmp_path: P
     assert "unknown column 'idd'" in bad.output
 
 
+def test_query_in_process_and_in_spark_agree(spark: SparkSession, tmp_path: Path) -> None:
+    dest = str(tmp_path / "t")
+    frame = spark.range(2000).select(
+        "id", (F.col("id") % 7).alias("m"), F.expr("timestamp_seconds(id * 3600)").alias("ts")
+    )
+    zorder.write(frame, dest, by=["id", "m"], num_files=8)
+    for where in ["m = 3 AND id < 500", "ts >= '1970-01-10 00:00:00' AND m IN (1, NULL)"]:
+        for zone in ("UTC", "Asia/Tokyo"):
+            common = ["query", dest, "--where", where, "--limit", "5000", "--time-zone", zone]
+            here = runner.invoke(app, [*common, "--json"])
+            there = runner.invoke(app, [*common, "--json", "--spark", "--master", "local[2]"])
+            spark.conf.set("spark.sql.session.timeZone", "UTC")  # --time-zone set it
+            assert here.exit_code == 0, here.output
+            assert there.exit_code == 0, there.output
+            rows = sorted(here.output.splitlines())
+            assert rows == sorted(there.output.splitlines()), (where, zone)
+            assert len(rows) > 10
+    picked = runner.invoke(app, ["query", dest, "--where", "id = 5", "--columns", "m,id", "--json"])
+    assert json.loads(picked.output) == {"m": 5, "id": 5}
+    refused = runner.invoke(app, ["query", dest, "--where", "id % 2 = 0"])
+    assert refused.exit_code == 2
+    assert "--spark" in refused.output
+    explained = runner.invoke(app, ["query", dest, "--where", "id = 5", "--explain", "--json"])
+    scanned = json.loads(explained.output)["files_scanned"]
+    assert scanned == zorder.explain(dest, "id = 5").files_scanned < 8
+
+
 def test_files_are_named_inside_their_run(spark: SparkSession, tmp_path: Path) -> None:
     import zorder
 

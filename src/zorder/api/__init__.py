@@ -1,7 +1,8 @@
-"""The public operations: write, optimize, read, explain, vacuum, describe."""
+"""The public operations: write, optimize, read, to_arrow, explain, vacuum, describe."""
 
 from __future__ import annotations
 
+from zorder.api.arrow import scan_arrow, to_arrow
 from zorder.api.cluster import ClusterMetrics, WriteMode, optimize, write
 from zorder.api.describe import FileDescription, RunDescription, TableDescription, describe
 from zorder.api.inputs import INPUT_FORMATS, InputFormat, read_input
@@ -26,7 +27,9 @@ __all__ = [
     "parse_size",
     "read",
     "read_input",
+    "scan_arrow",
     "skipping_effectiveness",
+    "to_arrow",
     "vacuum",
     "write",
 ]

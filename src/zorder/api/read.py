@@ -67,7 +67,7 @@ class ScanPlan:
     report: ScanReport
 
 
-def _column_types(schema: StructType) -> dict[str, str]:
+def column_types(schema: StructType) -> dict[str, str]:
     types = {}
     for field in schema.fields:
         name = str(field.dataType.simpleString())
@@ -115,10 +115,21 @@ def _session_time_zone(spark: SparkSession | None) -> str:
     return str(session.conf.get("spark.sql.session.timeZone", "UTC") or "UTC")
 
 
-def _plan(snapshot: TableSnapshot, where: Where, spark: SparkSession | None) -> ScanPlan:
+def plan_snapshot_scan(
+    snapshot: TableSnapshot,
+    where: Where,
+    spark: SparkSession | None,
+    *,
+    time_zone: str | None = None,
+) -> ScanPlan:
+    """The files of ``snapshot`` that may hold rows matching ``where``.
+
+    Zone-less timestamps are read in ``time_zone``, else in the session's.
+    """
     text, predicate = _predicate(where, snapshot, spark)
-    types = _column_types(snapshot.schema)
-    bound = bind(predicate, types, time_zone=_session_time_zone(spark))
+    types = column_types(snapshot.schema)
+    zone = time_zone if time_zone is not None else _session_time_zone(spark)
+    bound = bind(predicate, types, time_zone=zone)
     mask = might_match_mask(
         bound, snapshot.actions, types, nan_free_bounds=lambda: snapshot.nan_free_bounds
     )
@@ -148,7 +159,7 @@ def plan_scan(
     storage_options: Mapping[str, str] | None = None,
 ) -> ScanPlan:
     """Load the snapshot and keep the files whose statistics allow a match."""
-    return _plan(load_snapshot(normalize_uri(path), storage_options), where, spark)
+    return plan_snapshot_scan(load_snapshot(normalize_uri(path), storage_options), where, spark)
 
 
 def read(
@@ -171,10 +182,16 @@ def explain(
     where: Where,
     *,
     spark: SparkSession | None = None,
+    time_zone: str | None = None,
     storage_options: Mapping[str, str] | None = None,
 ) -> ScanReport:
-    """Files, rows and bytes a query with ``where`` scans, against the table's totals."""
-    return plan_scan(path, where, spark=spark, storage_options=storage_options).report
+    """Files, rows and bytes a query with ``where`` scans, against the table's totals.
+
+    Zone-less timestamps are read in ``time_zone``, else in the session's
+    time zone (UTC without a session).
+    """
+    snapshot = load_snapshot(normalize_uri(path), storage_options)
+    return plan_snapshot_scan(snapshot, where, spark, time_zone=time_zone).report
 
 
 def skipping_effectiveness(
@@ -190,6 +207,6 @@ def skipping_effectiveness(
     snapshot = load_snapshot(normalize_uri(path), storage_options)
     fractions = []
     for where in filters:
-        report = _plan(snapshot, where, spark).report
+        report = plan_snapshot_scan(snapshot, where, spark).report
         fractions.append(1 - report.rows_fraction if report.rows_total else 0.0)
     return sum(fractions) / len(fractions)

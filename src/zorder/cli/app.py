@@ -388,9 +388,21 @@ def query(
         str | None, typer.Option(help="SQL filter, e.g. \"src_ip = '1.2.3.4'\".")
     ] = None,
     limit: Annotated[int, typer.Option(min=0, help="Rows to print.")] = 20,
+    columns: Annotated[
+        str | None, typer.Option(help="Comma-separated columns to print (default: all).")
+    ] = None,
     explain_only: Annotated[
         bool, typer.Option("--explain", help="Only report what would be scanned.")
     ] = False,
+    use_spark: Annotated[
+        bool,
+        typer.Option(
+            "--spark", help="Run the query in Spark (zorder.read) instead of in this process."
+        ),
+    ] = False,
+    time_zone: Annotated[
+        str, typer.Option(help="Session time zone for timestamps written without one.")
+    ] = "UTC",
     master: MasterOption = "local[*]",
     remote: RemoteOption = None,
     conf: ConfOption = None,
@@ -399,14 +411,27 @@ def query(
         typer.Option("--json", help="Rows as JSON lines (with --explain: the report as JSON)."),
     ] = False,
 ) -> None:
-    """Rows of PATH matching --where, scanning only the files that can hold them."""
-    report = zorder.explain(path, where)
+    """Rows of PATH matching --where, scanning only the files that can hold them.
+
+    Without --spark no JVM starts: the files are read in this process
+    (zorder.to_arrow), with Spark's semantics, or the filter is refused.
+    """
+    picked = _columns(columns) if columns else None
     if explain_only:
+        report = zorder.explain(path, where, time_zone=time_zone)
         output.result_json(report) if as_json else output.scan(report)
         return
-    spark = _session(master, conf, remote)
-    with output.working(f"Reading {path}...", spark):
-        rows = zorder.read(spark, path, where).limit(limit).toArrow()
+    if use_spark:
+        zone = [f"spark.sql.session.timeZone={time_zone}"]
+        spark = _session(master, [*zone, *(conf or [])], remote)
+        report = zorder.explain(path, where, spark=spark)
+        with output.working(f"Reading {path}...", spark):
+            frame = zorder.read(spark, path, where)
+            rows = (frame.select(*picked) if picked else frame).limit(limit).toArrow()
+    else:
+        from zorder.api.arrow import scan_arrow
+
+        rows, report = scan_arrow(path, where, columns=picked, limit=limit, time_zone=time_zone)
     if as_json:
         output.rows_json(rows)
         return

@@ -37,6 +37,7 @@ __all__ = [
     "is_utc",
     "not_",
     "or_",
+    "resolve_column",
     "rewrite_not",
 ]
 
@@ -357,6 +358,18 @@ def exact_widening(source: str, target: str) -> bool:
     return scale >= source_shape[1] and precision - scale >= source_shape[0] - source_shape[1]
 
 
+def resolve_column(name: str, columns: Mapping[str, str]) -> str:
+    """The table's spelling of ``name``, matched case-insensitively as Spark does."""
+    if name in columns:
+        return name
+    for actual in columns:
+        if actual.lower() == name.lower():
+            return actual
+    raise ColumnNotFoundError(
+        f"unknown column {name!r} in filter; table columns: {', '.join(columns)}"
+    )
+
+
 def bind(predicate: Predicate, columns: Mapping[str, str], *, time_zone: str = "UTC") -> Predicate:
     """Resolve names (case-insensitively, as Spark does) and coerce literals.
 
@@ -365,17 +378,9 @@ def bind(predicate: Predicate, columns: Mapping[str, str], *, time_zone: str = "
     meaning against the column is unclear makes that leaf :class:`Unknown`.
     ``time_zone`` is the Spark session's (``spark.sql.session.timeZone``).
     """
-    by_lower: dict[str, str] = {}
-    for name in columns:
-        by_lower.setdefault(name.lower(), name)
 
     def resolve(name: str) -> str:
-        actual = by_lower.get(name.lower())
-        if actual is None:
-            raise ColumnNotFoundError(
-                f"unknown column {name!r} in filter; table columns: {', '.join(columns)}"
-            )
-        return actual
+        return resolve_column(name, columns)
 
     def visit(node: Predicate) -> Predicate:
         match node:

@@ -15,11 +15,14 @@ from zorder.skipping.predicates import (
     SESSION_ZONE,
     AlwaysFalse,
     AlwaysTrue,
+    And,
     CompareOp,
     Comparison,
     InList,
     IsNaN,
     IsNull,
+    Not,
+    Or,
     Predicate,
     StartsWith,
     Unknown,
@@ -29,7 +32,13 @@ from zorder.skipping.predicates import (
     or_,
 )
 
-__all__ = ["parse_predicate", "referenced_columns", "sql_literal"]
+__all__ = [
+    "negated_null_comparison",
+    "parse_predicate",
+    "parse_unfolded",
+    "referenced_columns",
+    "sql_literal",
+]
 
 _COMPARISONS: dict[type[exp.Expression], CompareOp] = {
     exp.EQ: "=",
@@ -57,12 +66,47 @@ def parse_predicate(text: str) -> Predicate:
     Anything that parses but that statistics cannot decide becomes
     :class:`Unknown` (never an error, never a wrong skip).
     """
-    return _convert(_parse(text))
+    return _convert(_parse(text), fold=True)
+
+
+def parse_unfolded(text: str) -> Predicate:
+    """:func:`parse_predicate` without folding: every leaf of the text stays in the tree.
+
+    Folding drops what cannot change which files may match (``x AND FALSE``
+    is FALSE whatever ``x`` is); a row evaluator that must refuse what it
+    cannot answer exactly has to see every leaf.
+    """
+    return _convert(_parse(text), fold=False)
 
 
 def referenced_columns(text: str) -> set[str]:
     """The names of every column the SQL boolean expression ``text`` refers to."""
     return {str(column.name) for column in _parse(text).find_all(exp.Column)}
+
+
+def negated_null_comparison(text: str) -> str | None:
+    """The first comparison with a NULL literal under a NOT in ``text``, as SQL, or None.
+
+    The parsed tree folds ``x = NULL`` to FALSE, which is all skipping needs
+    (NULL and FALSE both keep no row), but under NOT the two differ:
+    ``NOT (x = NULL)`` keeps no row, ``NOT FALSE`` keeps every one.
+    """
+    for node in _parse(text).walk():
+        operands: list[exp.Expression] = []
+        if type(node) in _COMPARISONS and not isinstance(node, exp.NullSafeEQ):
+            operands = [node.this, node.expression]
+        elif isinstance(node, exp.Between):
+            operands = [node.args["low"], node.args["high"]]
+        if any(_is_null(o) for o in operands) and node.find_ancestor(exp.Not) is not None:
+            return str(node.sql(dialect="spark"))
+    return None
+
+
+def _is_null(node: exp.Expression) -> bool:
+    try:
+        return _literal(node) is _NULL
+    except _NotALiteralError:
+        return False
 
 
 def _parse(text: str) -> exp.Expression:
@@ -197,22 +241,33 @@ def _like(node: exp.Like) -> Predicate:
     return Comparison("=", column, body)
 
 
-def _convert(node: exp.Expression) -> Predicate:
+def _convert(node: exp.Expression, *, fold: bool) -> Predicate:
+    converted = _convert_node(node, fold=fold)
+    if isinstance(converted, Unknown) and not isinstance(
+        node, exp.Paren | exp.Not | exp.And | exp.Or
+    ):
+        # Name the construct: the reason alone does not say which part of a long filter.
+        return Unknown(f"{converted.reason} ({node.sql(dialect='spark')})")
+    return converted
+
+
+def _convert_node(node: exp.Expression, *, fold: bool) -> Predicate:
+    both, either, negation = (and_, or_, not_) if fold else (And, Or, Not)
     if isinstance(node, exp.Paren):
-        return _convert(node.this)
+        return _convert(node.this, fold=fold)
     if isinstance(node, exp.And):
-        return and_(_convert(node.this), _convert(node.expression))
+        return both(_convert(node.this, fold=fold), _convert(node.expression, fold=fold))
     if isinstance(node, exp.Or):
-        return or_(_convert(node.this), _convert(node.expression))
+        return either(_convert(node.this, fold=fold), _convert(node.expression, fold=fold))
     if isinstance(node, exp.Not):
-        return not_(_convert(node.this))
+        return negation(_convert(node.this, fold=fold))
     if isinstance(node, exp.Boolean):
         return AlwaysTrue() if node.this else AlwaysFalse()
     op = _COMPARISONS.get(type(node))
     if op is not None:
         return _comparison(op, node.this, node.expression)
     if isinstance(node, exp.Between):
-        return and_(
+        return both(
             _comparison(">=", node.this, node.args["low"]),
             _comparison("<=", node.this, node.args["high"]),
         )

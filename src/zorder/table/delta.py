@@ -247,6 +247,46 @@ class TableSnapshot:
             return data_file.path
         return f"{self.uri.rstrip('/')}/{data_file.path}"
 
+    @functools.cached_property
+    def arrow_schema(self) -> pa.Schema:
+        """The table's schema in Arrow types, as Delta readers give them."""
+        return pa.schema(self.table.schema().to_arrow())
+
+    @functools.cached_property
+    def _storage(self) -> tuple[pafs.FileSystem, str]:
+        return _filesystem(self.uri)
+
+    def read_arrow(self, data_file: DataFile, columns: Sequence[str]) -> pa.Table:
+        """``columns`` of one file's rows, in the table's Arrow types, read in-process.
+
+        As Spark reads the file: a column the file lacks is NULL throughout,
+        and partition columns hold the log's values for the file.
+        """
+        schema = self.arrow_schema
+        if _has_scheme(data_file.path):
+            filesystem, location = pafs.FileSystem.from_uri(data_file.path)
+        else:
+            filesystem, root = self._storage
+            location = f"{root.rstrip('/')}/{data_file.path}"
+        partition = dict(zip(self.partition_columns, data_file.partition, strict=True))
+        with filesystem.open_input_file(location) as source:
+            parquet = pq.ParquetFile(source)
+            present = set(parquet.schema_arrow.names)
+            stored = [c for c in columns if c in present and c not in partition]
+            read = parquet.read(columns=stored, use_threads=False)
+        rows = read.num_rows if stored else (data_file.num_records or parquet.metadata.num_rows)
+        arrays = []
+        for name in columns:
+            target = schema.field(name).type
+            if name in partition:
+                value = pa.scalar(partition[name], target)
+                arrays.append(pa.repeat(value, rows))
+            elif name in present:
+                arrays.append(read.column(name).cast(target, safe=False))
+            else:
+                arrays.append(pa.nulls(rows, target))
+        return pa.Table.from_arrays(arrays, schema=pa.schema([schema.field(c) for c in columns]))
+
     def schema_frame(self, spark: SparkSession) -> DataFrame:
         """An empty DataFrame with the table's schema: to check names and types, lists no file."""
         return spark.createDataFrame([], self.schema)

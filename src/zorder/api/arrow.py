@@ -1,0 +1,136 @@
+"""``to_arrow``: a filtered read of a Delta table in this process, without a JVM.
+
+The same planning as :func:`zorder.read` (the snapshot through ``deltalake``,
+partitions and files pruned by the statistics), then only the surviving
+files read with pyarrow and their rows filtered by
+:mod:`zorder.skipping.rows`, which gives Spark's answer exactly or refuses the
+filter before anything is read. For interactive lookups, notebooks and
+services; Spark pipelines and joins keep using :func:`zorder.read`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import pyarrow as pa
+
+from zorder.api.read import ScanReport, column_types, plan_snapshot_scan
+from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError
+from zorder.skipping.predicates import resolve_column
+from zorder.skipping.rows import exact_predicate, referenced, row_mask, unsupported
+from zorder.skipping.sql import negated_null_comparison, parse_unfolded
+from zorder.table import DataFile, load_snapshot, normalize_uri
+
+__all__ = ["scan_arrow", "to_arrow"]
+
+# Files read at once: enough to overlap storage latency, few enough that a
+# LIMIT stops reading soon after it is met.
+_READERS = 8
+
+
+def to_arrow(
+    path: str,
+    where: str | None = None,
+    *,
+    columns: Sequence[str] | None = None,
+    limit: int | None = None,
+    time_zone: str = "UTC",
+    storage_options: Mapping[str, str] | None = None,
+) -> pa.Table:
+    """The table's rows matching ``where`` (Spark SQL text), read in-process.
+
+    The rows are exactly those ``zorder.read(spark, path, where)`` returns
+    with ``spark.sql.session.timeZone`` set to ``time_zone`` (in which
+    timestamps written without a zone are read). A filter holding something
+    this path cannot evaluate with Spark's meaning (functions, arithmetic,
+    casts that change values, ...) raises
+    :class:`~zorder.errors.UnsupportedFilterError` naming it, before any file
+    is read. ``columns`` picks and orders the columns (default: all, in the
+    table's order); ``limit`` stops after that many rows (in file order).
+    """
+    return scan_arrow(
+        path,
+        where,
+        columns=columns,
+        limit=limit,
+        time_zone=time_zone,
+        storage_options=storage_options,
+    )[0]
+
+
+def scan_arrow(
+    path: str,
+    where: str | None = None,
+    *,
+    columns: Sequence[str] | None = None,
+    limit: int | None = None,
+    time_zone: str = "UTC",
+    storage_options: Mapping[str, str] | None = None,
+) -> tuple[pa.Table, ScanReport]:
+    """:func:`to_arrow`, with the report of what the plan kept (``zorder query --explain``)."""
+    if where is not None and not isinstance(where, str):
+        raise InvalidArgumentTypeError(
+            f"to_arrow takes the filter as SQL text, got {type(where).__name__}; "
+            "a pyspark Column needs Spark: use zorder.read(spark, path, where)"
+        )
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+        raise InvalidArgumentError(f"limit must be an int >= 0 or None, got {limit!r}")
+    snapshot = load_snapshot(normalize_uri(path), storage_options)
+    types = column_types(snapshot.schema)
+    text = where if where is not None else "TRUE"
+    folded = negated_null_comparison(text)
+    if folded is not None:
+        raise unsupported(f"{folded} under NOT (a comparison with NULL is NULL; use IS NULL)")
+    predicate = exact_predicate(parse_unfolded(text), types, time_zone=time_zone)
+    wanted = (
+        list(types)
+        if columns is None
+        else [resolve_column(c, types) for c in _column_list(columns)]
+    )
+    plan = plan_snapshot_scan(snapshot, where, None, time_zone=time_zone)
+    needed = wanted + sorted(referenced(predicate) - set(wanted))
+    schema = pa.schema([snapshot.arrow_schema.field(c) for c in wanted])
+
+    def matching(data_file: DataFile) -> pa.Table:
+        rows = snapshot.read_arrow(data_file, needed)
+        return rows.filter(row_mask(predicate, rows, types)).select(wanted)
+
+    parts: list[pa.Table] = []
+    found = 0
+    for part in _in_order(matching, plan.kept if limit != 0 else ()):
+        parts.append(part)
+        found += part.num_rows
+        if limit is not None and found >= limit:
+            break
+    table = pa.concat_tables(parts) if parts else schema.empty_table()
+    return (table if limit is None else table.slice(0, limit)), plan.report
+
+
+def _column_list(columns: Sequence[str]) -> list[str]:
+    if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
+        raise InvalidArgumentTypeError(f"columns must be a list of column names, got {columns!r}")
+    return list(columns)
+
+
+def _in_order(
+    read: Callable[[DataFile], pa.Table], files: Sequence[DataFile]
+) -> Iterator[pa.Table]:
+    """``read`` of each file, a few at a time on threads, yielded in the files' order.
+
+    Stopping the iteration cancels the reads not yet started.
+    """
+    if not files:
+        return
+    with ThreadPoolExecutor(max_workers=min(_READERS, len(files))) as pool:
+        pending: list[Future[pa.Table]] = []
+        position = 0
+        try:
+            while position < len(files) or pending:
+                while position < len(files) and len(pending) < _READERS:
+                    pending.append(pool.submit(read, files[position]))
+                    position += 1
+                yield pending.pop(0).result()
+        finally:
+            for future in pending:
+                future.cancel()
