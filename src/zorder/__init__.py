@@ -15,7 +15,6 @@ operations import what they need when first touched.
 from __future__ import annotations
 
 import importlib
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 from zorder.errors import (
@@ -36,6 +35,7 @@ from zorder.errors import (
 )
 
 if TYPE_CHECKING:
+    __version__: str
     from zorder.api import (
         ClusterMetrics,
         FileDescription,
@@ -105,13 +105,20 @@ _LAZY = {
     ),
 }
 
-try:
-    __version__ = version("zorder")
-except PackageNotFoundError:  # running from a source tree that was not installed
-    __version__ = "0.0.0+unknown"
+
+def _installed_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("zorder")
+    except PackageNotFoundError:  # running from a source tree that was not installed
+        return "0.0.0+unknown"
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":  # read from the installed metadata only when asked (30 ms)
+        globals()[name] = _installed_version()
+        return globals()[name]
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'zorder' has no attribute {name!r}")
@@ -121,7 +128,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | {"__version__"})
 
 
 __all__ = [

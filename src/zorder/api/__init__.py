@@ -1,14 +1,48 @@
-"""The public operations: write, optimize, read, to_arrow, explain, vacuum, describe."""
+"""The public operations: write, optimize, read, to_arrow, explain, vacuum, describe.
+
+The write path loads on first use (PEP 562): ``zorder query`` reaches
+:mod:`zorder.api.arrow` without importing the Spark write operations.
+"""
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# Eager where a module shares its function's name (zorder.api.read holds read):
+# importing the module would otherwise leave the module under that name.
 from zorder.api.arrow import scan_arrow, to_arrow
-from zorder.api.cluster import ClusterMetrics, WriteMode, optimize, write
 from zorder.api.describe import FileDescription, RunDescription, TableDescription, describe
-from zorder.api.inputs import INPUT_FORMATS, InputFormat, read_input
+from zorder.api.modes import INPUT_FORMATS, InputFormat, WriteMode
 from zorder.api.read import ScanReport, explain, read, skipping_effectiveness
 from zorder.api.vacuum import VacuumResult, vacuum
 from zorder.sizes import DEFAULT_TARGET_FILE_SIZE, parse_size
+
+if TYPE_CHECKING:
+    from zorder.api.cluster import ClusterMetrics, optimize, write
+    from zorder.api.inputs import read_input
+
+# Lazy: the Spark write path (and its progress display), which a lookup never needs.
+_LAZY = {
+    "ClusterMetrics": "zorder.api.cluster",
+    "optimize": "zorder.api.cluster",
+    "write": "zorder.api.cluster",
+    "read_input": "zorder.api.inputs",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'zorder.api' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "DEFAULT_TARGET_FILE_SIZE",

@@ -17,12 +17,13 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Any
 
 import numpy as np
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import LongType, StructField, StructType
 
+from zorder.api.modes import WRITE_MODES, WriteMode
 from zorder.api.progress import phase, progress_of
 from zorder.curves.kinds import ClusteringSpec, Curve, KeyMethod, as_curve, as_key_method
 from zorder.errors import (
@@ -69,9 +70,6 @@ from zorder.table.clustering import (
 from zorder.table.tiering import DEFAULT_FANOUT, check_fanout, files_to_recluster
 
 __all__ = ["ClusterMetrics", "WriteMode", "optimize", "write"]
-
-WriteMode = Literal["error", "append", "overwrite"]
-WRITE_MODES: tuple[str, ...] = get_args(WriteMode)
 
 
 @dataclass(frozen=True)

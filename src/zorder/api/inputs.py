@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Literal, get_args
 
 from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 
+from zorder.api.modes import INPUT_FORMATS, InputFormat
 from zorder.errors import InvalidArgumentError, SourceNotFoundError
 from zorder.table import load_snapshot, normalize_uri
 
 __all__ = ["INPUT_FORMATS", "InputFormat", "read_input"]
-
-InputFormat = Literal["parquet", "csv", "delta"]
-INPUT_FORMATS: tuple[InputFormat, ...] = get_args(InputFormat)
 
 
 def read_input(

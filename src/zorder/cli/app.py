@@ -22,8 +22,7 @@ from typing import TYPE_CHECKING, Annotated, ParamSpec, TypeVar
 import typer
 
 import zorder
-from zorder.api.cluster import WriteMode
-from zorder.api.inputs import InputFormat
+from zorder.api.modes import InputFormat, WriteMode
 from zorder.cli import output
 from zorder.curves.kinds import Curve, KeyMethod, SpaceFillingCurve
 from zorder.table.tiering import DEFAULT_FANOUT

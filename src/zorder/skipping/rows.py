@@ -32,7 +32,6 @@ import zoneinfo
 from collections.abc import Mapping
 from typing import Any, TypeAlias
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -211,7 +210,7 @@ def _constant(values: Bools, answer: bool) -> Bools:
 
 
 def _all(length: int, answer: bool) -> pa.Array:
-    return pa.array(np.full(length, answer, dtype=bool))
+    return pa.repeat(pa.scalar(answer), length)
 
 
 def _float_compare(values: Bools, op: str, value: float) -> Bools:

@@ -466,7 +466,9 @@ def load_snapshot(
         )
     metadata = table.metadata()
     partition_columns = tuple(metadata.partition_columns)
-    actions = pa.table(table.get_add_actions(flatten=False))
+    # Through the Arrow stream protocol: pa.table() would import pandas (0.2 s) to
+    # ask whether this is a DataFrame, which a cold `zorder query` cannot afford.
+    actions = pa.RecordBatchReader.from_stream(table.get_add_actions(flatten=False)).read_all()
     actions = _with_partition_statistics(actions, partition_columns)
     schema = StructType.fromJson(json.loads(table.schema().to_json()))
     return TableSnapshot(
