@@ -14,11 +14,18 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from zorder.api.read import ScanReport, column_types, plan_snapshot_scan
 from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError
 from zorder.skipping.predicates import resolve_column
-from zorder.skipping.rows import exact_predicate, referenced, row_mask, unsupported
+from zorder.skipping.rows import (
+    exact_predicate,
+    prefilter_sql,
+    referenced,
+    row_mask,
+    unsupported,
+)
 from zorder.skipping.sql import negated_null_comparison, parse_unfolded
 from zorder.table import DataFile, load_snapshot, normalize_uri
 
@@ -89,13 +96,36 @@ def scan_arrow(
         else [resolve_column(c, types) for c in _column_list(columns)]
     )
     plan = plan_snapshot_scan(snapshot, where, None, time_zone=time_zone)
-    needed = wanted + sorted(referenced(predicate) - set(wanted))
+    probed = sorted(referenced(predicate))
+    rest = [c for c in wanted if c not in probed]
     schema = pa.schema([snapshot.arrow_schema.field(c) for c in wanted])
 
     def matching(data_file: DataFile) -> pa.Table:
-        rows = snapshot.read_arrow(data_file, needed)
-        return rows.filter(row_mask(predicate, rows, types)).select(wanted)
+        if not probed:  # a filter without columns: TRUE or FALSE for every row
+            rows = snapshot.read_arrow(data_file, wanted)
+            return rows.filter(row_mask(predicate, rows, types))
+        # The filter's columns first: most files a lookup keeps hold no match, and
+        # then the other columns (often long strings) are never decoded.
+        probe = snapshot.read_arrow(data_file, probed)
+        keep = pc.fill_null(row_mask(predicate, probe, types), False)
+        if not pc.any(keep).as_py():
+            return schema.empty_table()
+        others = snapshot.read_arrow(data_file, rest)
+        rows = {name: probe.column(name) for name in probed}
+        rows |= {name: others.column(name) for name in rest}
+        return pa.table([rows[c] for c in wanted], schema=schema).filter(keep)
 
+    partitioned = set(snapshot.partition_columns)
+    prefilter = prefilter_sql(predicate, types, among=set(types) - partitioned)
+    if prefilter is not None and plan.kept and limit != 0:
+        read = snapshot.read_arrow_where(
+            plan.kept, wanted + [c for c in probed if c not in wanted], prefilter
+        )
+        if read is not None:
+            table = read.filter(pc.fill_null(row_mask(predicate, read, types), False)).select(
+                wanted
+            )
+            return (table if limit is None else table.slice(0, limit)), plan.report
     parts: list[pa.Table] = []
     found = 0
     for part in _in_order(matching, plan.kept if limit != 0 else ()):
@@ -110,6 +140,8 @@ def scan_arrow(
 def _column_list(columns: Sequence[str]) -> list[str]:
     if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
         raise InvalidArgumentTypeError(f"columns must be a list of column names, got {columns!r}")
+    if not columns:
+        raise InvalidArgumentError("columns must name at least one column (or be None for all)")
     return list(columns)
 
 

@@ -57,7 +57,14 @@ from zorder.skipping.predicates import (
     resolve_column,
 )
 
-__all__ = ["exact_predicate", "referenced", "row_mask", "session_zone", "unsupported"]
+__all__ = [
+    "exact_predicate",
+    "prefilter_sql",
+    "referenced",
+    "row_mask",
+    "session_zone",
+    "unsupported",
+]
 
 _INTEGER = re.compile(r"\s*[+-]?\d+\s*")
 _NUMBER = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*|\s*[+-]?(NaN|Infinity)\s*")
@@ -197,8 +204,62 @@ def referenced(predicate: Predicate) -> set[str]:
     return set()
 
 
-# --------------------------------------------------------------------------
-# Evaluation
+def _conjuncts(predicate: Predicate) -> list[Predicate]:
+    if isinstance(predicate, And):
+        return _conjuncts(predicate.left) + _conjuncts(predicate.right)
+    return [predicate]
+
+
+def _sql_value(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return str(value) if -(2**63) <= value < 2**63 else None
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"  # standard SQL: no backslash escapes
+    return None
+
+
+def _sql_name(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def prefilter_sql(
+    predicate: Predicate, columns: Mapping[str, str], *, among: set[str] | None = None
+) -> str | None:
+    """Standard SQL that every row satisfying ``predicate`` satisfies, or None.
+
+    It lets an engine with late materialization (DuckDB) drop most rows while
+    reading; :func:`row_mask` then decides exactly. Only the top-level
+    conjuncts whose meaning no SQL engine changes are kept: integers and
+    strings (by bytes) compared with literals of their own type. ``among``
+    limits it to those columns (the ones stored in the files).
+    """
+    kept = []
+    for node in _conjuncts(predicate):
+        if not isinstance(node, Comparison | InList):
+            continue
+        if among is not None and node.column not in among:
+            continue
+        type_name = columns[node.column]
+        if type_name not in INTEGER_TYPES and type_name != "string":
+            continue
+        wanted = int if type_name in INTEGER_TYPES else str
+        values = node.values if isinstance(node, InList) else (node.value,)
+        if not values or not all(type(v) is wanted for v in values):
+            continue
+        texts = [_sql_value(v) for v in values]
+        if any(t is None for t in texts):
+            continue
+        name = _sql_name(node.column)
+        if isinstance(node, InList):
+            if not node.negated:
+                kept.append(f"{name} IN ({', '.join(str(t) for t in texts)})")
+        else:  # x <=> v is TRUE exactly where x = v is
+            op = "=" if node.op == "<=>" else node.op
+            kept.append(f"{name} {op} {texts[0]}")
+    return " AND ".join(kept) if kept else None
+
 
 # A boolean pa.Array or pa.ChunkedArray; pyarrow ships no type information, so Any.
 Bools: TypeAlias = Any

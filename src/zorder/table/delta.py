@@ -287,6 +287,55 @@ class TableSnapshot:
                 arrays.append(pa.nulls(rows, target))
         return pa.Table.from_arrays(arrays, schema=pa.schema([schema.field(c) for c in columns]))
 
+    def read_arrow_where(
+        self, files: Sequence[DataFile], columns: Sequence[str], where: str
+    ) -> pa.Table | None:
+        """``columns`` of the rows of local ``files`` that satisfy the SQL ``where``, or None.
+
+        DuckDB reads them: it evaluates ``where`` on the columns it names
+        first and decodes the other columns only for the rows that pass, which
+        a lookup among long strings gains most from. ``where`` must mean the
+        same to DuckDB as to Spark and name only stored (not partition)
+        columns; the caller filters the result exactly afterwards. None when
+        DuckDB cannot do it here (remote storage, a column no file holds):
+        then read the files with :meth:`read_arrow`.
+        """
+        if _has_scheme(self.uri) or any(_has_scheme(f.path) for f in files):
+            return None
+        import duckdb
+
+        schema = self.arrow_schema
+        partitioned = set(self.partition_columns)
+        stored = [c for c in columns if c not in partitioned]
+        select = ", ".join('"' + c.replace('"', '""') + '"' for c in stored) or "1"
+        query = (
+            f"SELECT {select} FROM read_parquet(?, union_by_name = true, "
+            f"hive_partitioning = false) WHERE {where}"
+        )
+        connection = duckdb.connect()
+        parts = []
+        try:
+            for values, members in _by_partition(files).items():
+                paths = [f"{self.uri.rstrip('/')}/{f.path}" for f in members]
+                found = connection.execute(query, [paths]).to_arrow_table()
+                known = dict(zip(self.partition_columns, values, strict=True))
+                arrays = [
+                    pa.repeat(pa.scalar(known[c], schema.field(c).type), found.num_rows)
+                    if c in known
+                    else found.column(c).cast(schema.field(c).type, safe=False)
+                    for c in columns
+                ]
+                parts.append(
+                    pa.Table.from_arrays(
+                        arrays, schema=pa.schema([schema.field(c) for c in columns])
+                    )
+                )
+        except duckdb.Error:
+            return None
+        finally:
+            connection.close()
+        return pa.concat_tables(parts) if parts else None
+
     def schema_frame(self, spark: SparkSession) -> DataFrame:
         """An empty DataFrame with the table's schema: to check names and types, lists no file."""
         return spark.createDataFrame([], self.schema)
