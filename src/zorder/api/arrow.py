@@ -16,7 +16,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from zorder.api.read import ScanReport, column_types, plan_snapshot_scan
+from zorder.api.read import ScanReport, plan_snapshot_scan
 from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError
 from zorder.skipping.predicates import resolve_column
 from zorder.skipping.rows import (
@@ -84,7 +84,7 @@ def scan_arrow(
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
         raise InvalidArgumentError(f"limit must be an int >= 0 or None, got {limit!r}")
     snapshot = load_snapshot(normalize_uri(path), storage_options)
-    types = column_types(snapshot.schema)
+    types = snapshot.column_types
     text = where if where is not None else "TRUE"
     folded = negated_null_comparison(text)
     if folded is not None:

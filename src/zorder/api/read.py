@@ -12,19 +12,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeAlias
 
-from pyspark.sql import Column, DataFrame, SparkSession
-from pyspark.sql import functions as F
-from pyspark.sql.types import StructType
-
-from zorder.curves.encodings import canonical_type_name
 from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError
 from zorder.skipping import Mask, Predicate, bind, might_match_mask, parse_predicate
 from zorder.table import DataFile, TableSnapshot, load_snapshot, normalize_uri
 
 __all__ = ["ScanPlan", "ScanReport", "explain", "plan_scan", "read", "skipping_effectiveness"]
 
-Where = str | Column | None
+if TYPE_CHECKING:
+    # pyspark loads only where Spark runs: planning SQL text (explain, to_arrow) needs none.
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+Where: TypeAlias = "str | Column | None"
 
 
 @dataclass(frozen=True)
@@ -67,17 +67,6 @@ class ScanPlan:
     report: ScanReport
 
 
-def column_types(schema: StructType) -> dict[str, str]:
-    types = {}
-    for field in schema.fields:
-        name = str(field.dataType.simpleString())
-        try:
-            types[field.name] = canonical_type_name(name)
-        except ValueError:
-            types[field.name] = name  # nested: comparisons on it stay Unknown
-    return types
-
-
 def _column_sql(where: Column, snapshot: TableSnapshot, spark: SparkSession) -> str:
     """Spark's own SQL for a Column filter, resolved and constant-folded against the table."""
     # The analyzed plan has the names resolved and the literals typed; it is
@@ -91,6 +80,10 @@ def _predicate(
 ) -> tuple[str, Predicate]:
     if where is None:
         return "TRUE", parse_predicate("TRUE")
+    if isinstance(where, str):
+        return where, parse_predicate(where)
+    from pyspark.sql import Column, SparkSession
+
     if isinstance(where, Column):
         session = spark or SparkSession.getActiveSession()
         if session is None:
@@ -98,8 +91,6 @@ def _predicate(
                 "a Column filter needs an active SparkSession; pass SQL text instead"
             )
         text = _column_sql(where, snapshot, session)
-    elif isinstance(where, str):
-        text = where
     else:
         raise InvalidArgumentTypeError(
             f"where must be SQL text or a pyspark Column, got {type(where).__name__}"
@@ -109,6 +100,8 @@ def _predicate(
 
 def _session_time_zone(spark: SparkSession | None) -> str:
     """The zone Spark reads zone-less timestamp literals in; UTC when no session is active."""
+    from pyspark.sql import SparkSession
+
     session = spark or SparkSession.getActiveSession()
     if session is None:
         return "UTC"
@@ -127,7 +120,7 @@ def plan_snapshot_scan(
     Zone-less timestamps are read in ``time_zone``, else in the session's.
     """
     text, predicate = _predicate(where, snapshot, spark)
-    types = column_types(snapshot.schema)
+    types = snapshot.column_types
     zone = time_zone if time_zone is not None else _session_time_zone(spark)
     bound = bind(predicate, types, time_zone=zone)
     mask = might_match_mask(
@@ -174,7 +167,9 @@ def read(
     frame = plan.snapshot.read_files(spark, plan.keep)
     if where is None:
         return frame
-    return frame.where(where if isinstance(where, Column) else F.expr(where))
+    from pyspark.sql import functions as F
+
+    return frame.where(F.expr(where) if isinstance(where, str) else where)
 
 
 def explain(

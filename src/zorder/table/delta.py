@@ -17,7 +17,7 @@ import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote, urlparse
 
 import numpy as np
@@ -36,19 +36,8 @@ from deltalake.transaction import (
     Transaction,
     create_table_with_add_actions,
 )
-from pyspark.sql import Column, DataFrame, DataFrameReader, SparkSession
-from pyspark.sql import functions as F
-from pyspark.sql.types import (
-    ArrayType,
-    DataType,
-    DoubleType,
-    FloatType,
-    LongType,
-    MapType,
-    StructField,
-    StructType,
-)
 
+from zorder.curves.encodings import canonical_type_name
 from zorder.curves.kinds import ClusteringSpec
 from zorder.errors import (
     ConcurrentCommitError,
@@ -142,6 +131,13 @@ def _has_scheme(path: str) -> bool:
     return len(scheme) > 1  # a drive letter is no scheme
 
 
+if TYPE_CHECKING:
+    # pyspark loads only on the paths that use Spark: a lookup (zorder.to_arrow,
+    # `zorder query`) reads tables without it.
+    from pyspark.sql import Column, DataFrame, DataFrameReader, SparkSession
+    from pyspark.sql.types import DataType, StructType
+
+
 @dataclass(frozen=True)
 class TableSnapshot:
     """A version of a table, pinned: what optimize reads and conflict-checks against."""
@@ -149,7 +145,6 @@ class TableSnapshot:
     uri: str
     table: DeltaTable
     version: int
-    schema: StructType
     configuration: Mapping[str, str | None]
     partition_columns: tuple[str, ...]
     actions: pa.Table  # get_add_actions(flatten=False): path, size_bytes, num_records, min, ...
@@ -246,6 +241,30 @@ class TableSnapshot:
         if _has_scheme(data_file.path):
             return data_file.path
         return f"{self.uri.rstrip('/')}/{data_file.path}"
+
+    @functools.cached_property
+    def schema(self) -> StructType:
+        """The table's schema as Spark types."""
+        from pyspark.sql.types import StructType
+
+        return StructType.fromJson(json.loads(self.table.schema().to_json()))
+
+    @functools.cached_property
+    def column_types(self) -> dict[str, str]:
+        """Each top-level column's Spark type name (``bigint``, ``decimal(12,3)``, ...).
+
+        Read from the Delta schema itself, so that planning a read needs no
+        pyspark. A nested column's type is named by its kind (``struct``...).
+        """
+        types = {}
+        for entry in json.loads(self.table.schema().to_json())["fields"]:
+            kind = entry["type"]
+            name = kind if isinstance(kind, str) else str(kind.get("type", "nested"))
+            try:
+                types[entry["name"]] = canonical_type_name(name)
+            except ValueError:
+                types[entry["name"]] = name  # binary, nested: comparisons stay Unknown
+        return types
 
     @functools.cached_property
     def arrow_schema(self) -> pa.Schema:
@@ -382,6 +401,8 @@ class TableSnapshot:
         indices = {values: index for index, values in enumerate(partitions)}
         groups = _by_partition(self.files_where(keep))
         if not groups:
+            from pyspark.sql.types import LongType, StructField, StructType
+
             schema = StructType([*self.schema.fields, StructField(index_column, LongType(), False)])
             return spark.createDataFrame([], schema)
         return self._union_of_partitions(
@@ -390,6 +411,8 @@ class TableSnapshot:
 
     def _reader(self, spark: SparkSession, keep: npt.NDArray[np.bool_] | None) -> DataFrameReader:
         partitioned = set(self.partition_columns)
+        from pyspark.sql.types import StructType
+
         data_schema = StructType([f for f in self.schema.fields if f.name not in partitioned])
         reader = spark.read.schema(data_schema)
         if _holds_floats(self.schema):
@@ -407,6 +430,9 @@ class TableSnapshot:
     ) -> DataFrame:
         # Partition values live in the log, not in the files: each partition's files
         # are read together and its values added as typed literals.
+        from pyspark.sql import DataFrame
+        from pyspark.sql import functions as F
+
         frames = []
         for values, members in groups.items():
             known = dict(zip(self.partition_columns, values, strict=True))
@@ -433,6 +459,8 @@ def _by_partition(files: Sequence[DataFile]) -> dict[tuple[Any, ...], list[DataF
 
 def _typed_literal(value: Any, data_type: DataType) -> Column:
     """``value`` as a Spark literal of ``data_type`` (NULL too), exactly: never through a zone."""
+    from pyspark.sql import functions as F
+
     return F.expr(f"CAST({sql_literal(value)} AS {data_type.simpleString()})")
 
 
@@ -488,6 +516,8 @@ def _with_partition_statistics(actions: pa.Table, columns: Sequence[str]) -> pa.
 
 def _holds_floats(data_type: DataType) -> bool:
     """Whether ``data_type`` is or holds a float or double (Spark pushes nested fields down too)."""
+    from pyspark.sql.types import ArrayType, DoubleType, FloatType, MapType, StructType
+
     if isinstance(data_type, FloatType | DoubleType):
         return True
     if isinstance(data_type, StructType):
@@ -515,16 +545,12 @@ def load_snapshot(
         )
     metadata = table.metadata()
     partition_columns = tuple(metadata.partition_columns)
-    # Through the Arrow stream protocol: pa.table() would import pandas (0.2 s) to
-    # ask whether this is a DataFrame, which a cold `zorder query` cannot afford.
-    actions = pa.RecordBatchReader.from_stream(table.get_add_actions(flatten=False)).read_all()
+    actions = pa.table(table.get_add_actions(flatten=False))
     actions = _with_partition_statistics(actions, partition_columns)
-    schema = StructType.fromJson(json.loads(table.schema().to_json()))
     return TableSnapshot(
         uri=uri,
         table=table,
         version=table.version(),
-        schema=schema,
         configuration=dict(metadata.configuration),
         partition_columns=partition_columns,
         actions=actions,
