@@ -29,10 +29,15 @@ __all__ = ["phase", "progress_of", "spark_status", "status_text"]
 
 
 class _Phase:
-    """The phase the display shows; set by the operation, read by the display's thread."""
+    """The phase the display shows; set by the operation, read by the display's thread.
+
+    A new phase is drawn at once (``redraw``), not at the next tick: a phase
+    shorter than a quarter second is still seen.
+    """
 
     def __init__(self) -> None:
         self.name = ""
+        self.redraw: Callable[[], None] = lambda: None
 
 
 _SHOWING: ContextVar[_Phase | None] = ContextVar("zorder_progress_phase", default=None)
@@ -43,6 +48,7 @@ def phase(name: str) -> None:
     current = _SHOWING.get()
     if current is not None:
         current.name = name
+        current.redraw()
 
 
 def status_text(message: str, step: str, jobs: JobProgress | None, seconds: float) -> str:
@@ -73,12 +79,15 @@ def spark_status(
     try:
         with jobs_context as jobs, shown.status(status_text(message, "", None, 0)) as status:
 
+            def draw() -> None:
+                seconds = time.monotonic() - started
+                status.update(status_text(message, current.name, jobs(), seconds))
+
             def refresh() -> None:
                 while not stop.wait(0.25):
-                    state = jobs()
-                    text = status_text(message, current.name, state, time.monotonic() - started)
-                    status.update(text)
+                    draw()
 
+            current.redraw = draw
             thread = threading.Thread(target=refresh, name="zorder-progress", daemon=True)
             thread.start()
             try:
