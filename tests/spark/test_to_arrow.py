@@ -275,3 +275,27 @@ def test_partitioned_and_delta_rs_tables(spark: SparkSession, tmp_path: Path) ->
     report = scan_arrow(path, "day = DATE'2024-01-02'")[1]
     assert report.partitions_scanned is not None
     assert report.partitions_scanned < (report.partitions_total or 0)
+
+
+def test_files_of_an_evolved_schema(spark: SparkSession, tmp_path: Path) -> None:
+    """A column added later reads as NULL in older files; a widened int is read alike."""
+    path = str(tmp_path / "evolved")
+    old = pa.table({"n": pa.array(range(100), pa.int32()), "s": [f"v{i % 9}" for i in range(100)]})
+    write_deltalake(path, old)
+    new = pa.table(
+        {
+            "n": pa.array(range(100, 200), pa.int32()),
+            "s": [f"v{i % 9}" for i in range(100)],
+            "extra": [i % 4 for i in range(100)],
+        }
+    )
+    write_deltalake(path, new, mode="append", schema_mode="merge")
+    for where in [
+        "s = 'v3'",
+        "n >= 95 AND n < 105",
+        "extra = 2 OR n = 7",
+        "extra IS NULL AND s = 'v1'",
+    ]:
+        assert check_same_rows(spark, path, where), where
+    got = zorder.to_arrow(path, "s = 'v3' AND n < 50", columns=["n", "extra"])
+    assert got.column("extra").null_count == got.num_rows > 0
