@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 
 from zorder.api.read import ScanReport, plan_snapshot_scan
 from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError
-from zorder.skipping.predicates import resolve_column
+from zorder.skipping.predicates import Predicate, resolve_column
 from zorder.skipping.rows import (
     exact_predicate,
     prefilter_sql,
@@ -27,7 +27,7 @@ from zorder.skipping.rows import (
     unsupported,
 )
 from zorder.skipping.sql import negated_null_comparison, parse_unfolded
-from zorder.table import DataFile, load_snapshot, normalize_uri
+from zorder.table import DataFile, TableSnapshot, load_snapshot, normalize_uri
 
 __all__ = ["scan_arrow", "to_arrow"]
 
@@ -96,6 +96,38 @@ def scan_arrow(
         else [resolve_column(c, types) for c in _column_list(columns)]
     )
     plan = plan_snapshot_scan(snapshot, where, None, time_zone=time_zone)
+    files = plan.kept if limit != 0 else ()
+    table = _prefiltered(snapshot, files, predicate, wanted)
+    if table is None:
+        table = _file_by_file(snapshot, files, predicate, wanted, limit)
+    return (table if limit is None else table.slice(0, limit)), plan.report
+
+
+def _prefiltered(
+    snapshot: TableSnapshot, files: Sequence[DataFile], predicate: Predicate, wanted: list[str]
+) -> pa.Table | None:
+    """The matching rows of ``files``, read by DuckDB with a prefilter; None where it cannot."""
+    types = snapshot.column_types
+    stored = set(types) - set(snapshot.partition_columns)
+    prefilter = prefilter_sql(predicate, types, among=stored)
+    if prefilter is None or not files:
+        return None
+    probed = [c for c in sorted(referenced(predicate)) if c not in wanted]
+    read = snapshot.read_arrow_where(files, wanted + probed, prefilter)
+    if read is None:
+        return None
+    return read.filter(pc.fill_null(row_mask(predicate, read, types), False)).select(wanted)
+
+
+def _file_by_file(
+    snapshot: TableSnapshot,
+    files: Sequence[DataFile],
+    predicate: Predicate,
+    wanted: list[str],
+    limit: int | None,
+) -> pa.Table:
+    """The matching rows of ``files``, read with pyarrow, until ``limit`` rows are found."""
+    types = snapshot.column_types
     probed = sorted(referenced(predicate))
     rest = [c for c in wanted if c not in probed]
     schema = pa.schema([snapshot.arrow_schema.field(c) for c in wanted])
@@ -115,26 +147,14 @@ def scan_arrow(
         rows |= {name: others.column(name) for name in rest}
         return pa.table([rows[c] for c in wanted], schema=schema).filter(keep)
 
-    partitioned = set(snapshot.partition_columns)
-    prefilter = prefilter_sql(predicate, types, among=set(types) - partitioned)
-    if prefilter is not None and plan.kept and limit != 0:
-        read = snapshot.read_arrow_where(
-            plan.kept, wanted + [c for c in probed if c not in wanted], prefilter
-        )
-        if read is not None:
-            table = read.filter(pc.fill_null(row_mask(predicate, read, types), False)).select(
-                wanted
-            )
-            return (table if limit is None else table.slice(0, limit)), plan.report
     parts: list[pa.Table] = []
     found = 0
-    for part in _in_order(matching, plan.kept if limit != 0 else ()):
+    for part in _in_order(matching, files):
         parts.append(part)
         found += part.num_rows
         if limit is not None and found >= limit:
             break
-    table = pa.concat_tables(parts) if parts else schema.empty_table()
-    return (table if limit is None else table.slice(0, limit)), plan.report
+    return pa.concat_tables(parts) if parts else schema.empty_table()
 
 
 def _column_list(columns: Sequence[str]) -> list[str]:

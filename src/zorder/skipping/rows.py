@@ -60,6 +60,7 @@ from zorder.skipping.predicates import (
 __all__ = [
     "exact_predicate",
     "prefilter_sql",
+    "quoted_name",
     "referenced",
     "row_mask",
     "session_zone",
@@ -220,7 +221,8 @@ def _sql_value(value: Any) -> str | None:
     return None
 
 
-def _sql_name(name: str) -> str:
+def quoted_name(name: str) -> str:
+    """A column name as standard SQL quotes it (DuckDB's too)."""
     return '"' + name.replace('"', '""') + '"'
 
 
@@ -251,7 +253,7 @@ def prefilter_sql(
         texts = [_sql_value(v) for v in values]
         if any(t is None for t in texts):
             continue
-        name = _sql_name(node.column)
+        name = quoted_name(node.column)
         if isinstance(node, InList):
             if not node.negated:
                 kept.append(f"{name} IN ({', '.join(str(t) for t in texts)})")

@@ -46,6 +46,7 @@ from zorder.errors import (
     NotADeltaTableError,
     UnsupportedTableError,
 )
+from zorder.skipping.rows import quoted_name
 from zorder.skipping.sql import sql_literal
 from zorder.stats import FileStats, action_stats_field, indexed_columns, stats_from_parquet
 from zorder.table.clustering import (
@@ -281,7 +282,6 @@ class TableSnapshot:
         As Spark reads the file: a column the file lacks is NULL throughout,
         and partition columns hold the log's values for the file.
         """
-        schema = self.arrow_schema
         if _has_scheme(data_file.path):
             filesystem, location = pafs.FileSystem.from_uri(data_file.path)
         else:
@@ -294,14 +294,24 @@ class TableSnapshot:
             stored = [c for c in columns if c in present and c not in partition]
             read = parquet.read(columns=stored, use_threads=False)
         rows = read.num_rows if stored else (data_file.num_records or parquet.metadata.num_rows)
+        return self._in_table_types(read, columns, partition, rows)
+
+    def _in_table_types(
+        self, stored: pa.Table, columns: Sequence[str], partition: Mapping[str, Any], rows: int
+    ) -> pa.Table:
+        """``columns`` of ``rows`` rows, as Spark reads them from files, in the table's types.
+
+        A partition column holds the log's value, a column of ``stored`` is
+        cast, and a column the files lack is NULL throughout.
+        """
+        schema = self.arrow_schema
         arrays = []
         for name in columns:
             target = schema.field(name).type
             if name in partition:
-                value = pa.scalar(partition[name], target)
-                arrays.append(pa.repeat(value, rows))
-            elif name in present:
-                arrays.append(read.column(name).cast(target, safe=False))
+                arrays.append(pa.repeat(pa.scalar(partition[name], target), rows))
+            elif name in stored.column_names:
+                arrays.append(stored.column(name).cast(target, safe=False))
             else:
                 arrays.append(pa.nulls(rows, target))
         return pa.Table.from_arrays(arrays, schema=pa.schema([schema.field(c) for c in columns]))
@@ -323,10 +333,9 @@ class TableSnapshot:
             return None
         import duckdb
 
-        schema = self.arrow_schema
         partitioned = set(self.partition_columns)
         stored = [c for c in columns if c not in partitioned]
-        select = ", ".join('"' + c.replace('"', '""') + '"' for c in stored) or "1"
+        select = ", ".join(quoted_name(c) for c in stored) or "1"
         query = (
             f"SELECT {select} FROM read_parquet(?, union_by_name = true, "
             f"hive_partitioning = false) WHERE {where}"
@@ -337,18 +346,8 @@ class TableSnapshot:
             for values, members in _by_partition(files).items():
                 paths = [f"{self.uri.rstrip('/')}/{f.path}" for f in members]
                 found = connection.execute(query, [paths]).to_arrow_table()
-                known = dict(zip(self.partition_columns, values, strict=True))
-                arrays = [
-                    pa.repeat(pa.scalar(known[c], schema.field(c).type), found.num_rows)
-                    if c in known
-                    else found.column(c).cast(schema.field(c).type, safe=False)
-                    for c in columns
-                ]
-                parts.append(
-                    pa.Table.from_arrays(
-                        arrays, schema=pa.schema([schema.field(c) for c in columns])
-                    )
-                )
+                partition = dict(zip(self.partition_columns, values, strict=True))
+                parts.append(self._in_table_types(found, columns, partition, found.num_rows))
         except duckdb.Error:
             return None
         finally:
