@@ -99,6 +99,9 @@ _NAN_UNSAFE_FOOTER_FILTERS = {
 # Reader features whose data plain Parquet reads would get wrong.
 _UNREADABLE_FEATURES = {"deletionVectors", "columnMapping", "v2Checkpoint_unknown"}
 
+# Delta's table property for column mapping: "none", "name" or "id".
+COLUMN_MAPPING_MODE = "delta.columnMapping.mode"
+
 
 def normalize_uri(path: str | os.PathLike[str]) -> str:
     """Absolute local path, or the URI unchanged when it has a scheme (s3://, abfss://, ...)."""
@@ -535,14 +538,8 @@ def load_snapshot(
     if not is_delta_table(uri, storage_options):
         raise NotADeltaTableError(f"not a Delta table: {uri} (no readable _delta_log found)")
     table = DeltaTable(uri, version=version, storage_options=dict(storage_options or {}))
-    protocol = table.protocol()
-    features = set(protocol.reader_features or []) & _UNREADABLE_FEATURES
-    if features:
-        raise UnsupportedTableError(
-            f"table {uri} uses Delta reader features {sorted(features)}, which zorder cannot "
-            "read as plain Parquet; supported: tables without deletion vectors or column mapping"
-        )
     metadata = table.metadata()
+    _refuse_unreadable(uri, table, metadata.configuration)
     partition_columns = tuple(metadata.partition_columns)
     actions = pa.table(table.get_add_actions(flatten=False))
     actions = _with_partition_statistics(actions, partition_columns)
@@ -554,6 +551,27 @@ def load_snapshot(
         partition_columns=partition_columns,
         actions=actions,
     )
+
+
+def _refuse_unreadable(uri: str, table: DeltaTable, configuration: Mapping[str, Any]) -> None:
+    """Refuse a table whose files plain Parquet reads would get wrong, before any row is read.
+
+    Column mapping needs no reader feature on the legacy protocol (reader
+    version 2): the table's ``delta.columnMapping.mode`` alone says that its
+    files hold physical column names, which a read by logical names would
+    find missing and answer with NULLs.
+    """
+    features = set(table.protocol().reader_features or []) & _UNREADABLE_FEATURES
+    mode = configuration.get(COLUMN_MAPPING_MODE) or "none"
+    if mode != "none":
+        features.add(f"columnMapping (mode {mode!r})")
+        features.discard("columnMapping")
+    if features:
+        raise UnsupportedTableError(
+            f"table {uri} (version {table.version()}) uses Delta features {sorted(features)}, "
+            "which zorder cannot yet read or write exactly; nothing was read or written. "
+            "Supported: tables without deletion vectors or column mapping"
+        )
 
 
 def _filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
