@@ -40,3 +40,18 @@ def spark() -> Iterator[object]:
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def kernel() -> Iterator[object]:
+    """A DuckDB connection with the Delta extension (the Delta kernel's reader), loaded offline."""
+    import pathlib
+
+    import duckdb
+    import duckdb_extension_delta
+
+    connection = duckdb.connect()
+    package = pathlib.Path(duckdb_extension_delta.__file__).parent
+    connection.load_extension(str(next(package.glob("extensions/*/delta.duckdb_extension"))))
+    yield connection
+    connection.close()

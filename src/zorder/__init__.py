@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from zorder.errors import (
     BenchmarkError,
+    BrokenTableError,
     ColumnNotFoundError,
     ConcurrentCommitError,
     FilterParseError,
@@ -133,6 +134,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "BenchmarkError",
+    "BrokenTableError",
     "ClusterMetrics",
     "ColumnNotFoundError",
     "ConcurrentCommitError",

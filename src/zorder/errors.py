@@ -14,6 +14,7 @@ from __future__ import annotations
 
 __all__ = [
     "BenchmarkError",
+    "BrokenTableError",
     "ColumnNotFoundError",
     "ConcurrentCommitError",
     "FilterParseError",
@@ -24,6 +25,7 @@ __all__ = [
     "SourceNotFoundError",
     "TableExistsError",
     "UnsupportedColumnTypeError",
+    "UnsupportedFilterError",
     "UnsupportedTableError",
     "ZorderError",
 ]
@@ -91,6 +93,14 @@ class UnsupportedTableError(ZorderError, ValueError):
 
     Deletion vectors and column mapping, for instance: their files cannot be
     read as plain Parquet without wrong answers.
+    """
+
+
+class BrokenTableError(ZorderError, ValueError):
+    """A Delta table's log or files are not what the protocol requires.
+
+    A log without a protocol or metadata action, missing commits, a data
+    file the log names that storage lacks: nothing is read from such a table.
     """
 
 

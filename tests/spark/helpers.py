@@ -11,6 +11,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import duckdb
+import pyarrow as pa
 import pyarrow.parquet as pq
 from deltalake import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
@@ -146,3 +148,25 @@ def within(value: Any, bound: Any, *, lower: bool) -> bool:
     else:
         a, b = (bound, value) if lower else (value, bound)
     return bool(a <= b)
+
+
+# Other Delta readers, which apply deletion vectors: DuckDB's delta_scan (the Delta
+# kernel, through the `kernel` fixture's connection) and delta-rs's DataFusion scan.
+
+
+def kernel_rows(
+    kernel: duckdb.DuckDBPyConnection, path: str, columns: list[str], where: str = "TRUE"
+) -> Counter[tuple[Any, ...]]:
+    select = ", ".join(f'"{c}"' for c in columns)
+    return row_multiset(
+        kernel.sql(f"SELECT {select} FROM delta_scan('{path}') WHERE {where}").fetchall()
+    )
+
+
+def delta_rs_rows(path: str, columns: list[str]) -> Counter[tuple[Any, ...]]:
+    table = pa.RecordBatchReader.from_stream(DeltaTable(path).scan(columns=columns)).read_all()
+    return row_multiset(zip(*[table.column(c).to_pylist() for c in columns], strict=True))
+
+
+def arrow_rows(table: pa.Table, columns: list[str]) -> Counter[tuple[Any, ...]]:
+    return row_multiset(zip(*[table.column(c).to_pylist() for c in columns], strict=True))

@@ -16,6 +16,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 import zorder
+from tests.spark.helpers import arrow_rows, kernel_rows, row_multiset
 from zorder.errors import UnsupportedTableError
 
 pytestmark = pytest.mark.spark
@@ -65,4 +66,23 @@ def test_column_mapping_is_refused_on_every_path(
         every_path(spark)[operation](path)
     assert path in str(error.value)
     assert "version" in str(error.value)
+    assert log_listing(path) == before
+
+
+def test_v2_checkpoint_table_reads_exactly_and_refuses_writes_by_name(
+    spark: SparkSession, kernel: Any, tmp_path: Path
+) -> None:
+    # Delta Spark's v2 checkpoints with sidecar files, and an identity column, which
+    # deltalake (zorder's committer) does not write to.
+    path = copy_of("checkpoint-v2-table", tmp_path)
+    columns = ["id", "name", "created_at"]
+    expected = kernel_rows(kernel, path, columns)
+    assert sum(expected.values()) == 44
+    assert arrow_rows(zorder.to_arrow(path), columns) == expected
+    assert row_multiset(zorder.read(spark, path).select(*columns).collect()) == expected
+    before = log_listing(path)
+    with pytest.raises(UnsupportedTableError, match="'id' is an identity column"):
+        zorder.optimize(spark, path, by=["id", "created_at"], num_files=2)
+    with pytest.raises(UnsupportedTableError, match="'id' is an identity column"):
+        zorder.write(zorder.read(spark, path).limit(1), path, mode="append", by=["id"])
     assert log_listing(path) == before

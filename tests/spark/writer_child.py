@@ -5,6 +5,8 @@
 - ``overwrite PATH DAY``: delta-rs replaces the rows of one day (a predicate overwrite).
 - ``delete PATH DAY``: delta-rs deletes one day's rows.
 - ``optimize PATH WHERE``: zorder optimizes the partitions WHERE chooses, with its own JVM.
+- ``dv-delete PATH FILE:ROWS``: a DELETE of rows (comma-separated positions) of one data file
+  as a deletion vector, as Delta Spark makes one (tests/delta_writer.py).
 Prints the table version it committed.
 """
 
@@ -34,6 +36,11 @@ def main(argv: list[str]) -> None:
         )
     elif kind == "delete":
         DeltaTable(path).delete(f"day = '{argument}'")
+    elif kind == "dv-delete":
+        from tests.delta_writer import delete_rows
+
+        data_file, positions = argument.rsplit(":", 1)
+        delete_rows(path, data_file, [int(p) for p in positions.split(",")])
     elif kind == "optimize":
         import zorder
         from zorder.spark import local_session

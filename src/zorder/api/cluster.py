@@ -194,14 +194,23 @@ _SPARK_FILE = re.compile(r"(?:^|/)part-(\d+)-[^/]*$")
 
 
 def _in_partition(
-    written: WrittenFile, layout: PartitionedLayout, columns: tuple[str, ...]
+    written: WrittenFile,
+    layout: PartitionedLayout,
+    columns: tuple[str, ...],
+    snapshot: TableSnapshot | None,
 ) -> WrittenFile:
-    """``written`` with the partition values of the file number Spark named it after."""
+    """``written`` with the partition values of the file number Spark named it after.
+
+    Into an existing table they go as its log writes them already.
+    """
     match = _SPARK_FILE.search(written.path)
     if match is None:  # pragma: no cover (Spark's naming is part of its file format contract)
         raise ZorderError(f"cannot tell which file of the run Spark wrote as {written.path!r}")
     partition = layout.partition_of_file(int(match.group(1)))
-    values = {c: delta_partition_value(v) for c, v in zip(columns, partition.values, strict=True)}
+    text = (
+        snapshot.partition_text if snapshot is not None else lambda _, v: delta_partition_value(v)
+    )
+    values = {c: text(c, v) for c, v in zip(columns, partition.values, strict=True)}
     return dataclasses.replace(written, partition_values=values)
 
 
@@ -249,7 +258,7 @@ def _write_and_commit(
         phase("statistics")
         written = describe_written_files(uri, run.directory, df.schema, configuration)
         if partitioned is not None:
-            written = [_in_partition(f, partitioned, partition_by) for f in written]
+            written = [_in_partition(f, partitioned, partition_by, snapshot) for f in written]
         phase("commit")
         version = commit_files(
             uri,
@@ -418,6 +427,7 @@ def write(
                 "or mode='overwrite' to replace it"
             )
         snapshot = load_snapshot(uri, storage_options)
+        snapshot.check_writable("append")  # an overwrite adds whole rows too
         commit_mode = "append" if mode == "append" else "overwrite"
     spec = _resolved_spec(
         by, curve, method, snapshot=snapshot, uri=uri, storage_options=storage_options
@@ -526,6 +536,7 @@ def optimize(
     check_fanout(fanout)
     uri = normalize_uri(path)
     snapshot = load_snapshot(uri, storage_options)
+    snapshot.check_writable("optimize")
     spec = _resolved_spec(
         by, curve, method, snapshot=snapshot, uri=uri, storage_options=storage_options
     )
@@ -571,7 +582,10 @@ def optimize(
                 )
                 if picked:
                     rewrite[partition] = picked
-        read = [f for picked in rewrite.values() for f in picked]
+        read = list(snapshot.rewrite_scope([f for picked in rewrite.values() for f in picked]))
+        rewrite = {}
+        for data_file in read:
+            rewrite[data_file.partition] = (*rewrite.get(data_file.partition, ()), data_file)
         if not read:
             record_properties(
                 uri, remember.properties(snapshot, []), storage_options=storage_options
@@ -631,9 +645,14 @@ def optimize(
 
 
 def _runs_of_spec(snapshot: TableSnapshot, spec: ClusteringSpec) -> dict[str, Run | None]:
-    """Each file's run if a run of ``spec`` wrote it (as its txn vouches), else None."""
+    """Each file's run if a run of ``spec`` wrote it (as its txn vouches), else None.
+
+    A file with deleted rows belongs to no run: it needs a rewrite without them.
+    """
     return {
-        f.path: run if run is not None and run.fingerprint == spec.fingerprint else None
+        f.path: run
+        if run is not None and run.fingerprint == spec.fingerprint and not f.deleted
+        else None
         for f, run in zip(snapshot.files, snapshot.runs, strict=True)
     }
 

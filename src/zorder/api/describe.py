@@ -30,10 +30,11 @@ class FileDescription:
     path: str  # relative to the table root (decoded: as on storage)
     run: Run | None  # the zorder run that wrote it (its commit's txn vouches), if any
     partition: Mapping[str, Any]  # the table's partition columns and this file's values
-    rows: int | None
+    rows: int | None  # live rows: those its deletion vector deletes are not counted
     size: int
     min_values: Mapping[str, Any]  # of the described columns; absent where unknown
     max_values: Mapping[str, Any]
+    deleted_rows: int = 0  # rows of the file its deletion vector deletes
 
     @property
     def name(self) -> str:
@@ -53,6 +54,7 @@ class RunDescription:
     rows: int | None  # None when a file's statistics do not count its rows
     size: int
     current: bool  # clustered by the table's spec (else an older spec: unclustered now)
+    deleted_rows: int = 0  # rows of its files that deletion vectors delete
 
 
 @dataclass(frozen=True)
@@ -77,10 +79,18 @@ class TableDescription:
         return sum(f.size for f in self.files)
 
     @property
+    def deleted_rows(self) -> int:
+        """Rows deletion vectors delete: still in the files, gone from the table."""
+        return sum(f.deleted_rows for f in self.files)
+
+    @property
     def unclustered(self) -> tuple[FileDescription, ...]:
-        """Files no run of the table's spec wrote: what an incremental optimize clusters."""
+        """What an incremental optimize clusters: files no run of the table's spec wrote, and
+        files with deleted rows (rewritten without them)."""
         current = {r.run for r in self.runs if r.current}
-        return tuple(f for f in self.files if f.run is None or f.run not in current)
+        return tuple(
+            f for f in self.files if f.run is None or f.run not in current or f.deleted_rows
+        )
 
     @property
     def unclustered_fraction(self) -> float:
@@ -142,6 +152,7 @@ def describe(
             partition=dict(zip(snapshot.partition_columns, data_file.partition, strict=True)),
             rows=data_file.num_records,
             size=data_file.size,
+            deleted_rows=data_file.deleted,
             min_values={c: lows[c][i] for c in shown if lows[c][i] is not None},
             max_values={c: highs[c][i] for c in shown if highs[c][i] is not None},
         )
@@ -177,6 +188,7 @@ def _runs(
                 rows=None if None in counts else sum(c or 0 for c in counts),
                 size=sum(f.size for f in members),
                 current=spec is not None and run.fingerprint == spec.fingerprint,
+                deleted_rows=sum(f.deleted_rows for f in members),
             )
         )
     return tuple(described)

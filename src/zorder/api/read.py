@@ -119,9 +119,10 @@ def plan_snapshot_scan(
 
     Zone-less timestamps are read in ``time_zone``, else in the session's.
     """
+    zone = time_zone if time_zone is not None else _session_time_zone(spark)
+    snapshot = snapshot.in_time_zone(zone)
     text, predicate = _predicate(where, snapshot, spark)
     types = snapshot.column_types
-    zone = time_zone if time_zone is not None else _session_time_zone(spark)
     bound = bind(predicate, types, time_zone=zone)
     mask = might_match_mask(
         bound, snapshot.actions, types, nan_free_bounds=lambda: snapshot.nan_free_bounds

@@ -249,16 +249,23 @@ def runs(result: TableDescription) -> None:
         f"target file size (delta.targetFileSize): {target}\n"
         f"not clustered by the spec: {len(loose):,} files, "
         f"{sum(f.rows or 0 for f in loose):,} rows, {size_text(sum(f.size for f in loose))} "
-        f"({result.unclustered_fraction:.0%} of the bytes)",
+        f"({result.unclustered_fraction:.0%} of the bytes)"
+        + (
+            f"\ndeleted rows (deletion vectors; an optimize purges them): {result.deleted_rows:,}"
+            if result.deleted_rows
+            else ""
+        ),
         highlight=False,
     )
     if not result.runs:
         return
     table = Table(title="runs (one cube of the table each)")
     partitioned = any(r.partition for r in result.runs)
+    deleted = any(r.deleted_rows for r in result.runs)
     if partitioned:
         table.add_column("partition", overflow="fold")
-    for name in ("run", "spec", "files", "rows", "size"):
+    names = ("run", "spec", "files", "rows", *(("deleted",) if deleted else ()), "size")
+    for name in names:
         table.add_column(name, justify="left" if name in ("run", "spec") else "right")
     for run in result.runs:
         cells = [
@@ -266,6 +273,7 @@ def runs(result: TableDescription) -> None:
             "current" if run.current else "older",
             f"{run.files:,}",
             _text(run.rows),
+            *((f"{run.deleted_rows:,}",) if deleted else ()),
             size_text(run.size),
         ]
         if partitioned:

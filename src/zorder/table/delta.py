@@ -8,13 +8,17 @@ files as plain Parquet with the table's schema (no Delta jars needed).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import decimal
 import functools
 import json
 import math
 import os
+import posixpath
+import re
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -28,7 +32,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from deltalake import DeltaTable
 from deltalake import Schema as DeltaSchema
-from deltalake.exceptions import CommitFailedError
+from deltalake.exceptions import CommitFailedError, DeltaError, DeltaProtocolError
 from deltalake.transaction import (
     AddAction,
     CommitProperties,
@@ -40,13 +44,16 @@ from deltalake.transaction import (
 from zorder.curves.encodings import canonical_type_name
 from zorder.curves.kinds import ClusteringSpec
 from zorder.errors import (
+    BrokenTableError,
     ConcurrentCommitError,
     InvalidArgumentError,
     InvalidArgumentTypeError,
     NotADeltaTableError,
     UnsupportedTableError,
+    ZorderError,
 )
-from zorder.skipping.rows import quoted_name
+from zorder.skipping.predicates import is_utc
+from zorder.skipping.rows import quoted_name, session_zone
 from zorder.skipping.sql import sql_literal
 from zorder.stats import FileStats, action_stats_field, indexed_columns, stats_from_parquet
 from zorder.table.clustering import (
@@ -56,6 +63,7 @@ from zorder.table.clustering import (
     recorded_spec,
     recorded_target_file_size,
 )
+from zorder.table.features import DELETION_VECTORS, Protocol, WriteOperation, unreadable, unwritable
 
 __all__ = [
     "MIN_VACUUM_RETENTION_HOURS",
@@ -83,6 +91,9 @@ MIN_VACUUM_RETENTION_HOURS = 168
 
 _REWRITE_ATTEMPTS = 10
 
+# The writer version from which a protocol lists its features (Delta's table features).
+_FEATURES_WRITER_VERSION = 7
+
 # "rewrite" is optimize's: files added and removed with dataChange = false.
 CommitMode = Literal["create", "append", "overwrite", "rewrite"]
 
@@ -97,10 +108,8 @@ _NAN_UNSAFE_FOOTER_FILTERS = {
 }
 
 # Reader features whose data plain Parquet reads would get wrong.
-_UNREADABLE_FEATURES = {"deletionVectors", "columnMapping", "v2Checkpoint_unknown"}
-
-# Delta's table property for column mapping: "none", "name" or "id".
-COLUMN_MAPPING_MODE = "delta.columnMapping.mode"
+# Delta writers name a deletion vector's file deletion_vector_<uuid>.bin (PROTOCOL.md).
+_DELETION_VECTOR_FILE_PREFIX = "deletion_vector_"
 
 
 def normalize_uri(path: str | os.PathLike[str]) -> str:
@@ -126,8 +135,15 @@ class DataFile:
     # holds it percent-encoded; deltalake encodes the paths of the actions it commits.
     path: str
     size: int
+    # Live rows: the file's numRecords less the rows its deletion vector deletes.
     num_records: int | None
     partition: tuple[Any, ...] = ()  # values of the table's partition columns, in order
+    deleted: int = 0  # rows of the file its deletion vector deletes
+
+    @property
+    def physical_records(self) -> int | None:
+        """Rows in the Parquet file, deleted ones included."""
+        return None if self.num_records is None else self.num_records + self.deleted
 
 
 def _has_scheme(path: str) -> bool:
@@ -170,16 +186,173 @@ class TableSnapshot:
             else [None] * actions.num_rows
         )
         partitions = _partition_tuples(actions, self.partition_columns)
-        return tuple(
-            DataFile(path=unquote(path), size=int(size), num_records=count, partition=values)
-            for path, size, count, values in zip(
-                actions.column("path").to_pylist(),
-                actions.column("size_bytes").to_pylist(),
-                records,
-                partitions,
-                strict=True,
+        deleted = self.deleted_rows
+        files = []
+        for path, size, count, values in zip(
+            actions.column("path").to_pylist(),
+            actions.column("size_bytes").to_pylist(),
+            records,
+            partitions,
+            strict=True,
+        ):
+            decoded = unquote(path)
+            gone = len(deleted[decoded]) if decoded in deleted else 0
+            live = None if count is None else count - gone
+            files.append(DataFile(decoded, int(size), live, values, gone))
+        return tuple(files)
+
+    def in_time_zone(self, time_zone: str) -> TableSnapshot:
+        """This snapshot with zone-less timestamp partition values read in ``time_zone``.
+
+        Delta Spark writes a ``timestamp`` partition value as wall-clock text
+        (``2021-09-08 11:11:11``) and reads it in the session's zone; ISO-8601
+        text with a zone (``...T18:11:11Z``) means that instant everywhere.
+        deltalake reads both in UTC. Only reads take the zone: a rewrite keeps
+        each partition's text as the log has it.
+        """
+        columns = [c for c in self.partition_columns if self.column_types.get(c) == "timestamp"]
+        if not columns or is_utc(time_zone):
+            return self
+        zone = session_zone(time_zone)
+        raw = self.table.partitions()
+        partition = self.actions.column("partition").combine_chunks()
+        fields = {
+            partition.type.field(i).name: partition.field(i)
+            for i in range(partition.type.num_fields)
+        }
+        for column in columns:
+            texts = {str(t) for entry in raw if (t := entry.get(column)) is not None}
+            moved = _wall_clock_in_zone(texts, zone, where=f"table {self.uri} column {column}")
+            values = fields[column]
+            fields[column] = pa.array(
+                [moved.get(v, v) if v is not None else None for v in values.to_pylist()],
+                values.type,
             )
+        struct = pa.StructArray.from_arrays(list(fields.values()), names=list(fields))
+        actions = self.actions.set_column(
+            self.actions.column_names.index("partition"), "partition", struct
         )
+        actions = _with_partition_statistics(actions, self.partition_columns)
+        return dataclasses.replace(self, actions=actions)
+
+    def partition_text(self, column: str, value: Any) -> str | None:
+        """``value`` of partition column ``column`` as text for the log: as the log already
+        writes it where a partition holds it (a timestamp's text says in which zone it
+        is read), else as :func:`delta_partition_value` writes it."""
+        if isinstance(value, dt.datetime) and column in self._timestamp_texts:
+            texts = self._timestamp_texts[column].get(value.astimezone(dt.UTC), set())
+            zoned = {bool(_ZONED.fullmatch(t)) for t in texts}
+            if len(zoned) > 1:
+                raise UnsupportedTableError(
+                    f"table {self.uri}: partition {column} = {value} is written both with and "
+                    f"without a zone ({sorted(texts)}), which mean different instants in "
+                    "sessions outside UTC; zorder will not merge them"
+                )
+            if texts:
+                return min(texts)
+        return delta_partition_value(value)
+
+    @functools.cached_property
+    def _timestamp_texts(self) -> dict[str, dict[dt.datetime, set[str]]]:
+        """For each timestamp partition column: deltalake's reading of a value -> its texts."""
+        columns = [c for c in self.partition_columns if self.column_types.get(c) == "timestamp"]
+        texts: dict[str, dict[dt.datetime, set[str]]] = {c: {} for c in columns}
+        if not columns:
+            return texts
+        for entry in self.table.partitions():
+            for column in columns:
+                text = entry.get(column)
+                if text is not None:
+                    parsed = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+                    moment = (
+                        parsed.astimezone(dt.UTC)
+                        if parsed.tzinfo
+                        else parsed.replace(tzinfo=dt.UTC)
+                    )
+                    texts[column].setdefault(moment, set()).add(text.strip())
+        return texts
+
+    def check_writable(self, operation: WriteOperation) -> None:
+        """Refuse ``operation`` on this table, before anything is written, if zorder would
+        not honour one of the table's features."""
+        reasons = unwritable(
+            Protocol.of(self.table.protocol()),
+            self.configuration,
+            self.table.schema().to_json(),
+            operation,
+        )
+        if reasons:
+            raise UnsupportedTableError(
+                f"zorder cannot {operation} table {self.uri} (version {self.version}): "
+                f"{'; '.join(reasons)}. Nothing was written"
+            )
+
+    def rewrite_scope(self, files: Sequence[DataFile]) -> tuple[DataFile, ...]:
+        """What a rewrite of ``files`` must replace: ``files``, or, when one has deleted rows,
+        every file of their partitions (see :func:`_commit_purge`)."""
+        if not any(f.deleted for f in files):
+            return tuple(files)
+        _refuse_purge(self)
+        filters = _overwrite_filters(self.partition_columns, {f.partition for f in files})
+        scope = self.files_matching(filters)
+        missing = {f.path for f in files} - {f.path for f in scope}
+        if missing:
+            raise UnsupportedTableError(
+                f"table {self.uri} (version {self.version}): the partition filter {filters} "
+                f"does not select {sorted(missing)[0]!r}, which the rewrite needs to replace"
+            )
+        return scope
+
+    def files_matching(self, filters: Sequence[PartitionFilter] | None) -> tuple[DataFile, ...]:
+        """The files delta-rs selects with ``filters`` (as its overwrite does), checked by ours."""
+        if filters is None:
+            return self.files
+        by_uri = {self.file_uri(f): f for f in self.files}
+        listed = self.table.file_uris(file_pruning_predicate=list(filters))
+        selected = tuple(by_uri[uri] for uri in listed if uri in by_uri)
+        ours = tuple(f for f in self.files if _satisfies(f, self.partition_columns, filters))
+        if len(selected) != len(listed) or set(selected) != set(ours):
+            raise UnsupportedTableError(
+                f"table {self.uri} (version {self.version}): delta-rs and zorder disagree on "
+                f"which files the partition filter {list(filters)} selects; nothing was written"
+            )
+        return selected
+
+    @functools.cached_property
+    def deleted_rows(self) -> Mapping[str, npt.NDArray[np.int64]]:
+        """Per file with a deletion vector (by its decoded path): its deleted rows' positions.
+
+        deltalake reads the vectors (inline, relative and absolute storage
+        alike) into keep masks; only tables with the ``deletionVectors``
+        reader feature can hold any.
+        """
+        if DELETION_VECTORS not in (self.table.protocol().reader_features or ()):
+            return {}
+        try:
+            vectors = pa.RecordBatchReader.from_stream(self.table.deletion_vectors()).read_all()
+        except DeltaError as error:
+            raise UnsupportedTableError(
+                f"table {self.uri} (version {self.version}): its deletion vectors cannot be "
+                f"read ({error}); nothing was read"
+            ) from error
+        if vectors.num_rows == 0:
+            return {}
+        masks = vectors.column("selection_vector").combine_chunks()
+        kept = masks.values.to_numpy(zero_copy_only=False)
+        bounds = masks.offsets.to_numpy()
+        root = self.table.table_uri.rstrip("/") + "/"
+        paths = {unquote(str(p)) for p in self.actions.column("path").to_pylist()}
+        deleted: dict[str, npt.NDArray[np.int64]] = {}
+        for index, uri in enumerate(vectors.column("filepath").to_pylist()):
+            path = unquote(uri[len(root) :] if uri.startswith(root) else uri)
+            if path not in paths:
+                raise UnsupportedTableError(
+                    f"table {self.uri} (version {self.version}): deltalake gives a deletion "
+                    f"vector for {uri}, which is no data file of the version; nothing was read"
+                )
+            mask = kept[bounds[index] : bounds[index + 1]]
+            deleted[path] = np.flatnonzero(~mask).astype(np.int64)
+        return deleted
 
     @functools.cached_property
     def nan_free_bounds(self) -> npt.NDArray[np.bool_]:
@@ -227,19 +400,14 @@ class TableSnapshot:
 
     @property
     def total_rows(self) -> int:
-        if "num_records" not in self.actions.column_names:
-            return 0
-        return int(pc.sum(self.actions.column("num_records")).as_py() or 0)
+        """Live rows of the files whose statistics count them."""
+        return sum(f.num_records or 0 for f in self.files)
 
     @property
     def counted_rows(self) -> int | None:
-        """Rows in the snapshot when every file's statistics count them, else None."""
-        if "num_records" not in self.actions.column_names:
-            return None
-        records = self.actions.column("num_records")
-        if records.null_count:
-            return None
-        return int(pc.sum(records).as_py() or 0)
+        """Live rows in the snapshot when every file's statistics count them, else None."""
+        counts = [f.num_records for f in self.files]
+        return None if None in counts else sum(c or 0 for c in counts)
 
     def file_uri(self, data_file: DataFile) -> str:
         if _has_scheme(data_file.path):
@@ -291,13 +459,26 @@ class TableSnapshot:
             filesystem, root = self._storage
             location = f"{root.rstrip('/')}/{data_file.path}"
         partition = dict(zip(self.partition_columns, data_file.partition, strict=True))
-        with filesystem.open_input_file(location) as source:
+        try:
+            source = filesystem.open_input_file(location)
+        except FileNotFoundError as error:
+            raise BrokenTableError(
+                f"table {self.uri} (version {self.version}) names the data file "
+                f"{data_file.path!r}, which storage does not hold"
+            ) from error
+        with source:
             parquet = pq.ParquetFile(source)
             present = set(parquet.schema_arrow.names)
             stored = [c for c in columns if c in present and c not in partition]
             read = parquet.read(columns=stored, use_threads=False)
-        rows = read.num_rows if stored else (data_file.num_records or parquet.metadata.num_rows)
-        return self._in_table_types(read, columns, partition, rows)
+        rows = read.num_rows if stored else parquet.metadata.num_rows
+        table = self._in_table_types(read, columns, partition, rows)
+        deleted = self.deleted_rows.get(data_file.path)
+        if deleted is None:
+            return table
+        keep = np.ones(rows, dtype=bool)
+        keep[deleted[deleted < rows]] = False
+        return table.filter(pa.array(keep))
 
     def _in_table_types(
         self, stored: pa.Table, columns: Sequence[str], partition: Mapping[str, Any], rows: int
@@ -343,14 +524,31 @@ class TableSnapshot:
             f"SELECT {select} FROM read_parquet(?, union_by_name = true, "
             f"hive_partitioning = false) WHERE {where}"
         )
+        # A file with deleted rows is read alone, with each row's position in the file.
+        positioned = (
+            f"SELECT {select}, file_row_number FROM read_parquet(?, union_by_name = true, "
+            f"hive_partitioning = false, file_row_number = true) WHERE {where}"
+        )
         connection = duckdb.connect()
         parts = []
         try:
             for values, members in _by_partition(files).items():
-                paths = [f"{self.uri.rstrip('/')}/{f.path}" for f in members]
-                found = connection.execute(query, [paths]).to_arrow_table()
                 partition = dict(zip(self.partition_columns, values, strict=True))
-                parts.append(self._in_table_types(found, columns, partition, found.num_rows))
+                whole = [f for f in members if f.path not in self.deleted_rows]
+                found = []
+                if whole:
+                    paths = [f"{self.uri.rstrip('/')}/{f.path}" for f in whole]
+                    found.append(connection.execute(query, [paths]).to_arrow_table())
+                for f in members:
+                    if f.path in self.deleted_rows:
+                        path = f"{self.uri.rstrip('/')}/{f.path}"
+                        rows = connection.execute(positioned, [[path]]).to_arrow_table()
+                        gone = pc.is_in(
+                            rows.column("file_row_number"), pa.array(self.deleted_rows[f.path])
+                        )
+                        found.append(rows.filter(pc.invert(gone)).drop_columns(["file_row_number"]))
+                for table in found:
+                    parts.append(self._in_table_types(table, columns, partition, table.num_rows))
         except duckdb.Error:
             return None
         finally:
@@ -382,7 +580,8 @@ class TableSnapshot:
             return spark.createDataFrame([], self.schema)
         reader = self._reader(spark, keep)
         if not self.partition_columns:
-            return reader.parquet(*[self.file_uri(f) for f in files])
+            frame = reader.parquet(*[self.file_uri(f) for f in files])
+            return self._without_deleted_rows(frame, files)
         return self._union_of_partitions(reader, _by_partition(files))
 
     def read_partitions(
@@ -448,8 +647,92 @@ class TableSnapshot:
                 name, indices = tags
                 columns.append(F.lit(indices[values]).cast("long").alias(name))
             frame = reader.parquet(*[self.file_uri(f) for f in members])
-            frames.append(frame.select(*columns))
+            frames.append(self._without_deleted_rows(frame, members).select(*columns))
         return functools.reduce(DataFrame.union, frames)
+
+    def _without_deleted_rows(self, frame: DataFrame, members: Sequence[DataFile]) -> DataFrame:
+        """``frame`` (the rows of ``members``, files of one partition) less the deleted rows.
+
+        Each row's file and position come from Spark's own ``_metadata`` of the
+        scan; the deleted positions (what the deletion vectors hold, no row
+        data) travel to the executors as a broadcast table joined against
+        them. Files are told apart by name: within one partition's directory
+        Delta writers name their files uniquely; where two do not, the read
+        is refused rather than risk deleting the wrong rows.
+        """
+        marked = [f for f in members if f.path in self.deleted_rows]
+        if not marked:
+            return frame
+        from pyspark.sql import functions as F
+
+        names = [posixpath.basename(f.path) for f in marked]
+        shared = Counter(posixpath.basename(f.path) for f in members)
+        clash = next((n for n in names if shared[n] > 1), None)
+        if clash is not None:
+            raise UnsupportedTableError(
+                f"table {self.uri} (version {self.version}): files of one partition share the "
+                f"name {clash!r} and one has deleted rows, which zorder cannot tell apart by name"
+            )
+        name_column, position_column = "__zorder_file_name", "__zorder_row_index"
+        positions = [self.deleted_rows[f.path] for f in marked]
+        deleted = pa.table(
+            {
+                name_column: pa.array(
+                    np.repeat(np.array(names, dtype=object), [len(p) for p in positions]),
+                    pa.string(),
+                ),
+                position_column: pa.array(np.concatenate(positions), pa.int64()),
+            }
+        )
+        spark = frame.sparkSession
+        located = frame.select(
+            "*",
+            F.col("_metadata.file_name").alias(name_column),
+            F.col("_metadata.row_index").alias(position_column),
+        )
+        kept = located.join(
+            F.broadcast(spark.createDataFrame(deleted)), [name_column, position_column], "left_anti"
+        )
+        return kept.drop(name_column, position_column)
+
+
+def _satisfies(
+    data_file: DataFile, columns: Sequence[str], filters: Sequence[PartitionFilter]
+) -> bool:
+    values = dict(zip(columns, data_file.partition, strict=True))
+    for column, operator, expected in filters:
+        text = delta_partition_value(values[column])
+        if operator == "=" and text != (expected or None):
+            return False
+        if operator == "in" and text not in expected:
+            return False
+    return True
+
+
+_ZONED = re.compile(r".*(?:[zZ]|[+-]\d\d(?::?\d\d)?)$")
+
+
+def _wall_clock_in_zone(
+    texts: set[str], zone: dt.tzinfo, *, where: str
+) -> dict[dt.datetime, dt.datetime]:
+    """For each zone-less ``texts``: deltalake's reading of it (UTC) -> the same wall clock in
+    ``zone`` (a gap or fold resolved as Java resolves it, which ``replace`` matches)."""
+    moved = {}
+    instants = set()
+    for text in texts:
+        parsed = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+        if _ZONED.fullmatch(text.strip()) and parsed.tzinfo is not None:
+            instants.add(parsed.astimezone(dt.UTC))
+        else:
+            wall = parsed.replace(tzinfo=None)
+            moved[wall.replace(tzinfo=dt.UTC)] = wall.replace(tzinfo=zone).astimezone(dt.UTC)
+    clash = next((m for m in moved if m in instants), None)
+    if clash is not None:
+        raise UnsupportedTableError(
+            f"{where}: partition values with and without a zone both read as {clash} in "
+            "deltalake, so zorder cannot tell which files hold which; read it in UTC"
+        )
+    return moved
 
 
 def _by_partition(files: Sequence[DataFile]) -> dict[tuple[Any, ...], list[DataFile]]:
@@ -537,11 +820,15 @@ def load_snapshot(
     """Pin the table's current (or given) version and list its files with their stats."""
     if not is_delta_table(uri, storage_options):
         raise NotADeltaTableError(f"not a Delta table: {uri} (no readable _delta_log found)")
-    table = DeltaTable(uri, version=version, storage_options=dict(storage_options or {}))
-    metadata = table.metadata()
-    _refuse_unreadable(uri, table, metadata.configuration)
+    where = f"table {uri}" + (f" at version {version}" if version is not None else "")
+    try:
+        table = DeltaTable(uri, version=version, storage_options=dict(storage_options or {}))
+        metadata = table.metadata()
+        _refuse_unreadable(uri, table, metadata.configuration)
+        actions = pa.table(table.get_add_actions(flatten=False))
+    except DeltaError as error:  # DeltaProtocolError and TableNotFoundError among them
+        raise _log_error(where, error) from error
     partition_columns = tuple(metadata.partition_columns)
-    actions = pa.table(table.get_add_actions(flatten=False))
     actions = _with_partition_statistics(actions, partition_columns)
     return TableSnapshot(
         uri=uri,
@@ -553,24 +840,21 @@ def load_snapshot(
     )
 
 
-def _refuse_unreadable(uri: str, table: DeltaTable, configuration: Mapping[str, Any]) -> None:
-    """Refuse a table whose files plain Parquet reads would get wrong, before any row is read.
+def _log_error(where: str, error: DeltaError) -> ZorderError:
+    """A deltalake error on loading a table as zorder's own: what is wrong, named."""
+    text = str(error)
+    if isinstance(error, DeltaProtocolError) or "unsupported" in text.lower():
+        return UnsupportedTableError(f"{where} cannot be read: {text}; nothing was read")
+    return BrokenTableError(f"{where}: its log cannot be read ({text}); nothing was read")
 
-    Column mapping needs no reader feature on the legacy protocol (reader
-    version 2): the table's ``delta.columnMapping.mode`` alone says that its
-    files hold physical column names, which a read by logical names would
-    find missing and answer with NULLs.
-    """
-    features = set(table.protocol().reader_features or []) & _UNREADABLE_FEATURES
-    mode = configuration.get(COLUMN_MAPPING_MODE) or "none"
-    if mode != "none":
-        features.add(f"columnMapping (mode {mode!r})")
-        features.discard("columnMapping")
-    if features:
+
+def _refuse_unreadable(uri: str, table: DeltaTable, configuration: Mapping[str, Any]) -> None:
+    """Refuse a table that zorder would read wrong, before any row is read."""
+    reasons = unreadable(Protocol.of(table.protocol()), configuration)
+    if reasons:
         raise UnsupportedTableError(
-            f"table {uri} (version {table.version()}) uses Delta features {sorted(features)}, "
-            "which zorder cannot yet read or write exactly; nothing was read or written. "
-            "Supported: tables without deletion vectors or column mapping"
+            f"table {uri} (version {table.version()}) uses Delta features zorder cannot yet "
+            f"read or write exactly: {'; '.join(reasons)}. Nothing was read or written"
         )
 
 
@@ -738,6 +1022,8 @@ def commit_files(
         return int(DeltaTable(uri, storage_options=dict(storage_options or {})).version())
     if snapshot is None:
         raise InvalidArgumentError(f"mode {mode!r} needs the snapshot it applies to")
+    if mode == "rewrite" and any(f.deleted for f in removed):
+        return _commit_purge(uri, delta_schema, files, snapshot, removed, clustering)
     if mode == "rewrite":
         return _commit_rewrite(
             uri, delta_schema, files, snapshot, removed, clustering, storage_options
@@ -753,12 +1039,108 @@ def commit_files(
             commit_properties=properties,
         )
     except CommitFailedError as error:
+        _refuse_unsupported(uri, error)
         raise ConcurrentCommitError(
             f"the commit to {uri} conflicts with a concurrent commit made after version "
             f"{snapshot.version}: {error}. Nothing was committed; run again on the new version."
         ) from error
     table.update_incremental()
     return int(table.version())
+
+
+def _commit_purge(
+    uri: str,
+    delta_schema: DeltaSchema,
+    files: Sequence[WrittenFile],
+    snapshot: TableSnapshot,
+    removed: Sequence[DataFile],
+    clustering: CommitClustering | None,
+) -> int:
+    """A rewrite that removes files with deletion vectors: every file of their partitions.
+
+    deltalake's ``RemoveAction`` carries no deletion vector, and a remove
+    without it leaves the logical file (path, vector) live: its rows would
+    be read twice. An overwrite of the partitions, made from ``snapshot``,
+    removes each of its files with its vector. delta-rs checks it against
+    what was committed meanwhile: blind appends stay, and a commit that
+    removed or changed a file read here (a DELETE's new vector, another
+    optimize) fails it. The removes say ``dataChange = true`` (deltalake sets
+    it), the adds ``false``.
+    """
+    _refuse_purge(snapshot)
+    filters = _overwrite_filters(snapshot.partition_columns, {f.partition for f in removed})
+    scope = {f.path for f in snapshot.files_matching(filters)}
+    if scope != {f.path for f in removed}:
+        raise ZorderError(  # the caller must rewrite rewrite_scope(files), not less
+            f"a rewrite of {uri} with deleted rows must replace every file of its partitions"
+        )
+    adds: list[AddAction | RemoveAction] = [*_add_actions(files, data_change=False)]
+    try:
+        snapshot.table.create_write_transaction(
+            adds,
+            mode="overwrite",
+            schema=delta_schema,
+            partition_by=list(snapshot.partition_columns) or None,
+            partition_filters=filters,
+            commit_properties=_commit_properties(clustering),
+        )
+    except CommitFailedError as error:
+        _refuse_unsupported(uri, error)
+        raise ConcurrentCommitError(
+            f"a concurrent commit to {uri} after version {snapshot.version} removed or "
+            f"changed files this optimize rewrote ({error}). Nothing was committed; the table is "
+            "as the other writer left it. Run again on the new version."
+        ) from error
+    snapshot.table.update_incremental()
+    return int(snapshot.table.version())
+
+
+def _refuse_unsupported(uri: str, error: CommitFailedError) -> None:
+    """deltalake's refusal of a table feature is no conflict: raise it as what it is."""
+    if "Unsupported table features" in str(error):
+        raise UnsupportedTableError(
+            f"deltalake refused to commit to {uri}: {error}. Nothing was committed"
+        ) from error
+
+
+# Table properties under which a rewrite may not say dataChange = true (its removes do).
+_NO_DATA_CHANGE_REWRITES = {
+    "delta.appendOnly": "the table is append-only",
+    "delta.enableChangeDataFeed": "the change data feed would report the rows as changed",
+}
+
+
+def _refuse_purge(snapshot: TableSnapshot) -> None:
+    for key, why in _NO_DATA_CHANGE_REWRITES.items():
+        if str(snapshot.configuration.get(key) or "").lower() == "true":
+            raise UnsupportedTableError(
+                f"table {snapshot.uri} (version {snapshot.version}) has files with deleted rows, "
+                f"which zorder can only rewrite as a data change, and {key} is true: {why}. "
+                "Nothing was written; purge the deleted rows with Delta's REORG TABLE ... "
+                "APPLY (PURGE) first, or optimize partitions without deleted rows (where=...)"
+            )
+
+
+PartitionFilter = tuple[str, str, str | list[str]]
+
+
+def _overwrite_filters(
+    columns: Sequence[str], partitions: set[tuple[Any, ...]]
+) -> list[PartitionFilter] | None:
+    """A conjunction of partition filters that holds for every partition of ``partitions``.
+
+    It may hold for others too (a column whose values mix NULL and others is
+    left out, and the values of several columns combine): the files it
+    selects are the rewrite's scope. None: the whole table.
+    """
+    filters: list[PartitionFilter] = []
+    for index, column in enumerate(columns):
+        values = {delta_partition_value(values[index]) for values in partitions}
+        if values == {None}:
+            filters.append((column, "=", ""))  # delta-rs: "" matches a NULL partition value
+        elif None not in values:
+            filters.append((column, "in", sorted(v for v in values if v is not None)))
+    return filters or None
 
 
 def _commit_rewrite(
@@ -790,7 +1172,9 @@ def _commit_rewrite(
     for _ in range(_REWRITE_ATTEMPTS):
         latest = load_snapshot(uri, storage_options)
         live = {f.path for f in latest.files}
-        gone = [f.path for f in removed if f.path not in live]
+        # A file that gained a deletion vector meanwhile is another logical file
+        # (path, vector): a remove of the old one would leave the new one live.
+        gone = [f.path for f in removed if f.path not in live or f.path in latest.deleted_rows]
         if gone or latest.schema != snapshot.schema:
             what = (
                 f"{len(gone)} of the {len(removed)} files it rewrote (e.g. {gone[0]!r})"
@@ -810,7 +1194,8 @@ def _commit_rewrite(
                 partition_by=list(snapshot.partition_columns) or None,
                 commit_properties=exact,
             )
-        except CommitFailedError:
+        except CommitFailedError as error:
+            _refuse_unsupported(uri, error)
             continue  # another commit took version V + 1 first: check against it
         latest.table.update_incremental()
         return int(latest.table.version())
@@ -840,7 +1225,10 @@ def record_properties(
     table = DeltaTable(uri, storage_options=dict(storage_options or {}))
     current = table.metadata().configuration
     changed = {k: v for k, v in properties.items() if current.get(k) != v}
-    if not changed:
+    if not changed or table.protocol().min_writer_version >= _FEATURES_WRITER_VERSION:
+        # deltalake 1.6's set_table_properties adds features to such a protocol
+        # (variantType among its reader features: older readers would refuse the
+        # table). zorder changes no protocol; the spec is found in its commits.
         return None
     try:
         table.alter.set_table_properties(changed, raise_if_not_exists=False)
@@ -891,14 +1279,31 @@ def vacuum_files(
             f"{MIN_VACUUM_RETENTION_HOURS} hours: readers of older versions and writers still "
             "running may need those files; pass force=True (CLI: --force) to vacuum anyway"
         )
-    table = load_snapshot(uri, storage_options).table
+    snapshot = load_snapshot(uri, storage_options)
+    table = snapshot.table
     hours = math.ceil(retain_hours)
-    return [
+    if DELETION_VECTORS not in (table.protocol().reader_features or ()):
+        return [
+            str(path)
+            for path in table.vacuum(
+                retention_hours=hours,
+                dry_run=dry_run,
+                enforce_retention_duration=not force,
+                full=True,
+            )
+        ]
+    # deltalake 1.6's full vacuum counts a live deletion vector's file as unreferenced
+    # (deleting it would bring the deleted rows back): no deletion vector file is
+    # vacuumed here, and the rest is deleted file by file.
+    unused = [
         str(path)
         for path in table.vacuum(
-            retention_hours=hours,
-            dry_run=dry_run,
-            enforce_retention_duration=not force,
-            full=True,
+            retention_hours=hours, dry_run=True, enforce_retention_duration=not force, full=True
         )
+        if not posixpath.basename(str(path)).startswith(_DELETION_VECTOR_FILE_PREFIX)
     ]
+    if not dry_run:
+        filesystem, root = snapshot._storage
+        for relative in unused:
+            filesystem.delete_file(f"{root.rstrip('/')}/{relative}")
+    return unused

@@ -1,0 +1,144 @@
+"""Which Delta tables zorder reads and writes: the protocol's features, decided in one place.
+
+Delta's rule (PROTOCOL.md, "Table Features"): a reader must support every
+reader feature a table lists, a writer every writer feature. On the legacy
+protocol (no feature lists) a reader version of 2 means column mapping may
+be in use, and writer versions 2 to 6 allow invariants, check constraints,
+generated and identity columns: what matters then is whether the table uses
+them, which its configuration and schema say. Everything here is pure: it
+looks at the protocol, the configuration and the schema, never at a file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+__all__ = [
+    "COLUMN_MAPPING_MODE",
+    "DELETION_VECTORS",
+    "Protocol",
+    "WriteOperation",
+    "unreadable",
+    "unwritable",
+]
+
+COLUMN_MAPPING_MODE = "delta.columnMapping.mode"
+DELETION_VECTORS = "deletionVectors"
+
+WriteOperation = Literal["append", "optimize"]
+
+# Reader features whose tables zorder reads exactly (deletion vectors are applied on
+# every read path; the rest change nothing a Parquet read of the files sees).
+_READABLE = {DELETION_VECTORS, "timestampNtz", "v2Checkpoint", "vacuumProtocolCheck"}
+
+# Writer features zorder honours in every write: the log and its checkpoints are
+# deltalake's, optimize changes no row, and appends of whole rows need nothing more.
+# Invariants, constraints, generated and identity columns are checked by use below.
+_WRITABLE = _READABLE | {
+    "appendOnly",
+    "changeDataFeed",
+    "checkConstraints",
+    "generatedColumns",
+    "invariants",
+}
+
+# Why a feature zorder does not honour matters to the person refused.
+_WHY = {
+    "columnMapping": "files hold physical column names, which zorder does not yet map",
+    "rowTracking": "rewritten rows must keep their row ids, which zorder does not carry",
+    "clustering": "the table is liquid-clustered by Delta, which owns its layout",
+    "icebergCompatV1": "UniForm's Iceberg metadata would not follow zorder's commits",
+    "icebergCompatV2": "UniForm's Iceberg metadata would not follow zorder's commits",
+    "typeWidening": "older files hold narrower types, which zorder does not yet widen",
+    "typeWidening-preview": "older files hold narrower types, which zorder does not yet widen",
+    "inCommitTimestamp": "commits must carry in-commit timestamps, which deltalake does not write",
+    "variantType": "zorder does not read the variant type",
+    "variantType-preview": "zorder does not read the variant type",
+    # deltalake 1.6 refuses to commit to such tables ("Unsupported table features").
+    "identityColumns": "deltalake, which makes zorder's commits, does not write to them",
+    "domainMetadata": "deltalake, which makes zorder's commits, does not write to them",
+}
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """A table's protocol action, as deltalake gives it."""
+
+    min_reader_version: int
+    min_writer_version: int
+    reader_features: tuple[str, ...] = ()
+    writer_features: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, protocol: Any) -> Protocol:
+        return cls(
+            int(protocol.min_reader_version),
+            int(protocol.min_writer_version),
+            tuple(protocol.reader_features or ()),
+            tuple(protocol.writer_features or ()),
+        )
+
+
+def unreadable(protocol: Protocol, configuration: Mapping[str, Any]) -> list[str]:
+    """Why zorder cannot read the table exactly (empty: it can), one reason a feature."""
+    reasons = []
+    if protocol.min_reader_version > 3:
+        reasons.append(f"reader version {protocol.min_reader_version} (zorder knows up to 3)")
+    mode = str(configuration.get(COLUMN_MAPPING_MODE) or "none")
+    if mode != "none" or "columnMapping" in protocol.reader_features:
+        reasons.append(f"columnMapping (mode {mode!r}): {_WHY['columnMapping']}")
+    for feature in sorted(set(protocol.reader_features) - _READABLE - {"columnMapping"}):
+        reasons.append(_reason(feature))
+    return reasons
+
+
+def unwritable(
+    protocol: Protocol,
+    configuration: Mapping[str, Any],
+    schema_json: str,
+    operation: WriteOperation,
+) -> list[str]:
+    """Why zorder cannot make ``operation`` on the table (empty: it can)."""
+    reasons = []
+    if protocol.min_writer_version > 7:
+        reasons.append(f"writer version {protocol.min_writer_version} (zorder knows up to 7)")
+    for feature in sorted(set(protocol.writer_features) - _WRITABLE - {"columnMapping"}):
+        reasons.append(_reason(feature))
+    for name, kind in _column_rules(json.loads(schema_json)):
+        if kind == _IDENTITY:  # on the legacy protocol too (writer version 6)
+            reasons.append(f"column {name!r} is {kind}: {_WHY['identityColumns']}")
+        elif operation == "append":
+            reasons.append(f"column {name!r} is {kind}, which appends do not compute")
+    if operation == "append":
+        constraints = sorted(k for k in configuration if k.startswith("delta.constraints."))
+        if constraints:
+            reasons.append(f"check constraints {constraints}, which appends do not evaluate")
+    return reasons
+
+
+def _reason(feature: str) -> str:
+    return f"{feature}: {_WHY.get(feature, 'a feature zorder does not know')}"
+
+
+_IDENTITY = "an identity column"
+_RULES = {
+    "delta.generationExpression": "a generated column",
+    "delta.identity.start": _IDENTITY,
+    "delta.invariants": "under an invariant",
+}
+
+
+def _column_rules(
+    schema: Mapping[str, Any], prefix: Sequence[str] = ()
+) -> Iterator[tuple[str, str]]:
+    """(column, what rule it follows) for each column a writer must compute or check."""
+    for field in schema.get("fields", ()):
+        path = [*prefix, field["name"]]
+        for key, kind in _RULES.items():
+            if key in (field.get("metadata") or {}):
+                yield ".".join(path), kind
+        if isinstance(field.get("type"), dict):
+            yield from _column_rules(field["type"], path)

@@ -1,0 +1,138 @@
+"""A test-only stand-in for Delta Spark's DELETE with deletion vectors.
+
+deltalake writes no deletion vectors, and Delta Spark needs Maven, so the
+tests make their own, as the protocol specifies (delta-io/delta PROTOCOL.md,
+"Deletion Vector Format"): a RoaringBitmapArray of the deleted row
+positions, stored inline (``i``), in a file named by a UUID (``u``) or at an
+absolute path (``p``), and one commit that removes the file's old logical
+entry and adds it again with the new vector, as a DELETE does. The log is
+replayed from its JSON commits only: use it on tables without checkpoints.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import time
+import uuid
+import zlib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Literal
+
+from pyroaring import BitMap
+
+Storage = Literal["u", "i", "p"]
+
+_Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
+_BITMAP_MAGIC = 1681511377
+
+
+def z85(data: bytes) -> str:
+    """ZeroMQ's Z85 (Python 3.13 has base64.z85encode; 3.11 does not)."""
+    assert len(data) % 4 == 0
+    out = []
+    for (word,) in struct.iter_unpack(">I", data):
+        chars = []
+        for _ in range(5):
+            word, digit = divmod(word, 85)
+            chars.append(_Z85[digit])
+        out.append("".join(reversed(chars)))
+    return "".join(out)
+
+
+def serialized_bitmap(rows: Iterable[int]) -> bytes:
+    """The protocol's RoaringBitmapArray: magic, count, then (high key, 32-bit bitmap) pairs."""
+    by_key: dict[int, list[int]] = {}
+    for row in sorted(set(rows)):
+        by_key.setdefault(row >> 32, []).append(row & 0xFFFFFFFF)
+    parts = [struct.pack("<iq", _BITMAP_MAGIC, len(by_key))]
+    for key, lows in sorted(by_key.items()):
+        parts.append(struct.pack("<i", key) + BitMap(lows).serialize())
+    return b"".join(parts)
+
+
+def live_adds(table: Path) -> dict[str, dict[str, Any]]:
+    """The live add actions by path, replayed from the JSON commits."""
+    live: dict[str, dict[str, Any]] = {}
+    for commit in sorted((table / "_delta_log").glob("*.json")):
+        for line in commit.read_text().splitlines():
+            action = json.loads(line)
+            if "add" in action:
+                live[action["add"]["path"]] = action["add"]
+            elif "remove" in action:
+                live.pop(action["remove"]["path"], None)
+    return live
+
+
+def deleted_rows(table: Path, add: dict[str, Any]) -> set[int]:
+    """The positions an add action's deletion vector deletes (this module's vectors only)."""
+    vector = add.get("deletionVector")
+    if vector is None:
+        return set()
+    if vector["storageType"] == "i":
+        blob = unz85(vector["pathOrInlineDv"])[: vector["sizeInBytes"]]
+    else:
+        if vector["storageType"] == "p":
+            location = Path(vector["pathOrInlineDv"].removeprefix("file://"))
+        else:
+            encoded = vector["pathOrInlineDv"]
+            prefix, code = encoded[:-20], encoded[-20:]
+            location = table / prefix / f"deletion_vector_{uuid.UUID(bytes=unz85(code))}.bin"
+        start = vector["offset"] + 4
+        blob = location.read_bytes()[start : start + vector["sizeInBytes"]]
+    count = struct.unpack_from("<q", blob, 4)[0]
+    rows: set[int] = set()
+    position = 12
+    for _ in range(count):
+        key = struct.unpack_from("<i", blob, position)[0]
+        bitmap = BitMap.deserialize(blob[position + 4 :])
+        rows |= {(key << 32) | low for low in bitmap}
+        position += 4 + len(bitmap.serialize())
+    return rows
+
+
+def unz85(text: str) -> bytes:
+    words = []
+    for start in range(0, len(text), 5):
+        word = 0
+        for char in text[start : start + 5]:
+            word = word * 85 + _Z85.index(char)
+        words.append(struct.pack(">I", word))
+    return b"".join(words)
+
+
+def delete_rows(
+    table: str | Path, path: str, rows: Iterable[int], *, storage: Storage = "u"
+) -> int:
+    """Commit a DELETE of the file ``path``'s rows at ``rows`` (0-based) as a deletion vector.
+
+    Rows the file's vector already deletes stay deleted. Returns the new version.
+    """
+    root = Path(table)
+    add = live_adds(root)[path]
+    deleted = deleted_rows(root, add) | set(rows)
+    bitmap = serialized_bitmap(deleted)
+    if storage == "i":
+        padded = bitmap + b"\0" * (-len(bitmap) % 4)
+        descriptor: dict[str, Any] = {"storageType": "i", "pathOrInlineDv": z85(padded)}
+    else:
+        identifier = uuid.uuid4()
+        name = f"deletion_vector_{identifier}.bin"
+        checksum = struct.pack(">I", zlib.crc32(bitmap))
+        (root / name).write_bytes(b"\x01" + struct.pack(">i", len(bitmap)) + bitmap + checksum)
+        where = z85(identifier.bytes) if storage == "u" else (root / name).as_uri()
+        descriptor = {"storageType": storage, "pathOrInlineDv": where, "offset": 1}
+    descriptor |= {"sizeInBytes": len(bitmap), "cardinality": len(deleted)}
+    now = int(time.time() * 1000)
+    removed = {k: v for k, v in add.items() if k not in ("stats", "modificationTime")}
+    removed |= {"deletionTimestamp": now, "dataChange": True, "extendedFileMetadata": True}
+    stats = json.loads(add.get("stats") or "{}") | {"tightBounds": False}
+    added = add | {"deletionVector": descriptor, "dataChange": True, "stats": json.dumps(stats)}
+    log = root / "_delta_log"
+    version = max(int(p.stem) for p in log.glob("*.json")) + 1
+    commit_info = {"timestamp": now, "operation": "DELETE", "readVersion": version - 1}
+    lines = [{"commitInfo": commit_info}, {"remove": removed}, {"add": added}]
+    with open(log / f"{version:020d}.json", "x") as out:  # fails if another commit took it
+        out.write("\n".join(json.dumps(line) for line in lines) + "\n")
+    return version

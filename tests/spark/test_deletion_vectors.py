@@ -1,0 +1,323 @@
+"""Tables with deletion vectors: read exactly, clustered without a deleted row coming back.
+
+The vectors are Databricks' (tests/data) or made here as Delta Spark makes
+them (tests/delta_writer.py: inline, relative and absolute storage). Every
+answer is checked against DuckDB's delta_scan (the Delta kernel) and
+delta-rs's DataFusion scan, which both apply deletion vectors.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pytest
+from deltalake import DeltaTable, TableFeatures, write_deltalake
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pyspark.sql import SparkSession
+
+import zorder
+from tests.delta_writer import delete_rows, live_adds
+from tests.spark.helpers import arrow_rows, delta_rs_rows, kernel_rows, row_multiset
+from tests.spark.test_partitioned_optimize import DAYS, just_before_commit, other_process
+from zorder.errors import ConcurrentCommitError, UnsupportedTableError
+
+pytestmark = pytest.mark.spark
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+VENDORED = ["table-with-dv-small", "table_with_deletion_logs", "cdf-table-with-cdc-and-dvs"]
+
+
+def copy_of(name: str, tmp_path: Path) -> str:
+    shutil.copytree(DATA / name, tmp_path / name)
+    return str(tmp_path / name)
+
+
+@pytest.mark.parametrize("name", VENDORED)
+def test_databricks_tables_read_without_deleted_rows(
+    spark: SparkSession, kernel: duckdb.DuckDBPyConnection, name: str
+) -> None:
+    path = str(DATA / name)
+    columns = [f.name for f in spark.read.parquet(str(next(Path(path).glob("*.parquet")))).schema]
+    expected = kernel_rows(kernel, path, columns)
+    assert delta_rs_rows(path, columns) == expected
+    assert arrow_rows(zorder.to_arrow(path, columns=columns), columns) == expected
+    assert row_multiset(zorder.read(spark, path).select(*columns).collect()) == expected
+    total = sum(expected.values())
+    assert zorder.explain(path, "true").rows_total == total
+    assert zorder.describe(path).rows == total
+
+
+def dv_table(path: str, *, seed: int = 3) -> None:
+    """Four days of blind appends by delta-rs, then DELETEs as deletion vectors in each
+    storage kind, some files deleted from twice."""
+    for batch in range(2):
+        for number, day in enumerate(DAYS):
+            start = (batch * len(DAYS) + number) * 300
+            ids = list(range(start, start + 300))
+            columns = {
+                "a": [i * 7919 % 1000 for i in ids],
+                "b": [i * 104729 % 997 for i in ids],
+                "day": [day] * 300,
+            }
+            write_deltalake(path, pa.table(columns), partition_by=["day"], mode="append")
+    table = DeltaTable(path)
+    table.alter.add_feature(TableFeatures.DeletionVectors, allow_protocol_versions_increase=True)
+    rng = random.Random(seed)
+    files = sorted(live_adds(Path(path)))
+    for index, data_file in enumerate(files[:6]):
+        rows = rng.sample(range(300), rng.randint(1, 40))
+        delete_rows(path, data_file, rows, storage="uip"[index % 3])  # type: ignore[arg-type]
+    delete_rows(path, files[0], rng.sample(range(300), 10), storage="u")
+
+
+COLUMNS = ["a", "b", "day"]
+FILTERS = [
+    "TRUE",
+    "a < 100",
+    "b >= 500 AND day = '2026-11-02'",
+    "day IN ('2026-11-01', '2026-11-04') OR a = 7",
+    "NOT (a BETWEEN 200 AND 800)",
+]
+
+
+def test_generated_vectors_read_exactly_through_every_path(
+    spark: SparkSession, kernel: duckdb.DuckDBPyConnection, tmp_path: Path
+) -> None:
+    path = str(tmp_path / "t")
+    dv_table(path)
+    assert any("deletionVector" in add for add in live_adds(Path(path)).values())
+    for where in FILTERS:
+        expected = kernel_rows(kernel, path, COLUMNS, where)
+        assert arrow_rows(zorder.to_arrow(path, where), COLUMNS) == expected, where
+        read = zorder.read(spark, path, where).select(*COLUMNS).collect()
+        assert row_multiset(read) == expected, where
+    assert zorder.explain(path, "TRUE").rows_total == sum(
+        kernel_rows(kernel, path, COLUMNS).values()
+    )
+
+
+@pytest.mark.parametrize("full", [False, True], ids=["incremental", "full"])
+def test_optimize_purges_deleted_rows_and_keeps_the_rest(
+    spark: SparkSession, kernel: duckdb.DuckDBPyConnection, tmp_path: Path, full: bool
+) -> None:
+    path = str(tmp_path / "t")
+    dv_table(path)
+    before = kernel_rows(kernel, path, COLUMNS)
+    described = zorder.describe(path)
+    assert described.rows == sum(before.values())
+    assert described.deleted_rows == 8 * 300 - sum(before.values())
+    with_deletes = {f.path for f in described.files if f.deleted_rows}
+    assert len(with_deletes) == 6
+    assert with_deletes <= {f.path for f in described.unclustered}
+    metrics = zorder.optimize(spark, path, by=["a", "b"], full=full, num_files=8)
+    assert metrics.rows == sum(before.values())
+    assert kernel_rows(kernel, path, COLUMNS) == before
+    assert delta_rs_rows(path, COLUMNS) == before
+    assert arrow_rows(zorder.to_arrow(path), COLUMNS) == before
+    assert row_multiset(zorder.read(spark, path).select(*COLUMNS).collect()) == before
+    # Every file with deleted rows was rewritten without them.
+    assert not any("deletionVector" in add for add in live_adds(Path(path)).values())
+    # Nothing left to do: a second optimize commits nothing.
+    assert zorder.optimize(spark, path).version is None
+
+
+def test_append_to_a_table_with_deletion_vectors(
+    spark: SparkSession, kernel: duckdb.DuckDBPyConnection, tmp_path: Path
+) -> None:
+    path = str(tmp_path / "t")
+    dv_table(path)
+    before = kernel_rows(kernel, path, COLUMNS)
+    extra = spark.createDataFrame(
+        [(i, i % 7, DAYS[1]) for i in range(50)], "a long, b long, day string"
+    )
+    zorder.write(extra, path, mode="append", by=["a", "b"])
+    expected = before + row_multiset(extra.collect())
+    assert kernel_rows(kernel, path, COLUMNS) == expected
+    assert delta_rs_rows(path, COLUMNS) == expected
+
+
+def test_blind_append_during_a_purging_optimize_is_kept(
+    spark: SparkSession,
+    kernel: duckdb.DuckDBPyConnection,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    path = str(tmp_path / "t")
+    dv_table(path)
+    before = kernel_rows(kernel, path, COLUMNS)
+    just_before_commit(monkeypatch, lambda: other_process("append", path, DAYS[0]))
+    zorder.optimize(spark, path, by=["a", "b"], full=True, num_files=4)
+    appended = Counter({(a, 0, DAYS[0]): 1 for a in (-1, -2, -3)})
+    assert kernel_rows(kernel, path, COLUMNS) == before + appended
+    assert delta_rs_rows(path, COLUMNS) == before + appended
+
+
+@pytest.mark.parametrize("deleted_before", [True, False], ids=["vector-changed", "vector-added"])
+def test_concurrent_delete_fails_the_optimize_cleanly(
+    spark: SparkSession,
+    kernel: duckdb.DuckDBPyConnection,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    deleted_before: bool,
+) -> None:
+    # A DELETE that lands while optimize runs gives a file read here a new vector: a
+    # commit that removed the old logical file would bring the deleted rows back.
+    path = str(tmp_path / "t")
+    if deleted_before:
+        dv_table(path)  # optimize rewrites through the partitions' overwrite
+    else:  # no vectors yet: the plain rewrite's own check must see the new one
+        dv_table(path)
+        zorder.optimize(spark, path, by=["a", "b"], full=True, num_files=4)
+        write_deltalake(path, pa.table({"a": [1], "b": [2], "day": [DAYS[2]]}), mode="append")
+    adds = live_adds(Path(path))
+    victim = next(
+        p
+        for p in sorted(adds)
+        if ("deletionVector" in adds[p] if deleted_before else p.startswith("zorder-"))
+    )
+    runs_before = {p.name for p in Path(path).glob("zorder-*")}
+    just_before_commit(monkeypatch, lambda: other_process("dv-delete", path, f"{victim}:0,1,2"))
+    with pytest.raises(ConcurrentCommitError):
+        zorder.optimize(spark, path, by=["a", "b"], full=True, num_files=4)
+    after_delete = kernel_rows(kernel, path, COLUMNS)
+    assert delta_rs_rows(path, COLUMNS) == after_delete
+    assert arrow_rows(zorder.to_arrow(path), COLUMNS) == after_delete
+    assert {p.name for p in Path(path).glob("zorder-*")} == runs_before  # ours removed
+
+
+def test_optimize_of_a_change_data_feed_table_with_deleted_rows_is_refused_first(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = copy_of("cdf-table-with-cdc-and-dvs", tmp_path)
+    listing = sorted(str(p) for p in Path(path).rglob("*"))
+    import zorder.api.cluster as cluster_module
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("nothing may be laid out")
+
+    monkeypatch.setattr(cluster_module, "cluster", never)
+    with pytest.raises(UnsupportedTableError, match=r"delta\.enableChangeDataFeed"):
+        zorder.optimize(spark, path, by=["id"], full=True)
+    assert sorted(str(p) for p in Path(path).rglob("*")) == listing
+
+
+def test_vacuum_keeps_live_deletion_vectors(
+    kernel: duckdb.DuckDBPyConnection, tmp_path: Path
+) -> None:
+    # deltalake's own full vacuum counts a live vector's file as unused: deleting it
+    # would bring the deleted rows back.
+    path = copy_of("table-with-dv-small", tmp_path)
+    orphan = Path(path) / "part-99999-orphan.snappy.parquet"
+    orphan.write_bytes((Path(path) / next(iter(live_adds(Path(path))))).read_bytes())
+    before = kernel_rows(kernel, path, ["value"])
+    result = zorder.vacuum(path, retain_hours=0, force=True, dry_run=False)
+    assert result.files == ("part-99999-orphan.snappy.parquet",)
+    assert not orphan.exists()
+    assert list(Path(path).glob("deletion_vector_*.bin"))
+    assert kernel_rows(kernel, path, ["value"]) == before
+    assert sum(before.values()) == 8
+
+
+# ------------------------------------------------------------- property test
+
+FUZZ_COLUMNS = ["a", "f", "s", "day"]
+
+
+@pytest.fixture(scope="module")
+def fuzz_source(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """Six files over two days, as delta-rs and zorder write them, NaN and NULL included."""
+    path = str(tmp_path_factory.mktemp("dv-fuzz") / "t")
+    rng = random.Random(5)
+    for number in range(4):
+        count = 120
+        write_deltalake(
+            path,
+            pa.table(
+                {
+                    "a": [rng.randint(-50, 50) for _ in range(count)],
+                    "f": [
+                        rng.choice([float("nan"), None, rng.uniform(-5, 5)]) for _ in range(count)
+                    ],
+                    "s": [rng.choice(["x", "y", "zz", None]) for _ in range(count)],
+                    "day": [DAYS[number % 2]] * count,
+                }
+            ),
+            partition_by=["day"],
+            mode="append",
+        )
+    frame = spark.createDataFrame(
+        [(i, float(i) / 7, "w", DAYS[1]) for i in range(-40, 40)],
+        "a long, f double, s string, day string",
+    )
+    zorder.write(frame, path, mode="append", by=["a", "f"], num_files=2)
+    DeltaTable(path).alter.add_feature(
+        TableFeatures.DeletionVectors, allow_protocol_versions_increase=True
+    )
+    return path
+
+
+leaves = st.sampled_from(
+    [
+        "a < 0",
+        "a = 7",
+        "a BETWEEN -10 AND 10",
+        "f > 1.5",
+        "isnan(f)",
+        "f IS NULL",
+        "s = 'zz'",
+        "s IN ('x', 'w')",
+        "day = '2026-11-02'",
+        "s IS NOT NULL",
+    ]
+)
+filters = st.recursive(
+    leaves,
+    lambda inner: st.one_of(
+        st.builds(lambda x: f"NOT ({x})", inner),
+        st.builds(lambda x, y: f"({x}) AND ({y})", inner, inner),
+        st.builds(lambda x, y: f"({x}) OR ({y})", inner, inner),
+    ),
+    max_leaves=4,
+)
+deletes = st.lists(
+    st.tuples(st.integers(0, 5), st.sets(st.integers(0, 119), max_size=60), st.sampled_from("uip")),
+    min_size=1,
+    max_size=5,
+)
+
+
+@settings(
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(deletes=deletes, where=filters)
+def test_random_deletes_then_fuzzed_filters(
+    spark: SparkSession,
+    kernel: duckdb.DuckDBPyConnection,
+    fuzz_source: str,
+    tmp_path_factory: pytest.TempPathFactory,
+    deletes: list[tuple[int, set[int], str]],
+    where: str,
+) -> None:
+    path = str(tmp_path_factory.mktemp("dv-example") / "t")
+    shutil.copytree(fuzz_source, path)
+    files = sorted(live_adds(Path(path)))
+    for index, rows, storage in deletes:
+        sizes = {p: a for p, a in live_adds(Path(path)).items()}
+        target = files[index % len(files)]
+        count = json.loads(sizes[target]["stats"])["numRecords"]
+        delete_rows(path, target, {r % count for r in rows}, storage=storage)  # type: ignore[arg-type]
+    everything = kernel_rows(kernel, path, FUZZ_COLUMNS)
+    full = zorder.read(spark, path).select(*FUZZ_COLUMNS)
+    assert row_multiset(full.collect()) == everything
+    assert arrow_rows(zorder.to_arrow(path), FUZZ_COLUMNS) == everything
+    expected = row_multiset(full.where(where).collect())  # Spark's meaning, on the live rows
+    assert arrow_rows(zorder.to_arrow(path, where), FUZZ_COLUMNS) == expected, where
+    skipped = zorder.read(spark, path, where).select(*FUZZ_COLUMNS)
+    assert row_multiset(skipped.collect()) == expected, where

@@ -1,0 +1,92 @@
+"""Timestamp partition values read as Delta Spark reads them.
+
+Delta Spark writes a ``timestamp`` partition value as wall-clock text and
+reads it in the session's time zone; ISO-8601 text with a zone names its
+instant in any session. deltalake reads both in UTC.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from deltalake import DeltaTable, write_deltalake
+from deltalake.transaction import AddAction
+from pyspark.sql import SparkSession
+
+import zorder
+
+pytestmark = pytest.mark.spark
+
+LA = "America/Los_Angeles"
+WALL = dt.datetime(2021, 9, 8, 11, 11, 11)
+
+
+def table_with_both_kinds(path: Path) -> None:
+    """Rows x=1 under wall-clock text, x=2 under an ISO-8601 instant (18:30 UTC)."""
+    ts = pa.array([WALL.replace(tzinfo=dt.UTC)], pa.timestamp("us", "UTC"))
+    write_deltalake(str(path), pa.table({"ts": ts, "x": [1]}), partition_by=["ts"])
+    stored = path / "iso" / "part-0.parquet"
+    stored.parent.mkdir()
+    pq.write_table(pa.table({"x": pa.array([2], pa.int64())}), stored)
+    table = DeltaTable(str(path))
+    add = AddAction(
+        path="iso/part-0.parquet",
+        size=stored.stat().st_size,
+        partition_values={"ts": "2021-09-08T18:30:00.000000Z"},
+        modification_time=0,
+        data_change=True,
+        stats='{"numRecords":1}',
+    )
+    table.create_write_transaction([add], mode="append", schema=table.schema(), partition_by=["ts"])
+
+
+def instants(table: pa.Table) -> dict[int, dt.datetime]:
+    return {
+        x: ts.astimezone(dt.UTC)
+        for x, ts in zip(table.column("x").to_pylist(), table.column("ts").to_pylist(), strict=True)
+    }
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> str:
+    table_with_both_kinds(tmp_path / "t")
+    return str(tmp_path / "t")
+
+
+def test_wall_clock_values_are_read_in_the_zone_asked(path: str) -> None:
+    iso = dt.datetime(2021, 9, 8, 18, 30, tzinfo=dt.UTC)
+    assert instants(zorder.to_arrow(path)) == {1: WALL.replace(tzinfo=dt.UTC), 2: iso}
+    in_la = WALL.replace(tzinfo=dt.timezone(dt.timedelta(hours=-7))).astimezone(dt.UTC)
+    assert instants(zorder.to_arrow(path, time_zone=LA)) == {1: in_la, 2: iso}
+    # Filters and pruning see the same values.
+    found = zorder.to_arrow(path, "ts = '2021-09-08 11:11:11'", time_zone=LA)
+    assert found.column("x").to_pylist() == [1]
+    # (A literal with its offset: skipping leaves zone-less literals outside UTC unknown.)
+    report = zorder.explain(path, "ts < TIMESTAMP'2021-09-08 11:20:00-07:00'", time_zone=LA)
+    assert report.files_scanned == 1  # 18:11 UTC (x=1) is kept, 18:30 UTC is pruned
+
+
+def test_spark_reads_them_in_its_session_zone(spark: SparkSession, path: str) -> None:
+    previous = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", LA)
+    try:
+        rows = zorder.read(spark, path, "ts = '2021-09-08 11:11:11'").collect()
+        assert [r.x for r in rows] == [1]
+        late = zorder.read(spark, path, "ts > '2021-09-08 11:20:00'").collect()
+        assert [r.x for r in late] == [2]
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", previous)
+
+
+def test_optimize_keeps_the_partition_text(spark: SparkSession, path: str, tmp_path: Path) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(path, copy)
+    zorder.optimize(spark, str(copy), by=["x"], full=True)
+    assert sorted(e["ts"] for e in DeltaTable(str(copy)).partitions()) == sorted(
+        e["ts"] for e in DeltaTable(path).partitions()
+    )
