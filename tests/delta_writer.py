@@ -1,4 +1,4 @@
-"""A test-only stand-in for Delta Spark's DELETE with deletion vectors.
+"""A test-only stand-in for Delta Spark's DELETE with deletion vectors and its RENAME COLUMN.
 
 deltalake writes no deletion vectors, and Delta Spark needs Maven, so the
 tests make their own, as the protocol specifies (delta-io/delta PROTOCOL.md,
@@ -7,6 +7,8 @@ positions, stored inline (``i``), in a file named by a UUID (``u``) or at an
 absolute path (``p``), and one commit that removes the file's old logical
 entry and adds it again with the new vector, as a DELETE does. The log is
 replayed from its JSON commits only: use it on tables without checkpoints.
+:func:`rename_column`, :func:`add_column` and :func:`enable_deletion_vectors` make those
+changes to a column-mapped table likewise.
 """
 
 from __future__ import annotations
@@ -112,6 +114,7 @@ def delete_rows(
     root = Path(table)
     add = live_adds(root)[path]
     deleted = deleted_rows(root, add) | set(rows)
+    assert max(deleted, default=0) < json.loads(add["stats"])["numRecords"], "no such row"
     bitmap = serialized_bitmap(deleted)
     if storage == "i":
         padded = bitmap + b"\0" * (-len(bitmap) % 4)
@@ -135,4 +138,86 @@ def delete_rows(
     lines = [{"commitInfo": commit_info}, {"remove": removed}, {"add": added}]
     with open(log / f"{version:020d}.json", "x") as out:  # fails if another commit took it
         out.write("\n".join(json.dumps(line) for line in lines) + "\n")
+    return version
+
+
+def _latest_metadata(log: Path) -> dict[str, Any]:
+    metadata: dict[str, Any] = {}
+    for commit in sorted(log.glob("*.json")):
+        for line in commit.read_text().splitlines():
+            action = json.loads(line)
+            if "metaData" in action:
+                metadata = action["metaData"]
+    return metadata
+
+
+def _commit_metadata(log: Path, metadata: dict[str, Any], operation: str) -> int:
+    version = max(int(p.stem) for p in log.glob("*.json")) + 1
+    info = {"timestamp": int(time.time() * 1000), "operation": operation}
+    with open(log / f"{version:020d}.json", "x") as out:
+        out.write(
+            json.dumps({"commitInfo": info}) + "\n" + json.dumps({"metaData": metadata}) + "\n"
+        )
+    return version
+
+
+def rename_column(table: str | Path, old: str, new: str) -> int:
+    """Commit Delta Spark's RENAME COLUMN (column mapping): a new logical name, same physical.
+
+    Returns the new version.
+    """
+    log = Path(table) / "_delta_log"
+    metadata = _latest_metadata(log)
+    schema = json.loads(metadata["schemaString"])
+    (field,) = [f for f in schema["fields"] if f["name"] == old]
+    assert "delta.columnMapping.physicalName" in field["metadata"], "no column mapping"
+    field["name"] = new
+    partitions = [new if c == old else c for c in metadata["partitionColumns"]]
+    renamed = metadata | {"schemaString": json.dumps(schema), "partitionColumns": partitions}
+    return _commit_metadata(log, renamed, "RENAME COLUMN")
+
+
+def add_column(table: str | Path, name: str, kind: str) -> int:
+    """Commit Delta Spark's ADD COLUMN on a column-mapped table: a new id and physical name."""
+    log = Path(table) / "_delta_log"
+    metadata = _latest_metadata(log)
+    schema = json.loads(metadata["schemaString"])
+    configuration = dict(metadata["configuration"])
+    column_id = int(configuration["delta.columnMapping.maxColumnId"]) + 1
+    configuration["delta.columnMapping.maxColumnId"] = str(column_id)
+    schema["fields"].append(
+        {
+            "name": name,
+            "type": kind,
+            "nullable": True,
+            "metadata": {
+                "delta.columnMapping.id": column_id,
+                "delta.columnMapping.physicalName": f"col-{uuid.uuid4()}",
+            },
+        }
+    )
+    added = metadata | {"schemaString": json.dumps(schema), "configuration": configuration}
+    return _commit_metadata(log, added, "ADD COLUMNS")
+
+
+def enable_deletion_vectors(table: str | Path) -> int:
+    """Commit the protocol upgrade Delta Spark makes for deletion vectors on a legacy
+    column-mapped table (reader 2, writer 5): table features listing what that implied.
+
+    (deltalake's own add_feature fails on a partitioned column-mapped table.)
+    """
+    log = Path(table) / "_delta_log"
+    implied = ["appendOnly", "invariants", "checkConstraints", "changeDataFeed"]
+    protocol = {
+        "minReaderVersion": 3,
+        "minWriterVersion": 7,
+        "readerFeatures": ["columnMapping", "deletionVectors"],
+        "writerFeatures": [*implied, "generatedColumns", "columnMapping", "deletionVectors"],
+    }
+    version = max(int(p.stem) for p in log.glob("*.json")) + 1
+    info = {"timestamp": int(time.time() * 1000), "operation": "UPGRADE PROTOCOL"}
+    with open(log / f"{version:020d}.json", "x") as out:
+        out.write(
+            json.dumps({"commitInfo": info}) + "\n" + json.dumps({"protocol": protocol}) + "\n"
+        )
     return version

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -50,6 +51,15 @@ def main(directory: str) -> None:
         partition_by=["day"],
         num_files=6,
     ).files_added
+    # Tables Databricks wrote: deletion vectors (2 of 10 rows deleted), column mapping.
+    data = Path(__file__).resolve().parents[1] / "data"
+    for name in ("table-with-dv-small", "table_with_column_mapping"):
+        shutil.copytree(data / name, Path(directory) / name)
+    deleted = str(Path(directory) / "table-with-dv-small")
+    seen["deletion vectors"] = sorted(r.value for r in zorder.read(spark, deleted).collect())
+    seen["purged"] = zorder.optimize(spark, deleted, by=["value"], num_files=2).rows
+    mapped = zorder.read(spark, str(Path(directory) / "table_with_column_mapping"))
+    seen["column mapping"] = sorted(r["Super Name"] for r in mapped.collect())
     sink = io.StringIO()
     with spark_status("Writing:", spark, console=Console(file=sink, force_terminal=True)):
         zorder.write(

@@ -52,5 +52,14 @@ def test_write_append_optimize_read_explain_over_connect(tmp_path: Path) -> None
     days = DeltaTable(str(tmp_path / "days")).get_add_actions(flatten=True)
     assert seen["partitioned"] == days.num_rows
     assert Counter(days.column("partition.day").to_pylist()) == {"0": 2, "1": 2, "2": 2}
+    assert seen["deletion vectors"] == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert seen["purged"] == 8
+    assert seen["column mapping"] == [
+        "Anthony Johnson",
+        "Mr. Daniel Ferguson MD",
+        "Nathan Bennett",
+        "Stephanie Mcgrath",
+        "Timothy Lamb",
+    ]
     # The status line showed the tasks of the server's jobs, from its progress messages.
     assert "clustering and writing" in seen["progress"]

@@ -21,6 +21,11 @@ def schema(**metadata: dict[str, object]) -> str:
 def test_deletion_vectors_and_plain_tables_are_readable_and_writable() -> None:
     assert unreadable(Protocol(1, 2), {}) == []
     assert unreadable(MODERN, {}) == []
+    named = {"delta.columnMapping.mode": "name"}
+    assert unreadable(Protocol(2, 5), named) == []
+    mapped = Protocol(3, 7, ("columnMapping",), ("columnMapping",))
+    assert unreadable(mapped, named) == []
+    assert unwritable(mapped, named, schema(a={}), "optimize") == []
     for operation in ("append", "optimize"):
         assert unwritable(MODERN, {}, schema(a={}), operation) == []  # type: ignore[arg-type]
 
@@ -28,8 +33,7 @@ def test_deletion_vectors_and_plain_tables_are_readable_and_writable() -> None:
 @pytest.mark.parametrize(
     ("protocol", "configuration", "named"),
     [
-        (Protocol(2, 5), {"delta.columnMapping.mode": "name"}, "columnMapping (mode 'name')"),
-        (Protocol(3, 7, ("columnMapping",), ("columnMapping",)), {}, "columnMapping"),
+        (Protocol(2, 5), {"delta.columnMapping.mode": "id"}, "columnMapping (mode 'id')"),
         (Protocol(3, 7, ("typeWidening",), ("typeWidening",)), {}, "typeWidening"),
         (Protocol(3, 7, ("someFutureFeature",), ()), {}, "someFutureFeature"),
         (Protocol(4, 7), {}, "reader version 4"),

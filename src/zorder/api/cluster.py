@@ -207,10 +207,15 @@ def _in_partition(
     if match is None:  # pragma: no cover (Spark's naming is part of its file format contract)
         raise ZorderError(f"cannot tell which file of the run Spark wrote as {written.path!r}")
     partition = layout.partition_of_file(int(match.group(1)))
-    text = (
-        snapshot.partition_text if snapshot is not None else lambda _, v: delta_partition_value(v)
-    )
-    values = {c: text(c, v) for c, v in zip(columns, partition.values, strict=True)}
+    if snapshot is None:
+        values = {
+            c: delta_partition_value(v) for c, v in zip(columns, partition.values, strict=True)
+        }
+    else:  # keyed by the names the log gives partition values
+        values = {
+            snapshot.stored_name(c): snapshot.partition_text(c, v)
+            for c, v in zip(columns, partition.values, strict=True)
+        }
     return dataclasses.replace(written, partition_values=values)
 
 
@@ -245,18 +250,22 @@ def _write_and_commit(
     else:
         phase("sampling")
         laid_out = cluster(df, plan, num_files=num_files, sample_size=sample_size, rows=rows)
+    # Into an existing table, files hold its own (under column mapping, physical) names.
+    stored_frame = snapshot.stored_frame(laid_out) if snapshot is not None else laid_out
+    stored_schema = snapshot.stored_schema if snapshot is not None else df.schema
+    stored_partitions = [snapshot.stored_name(c) if snapshot else c for c in partition_by]
     try:
         phase("clustering and writing")
         with _write_settings(df.sparkSession):
-            writer = laid_out.write.mode(
+            writer = stored_frame.write.mode(
                 "error"
             )  # "error": the one spelling Spark Connect accepts too
             if partition_by:
-                writer = writer.partitionBy(*partition_by)
+                writer = writer.partitionBy(*stored_partitions)
             writer.parquet(f"{uri}/{run.directory}")
         remove_writer_markers(uri, run.directory)
         phase("statistics")
-        written = describe_written_files(uri, run.directory, df.schema, configuration)
+        written = describe_written_files(uri, run.directory, stored_schema, configuration)
         if partitioned is not None:
             written = [_in_partition(f, partitioned, partition_by, snapshot) for f in written]
         phase("commit")

@@ -63,7 +63,15 @@ from zorder.table.clustering import (
     recorded_spec,
     recorded_target_file_size,
 )
-from zorder.table.features import DELETION_VECTORS, Protocol, WriteOperation, unreadable, unwritable
+from zorder.table.features import (
+    COLUMN_MAPPING_MODE,
+    DELETION_VECTORS,
+    Protocol,
+    WriteOperation,
+    unreadable,
+    unwritable,
+)
+from zorder.table.mapping import ColumnMapping
 
 __all__ = [
     "MIN_VACUUM_RETENTION_HOURS",
@@ -155,7 +163,7 @@ if TYPE_CHECKING:
     # pyspark loads only on the paths that use Spark: a lookup (zorder.to_arrow,
     # `zorder query`) reads tables without it.
     from pyspark.sql import Column, DataFrame, DataFrameReader, SparkSession
-    from pyspark.sql.types import DataType, StructType
+    from pyspark.sql.types import DataType, StructField, StructType
 
 
 @dataclass(frozen=True)
@@ -439,6 +447,51 @@ class TableSnapshot:
         return types
 
     @functools.cached_property
+    def mapping(self) -> ColumnMapping | None:
+        """The table's column mapping (``name`` mode), None when files hold logical names."""
+        if str(self.configuration.get(COLUMN_MAPPING_MODE) or "none") == "none":
+            return None
+        return ColumnMapping.of(self.table.schema().to_json())
+
+    def stored_name(self, column: str) -> str:
+        """The name files, statistics and partition values give the top-level ``column``."""
+        return column if self.mapping is None else self.mapping.physical[column]
+
+    @functools.cached_property
+    def stored_schema(self) -> StructType:
+        """The schema as the files hold it: physical names at every level under mapping."""
+        if self.mapping is None:
+            return self.schema
+        from pyspark.sql.types import StructType
+
+        return StructType.fromJson(json.loads(self.mapping.physical_schema_json()))
+
+    def stored_frame(self, df: DataFrame) -> DataFrame:
+        """``df`` (the table's logical columns) with the names and nested names files hold."""
+        if self.mapping is None:
+            return df
+        from pyspark.sql import functions as F
+
+        stored = {f.name: f for f in self.stored_schema.fields}
+        return df.select(
+            *[
+                F.col(f"`{f.name}`")
+                .cast(stored[self.stored_name(f.name)].dataType)
+                .alias(self.stored_name(f.name))
+                for f in self.schema.fields
+            ]
+        )
+
+    def _stored_column(self, field: StructField) -> Column:
+        """``field`` of a frame read from files, under its logical name and type."""
+        from pyspark.sql import functions as F
+
+        if self.mapping is None:
+            return F.col(f"`{field.name}`")
+        stored = F.col(f"`{self.stored_name(field.name)}`")
+        return stored.cast(field.dataType).alias(field.name)
+
+    @functools.cached_property
     def arrow_schema(self) -> pa.Schema:
         """The table's schema in Arrow types, as Delta readers give them."""
         return pa.schema(self.table.schema().to_arrow())
@@ -469,9 +522,17 @@ class TableSnapshot:
         with source:
             parquet = pq.ParquetFile(source)
             present = set(parquet.schema_arrow.names)
-            stored = [c for c in columns if c in present and c not in partition]
-            read = parquet.read(columns=stored, use_threads=False)
+            stored = [c for c in columns if self.stored_name(c) in present and c not in partition]
+            read = parquet.read(columns=[self.stored_name(c) for c in stored], use_threads=False)
         rows = read.num_rows if stored else parquet.metadata.num_rows
+        if self.mapping is not None and stored:
+            types = self.arrow_schema
+            read = pa.table(
+                {
+                    c: self.mapping.logical_array(read.column(i), types.field(c).type)
+                    for i, c in enumerate(stored)
+                }
+            )
         table = self._in_table_types(read, columns, partition, rows)
         deleted = self.deleted_rows.get(data_file.path)
         if deleted is None:
@@ -514,6 +575,8 @@ class TableSnapshot:
         then read the files with :meth:`read_arrow`.
         """
         if _has_scheme(self.uri) or any(_has_scheme(f.path) for f in files):
+            return None
+        if self.mapping is not None:  # the prefilter names logical columns
             return None
         import duckdb
 
@@ -580,8 +643,10 @@ class TableSnapshot:
             return spark.createDataFrame([], self.schema)
         reader = self._reader(spark, keep)
         if not self.partition_columns:
-            frame = reader.parquet(*[self.file_uri(f) for f in files])
-            return self._without_deleted_rows(frame, files)
+            frame = self._without_deleted_rows(self._parquet(reader, files), files)
+            if self.mapping is None:
+                return frame
+            return frame.select(*[self._stored_column(f) for f in self.schema.fields])
         return self._union_of_partitions(reader, _by_partition(files))
 
     def read_partitions(
@@ -611,10 +676,12 @@ class TableSnapshot:
         )
 
     def _reader(self, spark: SparkSession, keep: npt.NDArray[np.bool_] | None) -> DataFrameReader:
-        partitioned = set(self.partition_columns)
+        partitioned = {self.stored_name(c) for c in self.partition_columns}
         from pyspark.sql.types import StructType
 
-        data_schema = StructType([f for f in self.schema.fields if f.name not in partitioned])
+        data_schema = StructType(
+            [f for f in self.stored_schema.fields if f.name not in partitioned]
+        )
         reader = spark.read.schema(data_schema)
         if _holds_floats(self.schema):
             trusted = self.nan_free_bounds if keep is None else self.nan_free_bounds[keep]
@@ -640,15 +707,29 @@ class TableSnapshot:
             columns = [
                 _typed_literal(known[f.name], f.dataType).alias(f.name)
                 if f.name in known
-                else F.col(f"`{f.name}`")
+                else self._stored_column(f)
                 for f in self.schema.fields
             ]
             if tags is not None:
                 name, indices = tags
                 columns.append(F.lit(indices[values]).cast("long").alias(name))
-            frame = reader.parquet(*[self.file_uri(f) for f in members])
+            frame = self._parquet(reader, members)
             frames.append(self._without_deleted_rows(frame, members).select(*columns))
         return functools.reduce(DataFrame.union, frames)
+
+    def _parquet(self, reader: DataFrameReader, files: Sequence[DataFile]) -> DataFrame:
+        """``files`` read by Spark; one storage lacks is named as the table's breakage."""
+        from pyspark.errors import AnalysisException
+
+        try:
+            return reader.parquet(*[self.file_uri(f) for f in files])
+        except AnalysisException as error:
+            if "PATH_NOT_FOUND" not in str(error):
+                raise
+            raise BrokenTableError(
+                f"table {self.uri} (version {self.version}) names data files storage does not "
+                f"hold: {error}"
+            ) from error
 
     def _without_deleted_rows(self, frame: DataFrame, members: Sequence[DataFile]) -> DataFrame:
         """``frame`` (the rows of ``members``, files of one partition) less the deleted rows.
@@ -829,6 +910,8 @@ def load_snapshot(
     except DeltaError as error:  # DeltaProtocolError and TableNotFoundError among them
         raise _log_error(where, error) from error
     partition_columns = tuple(metadata.partition_columns)
+    if str(metadata.configuration.get(COLUMN_MAPPING_MODE) or "none") != "none":
+        actions = _logical_statistics(actions, ColumnMapping.of(table.schema().to_json()))
     actions = _with_partition_statistics(actions, partition_columns)
     return TableSnapshot(
         uri=uri,
@@ -838,6 +921,21 @@ def load_snapshot(
         partition_columns=partition_columns,
         actions=actions,
     )
+
+
+def _logical_statistics(actions: pa.Table, mapping: ColumnMapping) -> pa.Table:
+    """``actions`` with min, max and null_count keyed by logical names, as readers ask."""
+    for kind in ("min", "max", "null_count"):
+        if kind not in actions.column_names or not pa.types.is_struct(actions.column(kind).type):
+            continue
+        index = actions.column_names.index(kind)
+        logical = mapping.logical_statistics(actions.column(kind).combine_chunks())
+        actions = (
+            actions.remove_column(index)
+            if logical is None
+            else actions.set_column(index, kind, logical)
+        )
+    return actions
 
 
 def _log_error(where: str, error: DeltaError) -> ZorderError:
@@ -1008,7 +1106,10 @@ def commit_files(
     ``commitInfo.zorder`` and as the run's ``txn`` action.
     """
     properties = _commit_properties(clustering)
-    delta_schema = DeltaSchema.from_json(schema.json())
+    # An existing table keeps its own schema (column mapping's metadata included).
+    delta_schema = (
+        snapshot.table.schema() if snapshot is not None else DeltaSchema.from_json(schema.json())
+    )
     if mode == "create":
         create_table_with_add_actions(
             uri,

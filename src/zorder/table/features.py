@@ -31,8 +31,17 @@ DELETION_VECTORS = "deletionVectors"
 WriteOperation = Literal["append", "optimize"]
 
 # Reader features whose tables zorder reads exactly (deletion vectors are applied on
-# every read path; the rest change nothing a Parquet read of the files sees).
-_READABLE = {DELETION_VECTORS, "timestampNtz", "v2Checkpoint", "vacuumProtocolCheck"}
+# every read path, column mapping's physical names are read and written in name mode;
+# the rest change nothing a Parquet read of the files sees).
+_READABLE = {
+    DELETION_VECTORS,
+    "columnMapping",
+    "timestampNtz",
+    "v2Checkpoint",
+    "vacuumProtocolCheck",
+}
+# Column mapping modes zorder reads and writes; "id" resolves columns by field id.
+_MAPPING_MODES = {"none", "name"}
 
 # Writer features zorder honours in every write: the log and its checkpoints are
 # deltalake's, optimize changes no row, and appends of whole rows need nothing more.
@@ -47,7 +56,7 @@ _WRITABLE = _READABLE | {
 
 # Why a feature zorder does not honour matters to the person refused.
 _WHY = {
-    "columnMapping": "files hold physical column names, which zorder does not yet map",
+    "columnMapping": "columns are resolved by Parquet field id, which zorder does not yet do",
     "rowTracking": "rewritten rows must keep their row ids, which zorder does not carry",
     "clustering": "the table is liquid-clustered by Delta, which owns its layout",
     "icebergCompatV1": "UniForm's Iceberg metadata would not follow zorder's commits",
@@ -88,7 +97,7 @@ def unreadable(protocol: Protocol, configuration: Mapping[str, Any]) -> list[str
     if protocol.min_reader_version > 3:
         reasons.append(f"reader version {protocol.min_reader_version} (zorder knows up to 3)")
     mode = str(configuration.get(COLUMN_MAPPING_MODE) or "none")
-    if mode != "none" or "columnMapping" in protocol.reader_features:
+    if mode not in _MAPPING_MODES:
         reasons.append(f"columnMapping (mode {mode!r}): {_WHY['columnMapping']}")
     for feature in sorted(set(protocol.reader_features) - _READABLE - {"columnMapping"}):
         reasons.append(_reason(feature))
@@ -105,7 +114,7 @@ def unwritable(
     reasons = []
     if protocol.min_writer_version > 7:
         reasons.append(f"writer version {protocol.min_writer_version} (zorder knows up to 7)")
-    for feature in sorted(set(protocol.writer_features) - _WRITABLE - {"columnMapping"}):
+    for feature in sorted(set(protocol.writer_features) - _WRITABLE):
         reasons.append(_reason(feature))
     for name, kind in _column_rules(json.loads(schema_json)):
         if kind == _IDENTITY:  # on the legacy protocol too (writer version 6)
