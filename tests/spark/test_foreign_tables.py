@@ -7,6 +7,7 @@ before a row is returned or a file written; what it does, other readers
 
 from __future__ import annotations
 
+import datetime as dt
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -14,11 +15,11 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from deltalake import write_deltalake
+from deltalake import DeltaTable, write_deltalake
 from pyspark.sql import SparkSession
 
 import zorder
-from tests.spark.helpers import arrow_rows, kernel_rows, row_multiset
+from tests.spark.helpers import arrow_rows, delta_rs_rows, kernel_rows, row_multiset
 from zorder.errors import BrokenTableError, UnsupportedTableError
 
 pytestmark = pytest.mark.spark
@@ -103,3 +104,24 @@ def test_a_data_file_storage_lacks_is_named_on_the_spark_paths(
         zorder.read(spark, path)
     with pytest.raises(BrokenTableError, match="storage does not hold"):
         zorder.optimize(spark, path, by=["a"], full=True)
+
+
+def test_timestamp_ntz_table_from_delta_rs(
+    spark: SparkSession, kernel: Any, tmp_path: Path
+) -> None:
+    # delta-rs gives a zone-less timestamp the timestampNtz feature (reader 3, writer 7).
+    path = str(tmp_path / "t")
+    moments = [dt.datetime(2026, 11, 1, 8) + dt.timedelta(minutes=37 * i) for i in range(300)]
+    write_deltalake(path, pa.table({"seen_at": moments, "n": list(range(300))}))
+    assert "timestampNtz" in (DeltaTable(path).protocol().reader_features or [])
+    columns = ["seen_at", "n"]
+    expected = kernel_rows(kernel, path, columns)
+    assert arrow_rows(zorder.to_arrow(path), columns) == expected
+    assert row_multiset(zorder.read(spark, path).select(*columns).collect()) == expected
+    where = "seen_at < TIMESTAMP_NTZ'2026-11-01 12:00:00'"
+    wanted = kernel_rows(kernel, path, columns, "seen_at < TIMESTAMP '2026-11-01 12:00:00'")
+    assert arrow_rows(zorder.to_arrow(path, where), columns) == wanted
+    zorder.optimize(spark, path, by=["seen_at", "n"], num_files=3)
+    assert kernel_rows(kernel, path, columns) == expected
+    assert delta_rs_rows(path, columns) == expected
+    assert DeltaTable(path).protocol().reader_features == ["timestampNtz"]  # unchanged
