@@ -221,3 +221,35 @@ def enable_deletion_vectors(table: str | Path) -> int:
             json.dumps({"commitInfo": info}) + "\n" + json.dumps({"protocol": protocol}) + "\n"
         )
     return version
+
+
+def widen_columns(table: str | Path, widened: dict[str, str]) -> int:
+    """Commit Delta Spark's type widening (ALTER COLUMN ... TYPE) of ``widened`` columns:
+    the typeWidening feature, the wider types and their ``delta.typeChanges``."""
+    log = Path(table) / "_delta_log"
+    metadata = _latest_metadata(log)
+    schema = json.loads(metadata["schemaString"])
+    for field in schema["fields"]:
+        if field["name"] in widened:
+            change = {"fromType": field["type"], "toType": widened[field["name"]]}
+            field["metadata"] = {**field.get("metadata", {}), "delta.typeChanges": [change]}
+            field["type"] = widened[field["name"]]
+    features = ["typeWidening"]
+    if "timestamp_ntz" in widened.values():
+        features.append("timestampNtz")
+    protocol = {
+        "minReaderVersion": 3,
+        "minWriterVersion": 7,
+        "readerFeatures": features,
+        "writerFeatures": features,
+    }
+    version = max(int(p.stem) for p in log.glob("*.json")) + 1
+    info = {"timestamp": int(time.time() * 1000), "operation": "CHANGE COLUMN"}
+    lines = [
+        {"commitInfo": info},
+        {"protocol": protocol},
+        {"metaData": metadata | {"schemaString": json.dumps(schema)}},
+    ]
+    with open(log / f"{version:020d}.json", "x") as out:
+        out.write("\n".join(json.dumps(line) for line in lines) + "\n")
+    return version

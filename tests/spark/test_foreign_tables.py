@@ -8,6 +8,7 @@ before a row is returned or a file written; what it does, other readers
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +20,7 @@ from deltalake import DeltaTable, write_deltalake
 from pyspark.sql import SparkSession
 
 import zorder
+from tests.delta_writer import widen_columns
 from tests.spark.helpers import arrow_rows, delta_rs_rows, kernel_rows, row_multiset
 from zorder.errors import BrokenTableError, UnsupportedTableError
 
@@ -125,3 +127,39 @@ def test_timestamp_ntz_table_from_delta_rs(
     assert kernel_rows(kernel, path, columns) == expected
     assert delta_rs_rows(path, columns) == expected
     assert DeltaTable(path).protocol().reader_features == ["timestampNtz"]  # unchanged
+
+
+def test_type_widened_table_reads_exactly_and_refuses_writes(
+    spark: SparkSession, kernel: Any, tmp_path: Path
+) -> None:
+    # Delta Spark's type widening: older files hold the narrower types.
+    path = str(tmp_path / "t")
+    narrow = pa.table(
+        {
+            "i": pa.array(range(-50, 50), pa.int32()),
+            "b": pa.array([v % 100 for v in range(100)], pa.int8()),
+            "f": pa.array([v / 8 for v in range(100)], pa.float32()),
+            "d": pa.array([decimal.Decimal(v).scaleb(-2) for v in range(100)], pa.decimal128(5, 2)),
+            "day": pa.array([dt.date(2026, 1, 1) + dt.timedelta(days=v) for v in range(100)]),
+        }
+    )
+    write_deltalake(path, narrow)
+    widen_columns(
+        path,
+        {"i": "long", "b": "integer", "f": "double", "d": "decimal(10,4)", "day": "timestamp_ntz"},
+    )
+    columns = ["i", "b", "f", "d", "day"]
+    expected = kernel_rows(kernel, path, columns)
+    assert sum(expected.values()) == 100
+    assert arrow_rows(zorder.to_arrow(path), columns) == expected
+    assert row_multiset(zorder.read(spark, path).select(*columns).collect()) == expected
+    where = "i > 40 OR d < 0.05"
+    wanted = kernel_rows(kernel, path, columns, where)
+    assert arrow_rows(zorder.to_arrow(path, where), columns) == wanted
+    assert row_multiset(zorder.read(spark, path, where).select(*columns).collect()) == wanted
+    before = log_listing(path)
+    with pytest.raises(UnsupportedTableError, match="typeWidening"):
+        zorder.optimize(spark, path, by=["i"], full=True)
+    with pytest.raises(UnsupportedTableError, match="typeWidening"):
+        zorder.write(zorder.read(spark, path), path, mode="append", by=["i"])
+    assert log_listing(path) == before

@@ -37,6 +37,8 @@ _READABLE = {
     DELETION_VECTORS,
     "columnMapping",
     "timestampNtz",
+    "typeWidening",  # Spark's Parquet reader and to_arrow's casts widen older files' values
+    "typeWidening-preview",
     "v2Checkpoint",
     "vacuumProtocolCheck",
 }
@@ -46,7 +48,7 @@ _MAPPING_MODES = {"none", "name"}
 # Writer features zorder honours in every write: the log and its checkpoints are
 # deltalake's, optimize changes no row, and appends of whole rows need nothing more.
 # Invariants, constraints, generated and identity columns are checked by use below.
-_WRITABLE = _READABLE | {
+_WRITABLE = (_READABLE - {"typeWidening", "typeWidening-preview"}) | {
     "appendOnly",
     "changeDataFeed",
     "checkConstraints",
@@ -61,8 +63,8 @@ _WHY = {
     "clustering": "the table is liquid-clustered by Delta, which owns its layout",
     "icebergCompatV1": "UniForm's Iceberg metadata would not follow zorder's commits",
     "icebergCompatV2": "UniForm's Iceberg metadata would not follow zorder's commits",
-    "typeWidening": "older files hold narrower types, which zorder does not yet widen",
-    "typeWidening-preview": "older files hold narrower types, which zorder does not yet widen",
+    "typeWidening": "deltalake, which makes zorder's commits, does not write to them",
+    "typeWidening-preview": "deltalake, which makes zorder's commits, does not write to them",
     "inCommitTimestamp": "commits must carry in-commit timestamps, which deltalake does not write",
     "variantType": "zorder does not read the variant type",
     "variantType-preview": "zorder does not read the variant type",
