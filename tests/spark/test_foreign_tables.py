@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -57,19 +58,23 @@ def every_path(spark: SparkSession) -> dict[str, Callable[[str], Any]]:
 @pytest.mark.parametrize(
     "operation", ["to_arrow", "read", "explain", "describe", "optimize", "append", "vacuum"]
 )
-def test_column_mapping_by_id_is_refused_on_every_path(
+def test_an_unknown_feature_is_refused_on_every_path(
     spark: SparkSession, tmp_path: Path, operation: str
 ) -> None:
-    # In id mode readers resolve columns by Parquet field id, which zorder does not yet:
-    # nothing may touch such a table (reading by name could give all-NULL columns).
+    # A reader feature zorder does not know (here a column mapping mode of the future):
+    # nothing may touch the table, and the refusal names the table, version and feature.
     path = str(tmp_path / "t")
-    write_deltalake(
-        path,
-        pa.table({"a": [1, 2], "b": ["x", "y"]}),
-        configuration={"delta.columnMapping.mode": "id"},
-    )
+    write_deltalake(path, pa.table({"a": [1, 2], "b": ["x", "y"]}))
+    commit = Path(path) / "_delta_log" / f"{1:020d}.json"
+    protocol = {
+        "minReaderVersion": 3,
+        "minWriterVersion": 7,
+        "readerFeatures": ["futureFeature"],
+        "writerFeatures": ["futureFeature"],
+    }
+    commit.write_text(json.dumps({"commitInfo": {}}) + "\n" + json.dumps({"protocol": protocol}))
     before = log_listing(path)
-    with pytest.raises(UnsupportedTableError, match=r"columnMapping \(mode 'id'\)") as error:
+    with pytest.raises(UnsupportedTableError, match="futureFeature") as error:
         every_path(spark)[operation](path)
     assert path in str(error.value)
     assert "version" in str(error.value)

@@ -23,6 +23,7 @@ def test_deletion_vectors_and_plain_tables_are_readable_and_writable() -> None:
     assert unreadable(MODERN, {}) == []
     named = {"delta.columnMapping.mode": "name"}
     assert unreadable(Protocol(2, 5), named) == []
+    assert unreadable(Protocol(2, 5), {"delta.columnMapping.mode": "id"}) == []
     mapped = Protocol(3, 7, ("columnMapping",), ("columnMapping",))
     assert unreadable(mapped, named) == []
     assert unwritable(mapped, named, schema(a={}), "optimize") == []
@@ -33,7 +34,7 @@ def test_deletion_vectors_and_plain_tables_are_readable_and_writable() -> None:
 @pytest.mark.parametrize(
     ("protocol", "configuration", "named"),
     [
-        (Protocol(2, 5), {"delta.columnMapping.mode": "id"}, "columnMapping (mode 'id')"),
+        (Protocol(2, 5), {"delta.columnMapping.mode": "soon"}, "columnMapping (mode 'soon')"),
         (Protocol(3, 7, ("someFutureFeature",), ()), {}, "someFutureFeature"),
         (Protocol(4, 7), {}, "reader version 4"),
     ],

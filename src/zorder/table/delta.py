@@ -449,9 +449,10 @@ class TableSnapshot:
     @functools.cached_property
     def mapping(self) -> ColumnMapping | None:
         """The table's column mapping (``name`` mode), None when files hold logical names."""
-        if str(self.configuration.get(COLUMN_MAPPING_MODE) or "none") == "none":
+        mode = str(self.configuration.get(COLUMN_MAPPING_MODE) or "none")
+        if mode not in ("name", "id"):
             return None
-        return ColumnMapping.of(self.table.schema().to_json())
+        return ColumnMapping.of(self.table.schema().to_json(), "id" if mode == "id" else "name")
 
     def stored_name(self, column: str) -> str:
         """The name files, statistics and partition values give the top-level ``column``."""
@@ -473,14 +474,12 @@ class TableSnapshot:
         from pyspark.sql import functions as F
 
         stored = {f.name: f for f in self.stored_schema.fields}
-        return df.select(
-            *[
-                F.col(f"`{f.name}`")
-                .cast(stored[self.stored_name(f.name)].dataType)
-                .alias(self.stored_name(f.name))
-                for f in self.schema.fields
-            ]
-        )
+        columns = []
+        for logical in self.schema.fields:
+            target = stored[self.stored_name(logical.name)]  # in id mode with its field ids
+            cast = F.col(f"`{logical.name}`").cast(target.dataType)
+            columns.append(cast.alias(target.name, metadata=target.metadata))
+        return df.select(*columns)
 
     def _stored_column(self, field: StructField) -> Column:
         """``field`` of a frame read from files, under its logical name and type."""
@@ -521,9 +520,20 @@ class TableSnapshot:
             ) from error
         with source:
             parquet = pq.ParquetFile(source)
-            present = set(parquet.schema_arrow.names)
-            stored = [c for c in columns if self.stored_name(c) in present and c not in partition]
-            read = parquet.read(columns=[self.stored_name(c) for c in stored], use_threads=False)
+            wanted = [c for c in columns if c not in partition]
+            if self.mapping is None:
+                present = set(parquet.schema_arrow.names)
+                names = {c: c for c in wanted if c in present}
+            else:
+                try:
+                    names = self.mapping.stored_columns(parquet.schema_arrow, wanted)
+                except ValueError as error:
+                    raise BrokenTableError(
+                        f"table {self.uri} (version {self.version}), file {data_file.path!r}: "
+                        f"{error}"
+                    ) from error
+            stored = list(names)
+            read = parquet.read(columns=[names[c] for c in stored], use_threads=False)
         rows = read.num_rows if stored else parquet.metadata.num_rows
         if self.mapping is not None and stored:
             types = self.arrow_schema
@@ -682,6 +692,10 @@ class TableSnapshot:
         data_schema = StructType(
             [f for f in self.stored_schema.fields if f.name not in partitioned]
         )
+        if self.mapping is not None and self.mapping.mode == "id":
+            # Columns are found by the field ids the schema carries, as Delta requires in id
+            # mode (a session setting; it changes nothing for schemas without ids).
+            spark.conf.set("spark.sql.parquet.fieldId.read.enabled", "true")
         reader = spark.read.schema(data_schema)
         if _holds_floats(self.schema):
             trusted = self.nan_free_bounds if keep is None else self.nan_free_bounds[keep]
@@ -901,7 +915,7 @@ def load_snapshot(
     """Pin the table's current (or given) version and list its files with their stats."""
     if not is_delta_table(uri, storage_options):
         raise NotADeltaTableError(f"not a Delta table: {uri} (no readable _delta_log found)")
-    where = f"table {uri}" + (f" at version {version}" if version is not None else "")
+    where = f"table {uri} ({f'version {version}' if version is not None else 'latest version'})"
     try:
         table = DeltaTable(uri, version=version, storage_options=dict(storage_options or {}))
         metadata = table.metadata()

@@ -42,8 +42,8 @@ _READABLE = {
     "v2Checkpoint",
     "vacuumProtocolCheck",
 }
-# Column mapping modes zorder reads and writes; "id" resolves columns by field id.
-_MAPPING_MODES = {"none", "name"}
+# Column mapping modes zorder reads and writes (by physical name, or by Parquet field id).
+_MAPPING_MODES = {"none", "name", "id"}
 
 # Writer features zorder honours in every write: the log and its checkpoints are
 # deltalake's, optimize changes no row, and appends of whole rows need nothing more.
@@ -58,7 +58,7 @@ _WRITABLE = (_READABLE - {"typeWidening", "typeWidening-preview"}) | {
 
 # Why a feature zorder does not honour matters to the person refused.
 _WHY = {
-    "columnMapping": "columns are resolved by Parquet field id, which zorder does not yet do",
+    "columnMapping": "a column mapping mode zorder does not know",
     "rowTracking": "rewritten rows must keep their row ids, which zorder does not carry",
     "clustering": "the table is liquid-clustered by Delta, which owns its layout",
     "icebergCompatV1": "UniForm's Iceberg metadata would not follow zorder's commits",

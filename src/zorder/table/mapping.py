@@ -1,11 +1,12 @@
-"""Column mapping (Delta's ``name`` mode): the logical names a table shows, the physical
-names its files, statistics and partition values hold.
+"""Column mapping: the logical names a table shows, the physical names (and, in ``id``
+mode, the Parquet field ids) its files, statistics and partition values hold.
 
-Delta Spark gives every column (nested fields too) a physical name once, in
-the field's metadata, and a rename or drop changes only the logical schema:
-a file written before a rename still holds the column under its physical
-name. zorder reads and writes files by physical names and shows logical
-ones. Pure: works on the schema's JSON and on Arrow arrays.
+Delta Spark gives every column (nested fields too) a physical name and an id
+once, in the field's metadata, and a rename or drop changes only the logical
+schema: a file written before a rename still holds the column under its
+physical name and id. In ``name`` mode readers find columns by physical
+name, in ``id`` mode by field id. zorder shows logical names. Pure: works on
+the schema's JSON and on Arrow arrays.
 """
 
 from __future__ import annotations
@@ -13,13 +14,20 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import pyarrow as pa
 
-__all__ = ["PHYSICAL_NAME", "ColumnMapping"]
+__all__ = ["PHYSICAL_NAME", "ColumnMapping", "MappingMode"]
 
 PHYSICAL_NAME = "delta.columnMapping.physicalName"
+COLUMN_ID = "delta.columnMapping.id"
+# Where Spark's Parquet reader and writer take a field's id from.
+SPARK_FIELD_ID = "parquet.field.id"
+# Where pyarrow shows a Parquet field's id.
+ARROW_FIELD_ID = b"PARQUET:field_id"
+
+MappingMode = Literal["name", "id"]
 
 
 @dataclass(frozen=True)
@@ -27,10 +35,16 @@ class ColumnMapping:
     """A table's mapping from logical to physical names (``None`` where none is mapped)."""
 
     schema: Mapping[str, Any]  # the logical schema, as Delta's JSON
+    mode: MappingMode = "name"
 
     @classmethod
-    def of(cls, schema_json: str) -> ColumnMapping:
-        return cls(json.loads(schema_json))
+    def of(cls, schema_json: str, mode: MappingMode = "name") -> ColumnMapping:
+        return cls(json.loads(schema_json), mode)
+
+    @property
+    def ids(self) -> dict[str, int]:
+        """Each top-level column's id, by its logical name."""
+        return {f["name"]: int(f["metadata"][COLUMN_ID]) for f in self.schema["fields"]}
 
     @property
     def physical(self) -> dict[str, str]:
@@ -38,8 +52,33 @@ class ColumnMapping:
         return {f["name"]: _physical(f) for f in self.schema["fields"]}
 
     def physical_schema_json(self) -> str:
-        """The schema with every name (nested too) physical: how the files hold it."""
-        return json.dumps(_renamed_type(self.schema))
+        """The schema with every name (nested too) physical, as the files hold it; in id
+        mode each field also carries its id where Spark reads and writes it."""
+        return json.dumps(_renamed_type(self.schema, with_ids=self.mode == "id"))
+
+    def stored_columns(self, file_schema: pa.Schema, columns: list[str]) -> dict[str, str]:
+        """For each of ``columns`` (logical) the file holds: the name it has in the file.
+
+        By physical name, or in id mode by field id, whose nested fields must
+        carry the schema's ids in the schema's order (else refused: the file
+        does not hold the table's columns as Delta writes them).
+        """
+        fields = {f["name"]: f for f in self.schema["fields"]}
+        found = {}
+        if self.mode == "name":
+            present = set(file_schema.names)
+            return {c: _physical(fields[c]) for c in columns if _physical(fields[c]) in present}
+        by_id = {_arrow_id(f): f for f in file_schema if _arrow_id(f) is not None}
+        for column in columns:
+            stored = by_id.get(int(fields[column]["metadata"][COLUMN_ID]))
+            if stored is None:
+                continue
+            if not _same_ids(fields[column]["type"], stored.type):
+                raise ValueError(
+                    f"the nested fields of {column!r} are not in the table's order of ids"
+                )
+            found[column] = stored.name
+        return found
 
     def logical_statistics(self, stats: pa.StructArray) -> pa.StructArray | None:
         """A min/max/null_count struct keyed by physical names, keyed by logical ones.
@@ -59,23 +98,56 @@ def _physical(field: Mapping[str, Any]) -> str:
     return str((field.get("metadata") or {}).get(PHYSICAL_NAME, field["name"]))
 
 
-def _renamed_type(kind: Any) -> Any:
+def _renamed_type(kind: Any, *, with_ids: bool) -> Any:
     if not isinstance(kind, dict):
         return kind
     if kind.get("type") == "struct":
-        fields = [
-            {**f, "name": _physical(f), "type": _renamed_type(f["type"])} for f in kind["fields"]
-        ]
+        fields = []
+        for f in kind["fields"]:
+            metadata = dict(f.get("metadata") or {})
+            if with_ids:
+                metadata[SPARK_FIELD_ID] = int(metadata[COLUMN_ID])
+            renamed = _renamed_type(f["type"], with_ids=with_ids)
+            fields.append({**f, "name": _physical(f), "type": renamed, "metadata": metadata})
         return {**kind, "fields": fields}
     if kind.get("type") == "array":
-        return {**kind, "elementType": _renamed_type(kind["elementType"])}
+        return {**kind, "elementType": _renamed_type(kind["elementType"], with_ids=with_ids)}
     if kind.get("type") == "map":
         return {
             **kind,
-            "keyType": _renamed_type(kind["keyType"]),
-            "valueType": _renamed_type(kind["valueType"]),
+            "keyType": _renamed_type(kind["keyType"], with_ids=with_ids),
+            "valueType": _renamed_type(kind["valueType"], with_ids=with_ids),
         }
     return kind
+
+
+def _arrow_id(field: pa.Field) -> int | None:
+    raw = (field.metadata or {}).get(ARROW_FIELD_ID)
+    return None if raw is None else int(raw)
+
+
+def _same_ids(kind: Any, stored: pa.DataType) -> bool:
+    """Do the struct fields inside ``kind`` (Delta JSON) carry the ids ``stored``'s do?"""
+    if not isinstance(kind, dict):
+        return True
+    if kind.get("type") == "struct":
+        if not pa.types.is_struct(stored) or stored.num_fields != len(kind["fields"]):
+            return False
+        return all(
+            _arrow_id(stored.field(i)) == int(f["metadata"][COLUMN_ID])
+            and _same_ids(f["type"], stored.field(i).type)
+            for i, f in enumerate(kind["fields"])
+        )
+    if kind.get("type") == "array":
+        listed = pa.types.is_list(stored) or pa.types.is_large_list(stored)
+        return listed and _same_ids(kind["elementType"], stored.value_type)
+    if kind.get("type") == "map":
+        return (
+            pa.types.is_map(stored)
+            and _same_ids(kind["keyType"], stored.key_type)
+            and _same_ids(kind["valueType"], stored.item_type)
+        )
+    return True
 
 
 def _logical_struct(
