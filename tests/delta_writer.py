@@ -253,3 +253,34 @@ def widen_columns(table: str | Path, widened: dict[str, str]) -> int:
     with open(log / f"{version:020d}.json", "x") as out:
         out.write("\n".join(json.dumps(line) for line in lines) + "\n")
     return version
+
+
+def change_struct(
+    table: str | Path, column: str, *, add: tuple[str, str] | None = None, drop: str | None = None
+) -> int:
+    """Commit Delta Spark's ALTER TABLE ADD / DROP COLUMN of a field inside struct ``column``
+    of a column-mapped table: the added field gets a new id and physical name."""
+    log = Path(table) / "_delta_log"
+    metadata = _latest_metadata(log)
+    schema = json.loads(metadata["schemaString"])
+    configuration = dict(metadata["configuration"])
+    (struct,) = [f for f in schema["fields"] if f["name"] == column]
+    fields = struct["type"]["fields"]
+    if drop is not None:
+        fields[:] = [f for f in fields if f["name"] != drop]
+    if add is not None:
+        column_id = int(configuration["delta.columnMapping.maxColumnId"]) + 1
+        configuration["delta.columnMapping.maxColumnId"] = str(column_id)
+        fields.append(
+            {
+                "name": add[0],
+                "type": add[1],
+                "nullable": True,
+                "metadata": {
+                    "delta.columnMapping.id": column_id,
+                    "delta.columnMapping.physicalName": f"col-{uuid.uuid4()}",
+                },
+            }
+        )
+    changed = metadata | {"schemaString": json.dumps(schema), "configuration": configuration}
+    return _commit_metadata(log, changed, "ALTER COLUMNS")

@@ -26,6 +26,7 @@ from pyspark.sql import SparkSession
 import zorder
 from tests.delta_writer import (
     add_column,
+    change_struct,
     delete_rows,
     enable_deletion_vectors,
     live_adds,
@@ -219,3 +220,41 @@ def test_id_mode_reads_and_writes_by_field_id(
     written = next(Path(path).glob("zorder-*/**/*.parquet"))
     ids = [f.metadata[b"PARQUET:field_id"] for f in pq.read_schema(written)]
     assert ids == [b"2", b"3"]  # amount (a), s; day is a partition column
+
+
+@pytest.mark.parametrize("mode", ["name", "id"])
+def test_nested_fields_added_and_dropped_since_a_file_was_written(
+    spark: SparkSession, kernel: duckdb.DuckDBPyConnection, tmp_path: Path, mode: str
+) -> None:
+    path = str(tmp_path / "t")
+    nested = pa.struct([("x", pa.int64()), ("y", pa.string())])
+    first = [{"x": i, "y": f"y{i}"} for i in range(4)]
+    write_deltalake(
+        path,
+        pa.table({"k": list(range(4)), "s": pa.array(first, nested)}),
+        configuration={"delta.columnMapping.mode": mode},
+    )
+    change_struct(path, "s", drop="y", add=("z", "string"))
+    # Same count of nested fields, another field: y's values must not show up as z.
+    later = pa.struct([("x", pa.int64()), ("z", pa.string())])
+    write_deltalake(
+        path,
+        pa.table({"k": [10, 11], "s": pa.array([{"x": 10, "z": "z10"}, None], later)}),
+        mode="append",
+    )
+    expected = {
+        0: {"x": 0, "z": None},
+        1: {"x": 1, "z": None},
+        2: {"x": 2, "z": None},
+        3: {"x": 3, "z": None},
+        10: {"x": 10, "z": "z10"},
+        11: None,
+    }
+    arrow = zorder.to_arrow(path)
+    keys, values = arrow.column("k").to_pylist(), arrow.column("s").to_pylist()
+    assert dict(zip(keys, values, strict=True)) == expected
+    rows = zorder.read(spark, path).collect()
+    spark_rows = {r.k: (r.s.asDict() if r.s is not None else None) for r in rows}
+    assert spark_rows == expected
+    found = kernel.sql(f"SELECT k, s FROM delta_scan('{path}')").fetchall()
+    assert dict(found) == expected

@@ -448,7 +448,7 @@ class TableSnapshot:
 
     @functools.cached_property
     def mapping(self) -> ColumnMapping | None:
-        """The table's column mapping (``name`` mode), None when files hold logical names."""
+        """The table's column mapping (``name`` or ``id`` mode), None without one."""
         mode = str(self.configuration.get(COLUMN_MAPPING_MODE) or "none")
         if mode not in ("name", "id"):
             return None
@@ -466,6 +466,13 @@ class TableSnapshot:
         from pyspark.sql.types import StructType
 
         return StructType.fromJson(json.loads(self.mapping.physical_schema_json()))
+
+    @functools.cached_property
+    def stored_arrow_schema(self) -> pa.Schema:
+        """:attr:`stored_schema` in Arrow types."""
+        if self.mapping is None:
+            return self.arrow_schema
+        return pa.schema(DeltaSchema.from_json(self.mapping.physical_schema_json()).to_arrow())
 
     def stored_frame(self, df: DataFrame) -> DataFrame:
         """``df`` (the table's logical columns) with the names and nested names files hold."""
@@ -536,10 +543,15 @@ class TableSnapshot:
             read = parquet.read(columns=[names[c] for c in stored], use_threads=False)
         rows = read.num_rows if stored else parquet.metadata.num_rows
         if self.mapping is not None and stored:
-            types = self.arrow_schema
+            # To the physical type first: nested fields added or dropped since the file
+            # was written are matched by name; then the logical names, by position.
+            physical, logical = self.stored_arrow_schema, self.arrow_schema
             read = pa.table(
                 {
-                    c: self.mapping.logical_array(read.column(i), types.field(c).type)
+                    c: self.mapping.logical_array(
+                        read.column(i).cast(physical.field(self.stored_name(c)).type),
+                        logical.field(c).type,
+                    )
                     for i, c in enumerate(stored)
                 }
             )

@@ -42,11 +42,6 @@ class ColumnMapping:
         return cls(json.loads(schema_json), mode)
 
     @property
-    def ids(self) -> dict[str, int]:
-        """Each top-level column's id, by its logical name."""
-        return {f["name"]: int(f["metadata"][COLUMN_ID]) for f in self.schema["fields"]}
-
-    @property
     def physical(self) -> dict[str, str]:
         """Each top-level column's physical name, by its logical name."""
         return {f["name"]: _physical(f) for f in self.schema["fields"]}
@@ -59,9 +54,8 @@ class ColumnMapping:
     def stored_columns(self, file_schema: pa.Schema, columns: list[str]) -> dict[str, str]:
         """For each of ``columns`` (logical) the file holds: the name it has in the file.
 
-        By physical name, or in id mode by field id, whose nested fields must
-        carry the schema's ids in the schema's order (else refused: the file
-        does not hold the table's columns as Delta writes them).
+        By physical name, or in id mode by field id (nested fields by name: a
+        nested field whose id is the schema's under another name is refused).
         """
         fields = {f["name"]: f for f in self.schema["fields"]}
         found = {}
@@ -73,9 +67,9 @@ class ColumnMapping:
             stored = by_id.get(int(fields[column]["metadata"][COLUMN_ID]))
             if stored is None:
                 continue
-            if not _same_ids(fields[column]["type"], stored.type):
+            if not _nested_names_agree(fields[column]["type"], stored.type):
                 raise ValueError(
-                    f"the nested fields of {column!r} are not in the table's order of ids"
+                    f"the nested fields of {column!r} carry the table's ids under other names"
                 )
             found[column] = stored.name
         return found
@@ -89,8 +83,8 @@ class ColumnMapping:
         return _logical_struct(stats, self.schema["fields"])
 
     def logical_array(self, array: Any, logical: pa.DataType) -> Any:
-        """A column read from a file (physical nested names) with the logical type's names;
-        its leaf types stay as stored (cast them afterwards)."""
+        """A column of the table's physical type (cast to it first: the cast matches nested
+        fields by name) under the logical type's nested names."""
         return _relabelled(array, logical)
 
 
@@ -126,26 +120,33 @@ def _arrow_id(field: pa.Field) -> int | None:
     return None if raw is None else int(raw)
 
 
-def _same_ids(kind: Any, stored: pa.DataType) -> bool:
-    """Do the struct fields inside ``kind`` (Delta JSON) carry the ids ``stored``'s do?"""
+def _nested_names_agree(kind: Any, stored: pa.DataType) -> bool:
+    """Does every nested field of ``stored`` that carries the id of a field inside ``kind``
+    (Delta JSON) also carry that field's physical name? Nested fields are then matched by
+    name: fields added or dropped since the file was written agree too."""
     if not isinstance(kind, dict):
         return True
     if kind.get("type") == "struct":
-        if not pa.types.is_struct(stored) or stored.num_fields != len(kind["fields"]):
+        if not pa.types.is_struct(stored):
             return False
-        return all(
-            _arrow_id(stored.field(i)) == int(f["metadata"][COLUMN_ID])
-            and _same_ids(f["type"], stored.field(i).type)
-            for i, f in enumerate(kind["fields"])
-        )
+        by_id = {int(f["metadata"][COLUMN_ID]): f for f in kind["fields"]}
+        for index in range(stored.num_fields):
+            child = stored.field(index)
+            child_id = _arrow_id(child)
+            field = by_id.get(child_id) if child_id is not None else None
+            if field is None:
+                continue
+            if child.name != _physical(field) or not _nested_names_agree(field["type"], child.type):
+                return False
+        return True
     if kind.get("type") == "array":
         listed = pa.types.is_list(stored) or pa.types.is_large_list(stored)
-        return listed and _same_ids(kind["elementType"], stored.value_type)
+        return listed and _nested_names_agree(kind["elementType"], stored.value_type)
     if kind.get("type") == "map":
         return (
             pa.types.is_map(stored)
-            and _same_ids(kind["keyType"], stored.key_type)
-            and _same_ids(kind["valueType"], stored.item_type)
+            and _nested_names_agree(kind["keyType"], stored.key_type)
+            and _nested_names_agree(kind["valueType"], stored.item_type)
         )
     return True
 
