@@ -168,3 +168,33 @@ def test_type_widened_table_reads_exactly_and_refuses_writes(
     with pytest.raises(UnsupportedTableError, match="typeWidening"):
         zorder.write(zorder.read(spark, path), path, mode="append", by=["i"])
     assert log_listing(path) == before
+
+
+def test_an_unknown_writer_feature_is_read_but_never_written(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    path = str(tmp_path / "t")
+    write_deltalake(path, pa.table({"a": [1, 2], "b": ["x", "y"]}))
+    protocol = {
+        "minReaderVersion": 1,
+        "minWriterVersion": 7,
+        "writerFeatures": ["futureWriterFeature"],
+    }
+    commit = Path(path) / "_delta_log" / f"{1:020d}.json"
+    commit.write_text(json.dumps({"commitInfo": {}}) + "\n" + json.dumps({"protocol": protocol}))
+    assert zorder.to_arrow(path).num_rows == 2
+    before = log_listing(path)
+    for operation in ("optimize", "append", "vacuum"):
+        with pytest.raises(UnsupportedTableError, match="futureWriterFeature"):
+            every_path(spark)[operation](path)
+    assert log_listing(path) == before
+
+
+def test_int96_timestamps_past_2262_read_exactly(spark: SparkSession, kernel: Any) -> None:
+    # Spark 3.1 wrote INT96 timestamps; read as nanoseconds, year 9999 overflows to 1816.
+    path = str(DATA / "table_with_edge_timestamps")
+    columns = ["BIG_DATE", "NORMAL_DATE", "SOME_VALUE"]
+    expected = kernel_rows(kernel, path, columns)
+    assert {row[0].year for row in expected} == {9999}
+    assert arrow_rows(zorder.to_arrow(path), columns) == expected
+    assert row_multiset(zorder.read(spark, path).select(*columns).collect()) == expected

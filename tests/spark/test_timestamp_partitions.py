@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -90,3 +91,31 @@ def test_optimize_keeps_the_partition_text(spark: SparkSession, path: str, tmp_p
     assert sorted(e["ts"] for e in DeltaTable(str(copy)).partitions()) == sorted(
         e["ts"] for e in DeltaTable(path).partitions()
     )
+
+
+def test_written_outside_utc_read_back_in_any_zone(
+    spark: SparkSession, kernel: Any, tmp_path: Path
+) -> None:
+    path = str(tmp_path / "w")
+    moments = [
+        dt.datetime(2021, 9, 8, 11, tzinfo=dt.UTC),
+        dt.datetime(2021, 11, 7, 8, 30, tzinfo=dt.UTC),
+    ]
+    previous = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", LA)
+    try:
+        rows = [(moments[i % 2], i) for i in range(40)]
+        df = spark.createDataFrame(rows, "ts timestamp, x long")
+        zorder.write(df, path, by=["x"], partition_by=["ts"], num_files=2)
+        seen = {r.x: r.ts.astimezone(dt.UTC) for r in zorder.read(spark, path).collect()}
+        assert seen == {i: moments[i % 2] for i in range(40)}
+        # An append of the same instants in this zone joins the partitions already there.
+        zorder.write(spark.createDataFrame(rows[:4], df.schema), path, mode="append")
+        assert len(DeltaTable(path).partitions()) == 2
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", previous)
+    for zone in ("UTC", LA, "Asia/Tokyo"):
+        got = instants(zorder.to_arrow(path, "x < 40", time_zone=zone))
+        assert got == {i: moments[i % 2] for i in range(40)}, zone
+    found = kernel.sql(f"SELECT x, ts FROM delta_scan('{path}') WHERE x < 40").fetchall()
+    assert {x: ts.astimezone(dt.UTC) for x, ts in found} == {i: moments[i % 2] for i in range(40)}

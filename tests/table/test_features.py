@@ -82,3 +82,11 @@ def test_rules_appends_would_skip_refuse_appends_only() -> None:
     (reason,) = unwritable(legacy, constraints, rules, "optimize")
     assert "'b' is an identity column" in reason
     assert unwritable(legacy, {}, schema(a={}, c={}), "append") == []
+
+
+def test_vacuum_stops_only_at_features_zorder_does_not_know() -> None:
+    known = Protocol(3, 7, (), ("rowTracking", "identityColumns", "vacuumProtocolCheck"))
+    assert unwritable(known, {}, schema(a={}), "vacuum") == []
+    unknown = Protocol(3, 7, (), ("madeUp",))
+    (reason,) = unwritable(unknown, {}, schema(a={}), "vacuum")
+    assert reason.startswith("madeUp")

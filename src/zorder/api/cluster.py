@@ -25,6 +25,7 @@ from pyspark.sql.types import LongType, StructField, StructType
 
 from zorder.api.modes import WRITE_MODES, WriteMode
 from zorder.api.progress import phase, progress_of
+from zorder.api.read import session_time_zone
 from zorder.curves.kinds import ClusteringSpec, Curve, KeyMethod, as_curve, as_key_method
 from zorder.errors import (
     InvalidArgumentError,
@@ -168,10 +169,13 @@ def _write_settings(spark: SparkSession) -> Iterator[None]:
     """Settings for the clustering write, restored afterwards.
 
     Parquet as Delta readers expect it (INT64 microsecond timestamps, not
-    INT96); larger Arrow batches for the key UDFs unless the session chose a
-    size itself.
+    INT96; the field ids of a column-mapped table's schema written); larger
+    Arrow batches for the key UDFs unless the session chose a size itself.
     """
-    wanted = {"spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS"}
+    wanted = {
+        "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+        "spark.sql.parquet.fieldId.write.enabled": "true",
+    }
     batch_rows = "spark.sql.execution.arrow.maxRecordsPerBatch"
     if spark.conf.get(batch_rows, None) is None:
         wanted[batch_rows] = _ARROW_BATCH_ROWS
@@ -198,10 +202,12 @@ def _in_partition(
     layout: PartitionedLayout,
     columns: tuple[str, ...],
     snapshot: TableSnapshot | None,
+    time_zone: str | None,
 ) -> WrittenFile:
     """``written`` with the partition values of the file number Spark named it after.
 
-    Into an existing table they go as its log writes them already.
+    Into an existing table they go as its log writes them already; the values
+    are instants in a session of ``time_zone``, or (None) the log's own.
     """
     match = _SPARK_FILE.search(written.path)
     if match is None:  # pragma: no cover (Spark's naming is part of its file format contract)
@@ -213,7 +219,7 @@ def _in_partition(
         }
     else:  # keyed by the names the log gives partition values
         values = {
-            snapshot.stored_name(c): snapshot.partition_text(c, v)
+            snapshot.stored_name(c): snapshot.partition_text(c, v, time_zone=time_zone)
             for c, v in zip(columns, partition.values, strict=True)
         }
     return dataclasses.replace(written, partition_values=values)
@@ -244,7 +250,7 @@ def _write_and_commit(
     """
     spec = plan.spec
     run = Run.new(spec)
-    configuration = snapshot.configuration if snapshot else {}
+    configuration = snapshot.stored_configuration if snapshot else {}
     if partitioned is not None:
         laid_out = partitioned.frame
     else:
@@ -267,7 +273,9 @@ def _write_and_commit(
         phase("statistics")
         written = describe_written_files(uri, run.directory, stored_schema, configuration)
         if partitioned is not None:
-            written = [_in_partition(f, partitioned, partition_by, snapshot) for f in written]
+            # An optimize's values come from the log; a write's rows are the session's.
+            zone = None if operation == "optimize" else session_time_zone(df.sparkSession)
+            written = [_in_partition(f, partitioned, partition_by, snapshot, zone) for f in written]
         phase("commit")
         version = commit_files(
             uri,
@@ -633,8 +641,24 @@ def optimize(
             key=key,
             partitions=_logged_partitions(todo, rewrite),
         )
-        if layout is None:  # the chosen files hold no rows: nothing to cluster
-            return _unchanged(uri, plan, num_files or 0, started)
+        if layout is None and not any(f.has_vector for f in read):
+            return _unchanged(uri, plan, num_files or 0, started)  # no rows: nothing to do
+        if layout is None:  # every row deleted: the files go, and nothing takes their place
+            return _write_and_commit(
+                snapshot.read_files(spark, keep),
+                uri=uri,
+                plan=plan,
+                operation="optimize",
+                commit_mode="rewrite",
+                snapshot=snapshot,
+                num_files=1,
+                sample_size=sample_size,
+                storage_options=storage_options,
+                started=started,
+                remember=remember,
+                removed=read,
+                rows=0,
+            )
         return _write_and_commit(
             layout.frame,  # the rows without their partition index
             uri=uri,
@@ -660,7 +684,7 @@ def _runs_of_spec(snapshot: TableSnapshot, spec: ClusteringSpec) -> dict[str, Ru
     """
     return {
         f.path: run
-        if run is not None and run.fingerprint == spec.fingerprint and not f.deleted
+        if run is not None and run.fingerprint == spec.fingerprint and not f.has_vector
         else None
         for f, run in zip(snapshot.files, snapshot.runs, strict=True)
     }

@@ -8,6 +8,7 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 
 from zorder.api.modes import INPUT_FORMATS, InputFormat
+from zorder.api.read import session_time_zone
 from zorder.errors import InvalidArgumentError, SourceNotFoundError
 from zorder.table import load_snapshot, normalize_uri
 
@@ -31,7 +32,8 @@ def read_input(
             f"unknown input format {format!r}; accepted: {', '.join(INPUT_FORMATS)}"
         )
     if format == "delta":
-        return load_snapshot(normalize_uri(path), storage_options).dataframe(spark)
+        snapshot = load_snapshot(normalize_uri(path), storage_options)
+        return snapshot.in_time_zone(session_time_zone(spark)).dataframe(spark)
     try:
         if format == "csv":
             return spark.read.option("header", True).option("inferSchema", True).csv(path)

@@ -18,7 +18,15 @@ from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError
 from zorder.skipping import Mask, Predicate, bind, might_match_mask, parse_predicate
 from zorder.table import DataFile, TableSnapshot, load_snapshot, normalize_uri
 
-__all__ = ["ScanPlan", "ScanReport", "explain", "plan_scan", "read", "skipping_effectiveness"]
+__all__ = [
+    "ScanPlan",
+    "ScanReport",
+    "explain",
+    "plan_scan",
+    "read",
+    "session_time_zone",
+    "skipping_effectiveness",
+]
 
 if TYPE_CHECKING:
     # pyspark loads only where Spark runs: planning SQL text (explain, to_arrow) needs none.
@@ -98,7 +106,7 @@ def _predicate(
     return text, parse_predicate(text)
 
 
-def _session_time_zone(spark: SparkSession | None) -> str:
+def session_time_zone(spark: SparkSession | None) -> str:
     """The zone Spark reads zone-less timestamp literals in; UTC when no session is active."""
     from pyspark.sql import SparkSession
 
@@ -119,7 +127,7 @@ def plan_snapshot_scan(
 
     Zone-less timestamps are read in ``time_zone``, else in the session's.
     """
-    zone = time_zone if time_zone is not None else _session_time_zone(spark)
+    zone = time_zone if time_zone is not None else session_time_zone(spark)
     snapshot = snapshot.in_time_zone(zone)
     text, predicate = _predicate(where, snapshot, spark)
     types = snapshot.column_types

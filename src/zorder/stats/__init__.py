@@ -11,6 +11,7 @@ from __future__ import annotations
 from zorder.stats.actions import action_stats_field
 from zorder.stats.delta import (
     DEFAULT_NUM_INDEXED_COLS,
+    STATS_COLUMNS,
     STRING_PREFIX_LENGTH,
     FileStats,
     indexed_columns,
@@ -21,6 +22,7 @@ from zorder.stats.delta import (
 
 __all__ = [
     "DEFAULT_NUM_INDEXED_COLS",
+    "STATS_COLUMNS",
     "STRING_PREFIX_LENGTH",
     "FileStats",
     "action_stats_field",

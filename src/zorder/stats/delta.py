@@ -84,6 +84,10 @@ def _json_value(value: Any) -> str:
     return json.dumps(value)
 
 
+# Delta's table property naming the columns that get statistics (logical names).
+STATS_COLUMNS = "delta.dataSkippingStatsColumns"
+
+
 def indexed_columns(schema: pa.Schema, configuration: Mapping[str, str | None]) -> list[str]:
     """Top-level columns that get statistics under the table's configuration.
 
@@ -92,7 +96,7 @@ def indexed_columns(schema: pa.Schema, configuration: Mapping[str, str | None]) 
     default 32), as in Delta.
     """
     names = list(schema.names)
-    listed = configuration.get("delta.dataSkippingStatsColumns")
+    listed = configuration.get(STATS_COLUMNS)
     if listed:
         wanted = [name.strip().strip("`") for name in listed.split(",") if name.strip()]
         by_lower = {name.lower(): name for name in names}

@@ -16,8 +16,8 @@ import json
 import math
 import os
 import posixpath
-import re
 import time
+import warnings
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -55,7 +55,13 @@ from zorder.errors import (
 from zorder.skipping.predicates import is_utc
 from zorder.skipping.rows import quoted_name, session_zone
 from zorder.skipping.sql import sql_literal
-from zorder.stats import FileStats, action_stats_field, indexed_columns, stats_from_parquet
+from zorder.stats import (
+    STATS_COLUMNS,
+    FileStats,
+    action_stats_field,
+    indexed_columns,
+    stats_from_parquet,
+)
 from zorder.table.clustering import (
     COMMIT_METADATA_KEY,
     CommitClustering,
@@ -72,6 +78,7 @@ from zorder.table.features import (
     unwritable,
 )
 from zorder.table.mapping import ColumnMapping
+from zorder.table.timestamps import instant, is_zoned, iso_text, wall_clocks_in_zone
 
 __all__ = [
     "MIN_VACUUM_RETENTION_HOURS",
@@ -98,6 +105,8 @@ MIN_VACUUM_RETENTION_HOURS = 168
 
 
 _REWRITE_ATTEMPTS = 10
+# How many of the newest commits to search for the one just made.
+_HISTORY_SEARCH = 100
 
 # The writer version from which a protocol lists its features (Delta's table features).
 _FEATURES_WRITER_VERSION = 7
@@ -147,11 +156,9 @@ class DataFile:
     num_records: int | None
     partition: tuple[Any, ...] = ()  # values of the table's partition columns, in order
     deleted: int = 0  # rows of the file its deletion vector deletes
-
-    @property
-    def physical_records(self) -> int | None:
-        """Rows in the Parquet file, deleted ones included."""
-        return None if self.num_records is None else self.num_records + self.deleted
+    # Whether the log gives the file a deletion vector (one may delete no row): a rewrite
+    # must then remove the file with its vector (see rewrite_scope).
+    has_vector: bool = False
 
 
 def _has_scheme(path: str) -> bool:
@@ -194,7 +201,7 @@ class TableSnapshot:
             else [None] * actions.num_rows
         )
         partitions = _partition_tuples(actions, self.partition_columns)
-        deleted = self.deleted_rows
+        deleted = self.deleted_positions
         files = []
         for path, size, count, values in zip(
             actions.column("path").to_pylist(),
@@ -206,7 +213,7 @@ class TableSnapshot:
             decoded = unquote(path)
             gone = len(deleted[decoded]) if decoded in deleted else 0
             live = None if count is None else count - gone
-            files.append(DataFile(decoded, int(size), live, values, gone))
+            files.append(DataFile(decoded, int(size), live, values, gone, decoded in deleted))
         return tuple(files)
 
     def in_time_zone(self, time_zone: str) -> TableSnapshot:
@@ -230,7 +237,13 @@ class TableSnapshot:
         }
         for column in columns:
             texts = {str(t) for entry in raw if (t := entry.get(column)) is not None}
-            moved = _wall_clock_in_zone(texts, zone, where=f"table {self.uri} column {column}")
+            moved, clashes = wall_clocks_in_zone(texts, zone)
+            if clashes:
+                raise UnsupportedTableError(
+                    f"table {self.uri} column {column}: partition values with and without a "
+                    f"zone both read as {min(clashes)} in deltalake, so zorder cannot tell "
+                    "which files hold which; read it in UTC"
+                )
             values = fields[column]
             fields[column] = pa.array(
                 [moved.get(v, v) if v is not None else None for v in values.to_pylist()],
@@ -241,16 +254,28 @@ class TableSnapshot:
             self.actions.column_names.index("partition"), "partition", struct
         )
         actions = _with_partition_statistics(actions, self.partition_columns)
-        return dataclasses.replace(self, actions=actions)
+        in_zone = dataclasses.replace(self, actions=actions)
+        if "deleted_positions" in self.__dict__:  # read once: the same files, the same vectors
+            in_zone.__dict__["deleted_positions"] = self.deleted_positions
+        return in_zone
 
-    def partition_text(self, column: str, value: Any) -> str | None:
-        """``value`` of partition column ``column`` as text for the log: as the log already
-        writes it where a partition holds it (a timestamp's text says in which zone it
-        is read), else as :func:`delta_partition_value` writes it."""
-        if isinstance(value, dt.datetime) and column in self._timestamp_texts:
-            texts = self._timestamp_texts[column].get(value.astimezone(dt.UTC), set())
-            zoned = {bool(_ZONED.fullmatch(t)) for t in texts}
-            if len(zoned) > 1:
+    def partition_text(self, column: str, value: Any, *, time_zone: str | None) -> str | None:
+        """``value`` of partition column ``column`` as text for the log.
+
+        A timestamp goes as the log already writes it where a partition of
+        that instant exists (its text says in which zone it is read): the
+        instant ``value`` is in a session of ``time_zone``, or, for None, as
+        deltalake reads the text (values an optimize took from the log).
+        Anything else as :func:`delta_partition_value` writes it.
+        """
+        if isinstance(value, dt.datetime) and self._timestamp_texts.get(column):
+            zone = dt.UTC if time_zone is None else session_zone(time_zone)
+            texts = [
+                t
+                for t in self._timestamp_texts[column]
+                if instant(t, zone) == value.astimezone(dt.UTC)
+            ]
+            if len({is_zoned(t) for t in texts}) > 1:
                 raise UnsupportedTableError(
                     f"table {self.uri}: partition {column} = {value} is written both with and "
                     f"without a zone ({sorted(texts)}), which mean different instants in "
@@ -261,24 +286,17 @@ class TableSnapshot:
         return delta_partition_value(value)
 
     @functools.cached_property
-    def _timestamp_texts(self) -> dict[str, dict[dt.datetime, set[str]]]:
-        """For each timestamp partition column: deltalake's reading of a value -> its texts."""
+    def _timestamp_texts(self) -> dict[str, list[str]]:
+        """Each timestamp partition column's distinct texts in the log."""
         columns = [c for c in self.partition_columns if self.column_types.get(c) == "timestamp"]
-        texts: dict[str, dict[dt.datetime, set[str]]] = {c: {} for c in columns}
         if not columns:
-            return texts
+            return {}
+        texts: dict[str, set[str]] = {c: set() for c in columns}
         for entry in self.table.partitions():
             for column in columns:
-                text = entry.get(column)
-                if text is not None:
-                    parsed = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-                    moment = (
-                        parsed.astimezone(dt.UTC)
-                        if parsed.tzinfo
-                        else parsed.replace(tzinfo=dt.UTC)
-                    )
-                    texts[column].setdefault(moment, set()).add(text.strip())
-        return texts
+                if entry.get(column) is not None:
+                    texts[column].add(str(entry[column]).strip())
+        return {c: sorted(t) for c, t in texts.items()}
 
     def check_writable(self, operation: WriteOperation) -> None:
         """Refuse ``operation`` on this table, before anything is written, if zorder would
@@ -298,7 +316,7 @@ class TableSnapshot:
     def rewrite_scope(self, files: Sequence[DataFile]) -> tuple[DataFile, ...]:
         """What a rewrite of ``files`` must replace: ``files``, or, when one has deleted rows,
         every file of their partitions (see :func:`_commit_purge`)."""
-        if not any(f.deleted for f in files):
+        if not any(f.has_vector for f in files):
             return tuple(files)
         _refuse_purge(self)
         filters = _overwrite_filters(self.partition_columns, {f.partition for f in files})
@@ -317,9 +335,13 @@ class TableSnapshot:
             return self.files
         by_uri = {self.file_uri(f): f for f in self.files}
         listed = self.table.file_uris(file_pruning_predicate=list(filters))
+        with warnings.catch_warnings():  # the overwrite chooses its removes this older way
+            warnings.simplefilter("ignore", DeprecationWarning)
+            legacy = self.table.file_uris(partition_filters=list(filters))
         selected = tuple(by_uri[uri] for uri in listed if uri in by_uri)
         ours = tuple(f for f in self.files if _satisfies(f, self.partition_columns, filters))
-        if len(selected) != len(listed) or set(selected) != set(ours):
+        agreed = set(selected) == set(ours) and set(legacy) == set(listed)
+        if len(selected) != len(listed) or not agreed:
             raise UnsupportedTableError(
                 f"table {self.uri} (version {self.version}): delta-rs and zorder disagree on "
                 f"which files the partition filter {list(filters)} selects; nothing was written"
@@ -327,7 +349,7 @@ class TableSnapshot:
         return selected
 
     @functools.cached_property
-    def deleted_rows(self) -> Mapping[str, npt.NDArray[np.int64]]:
+    def deleted_positions(self) -> Mapping[str, npt.NDArray[np.int64]]:
         """Per file with a deletion vector (by its decoded path): its deleted rows' positions.
 
         deltalake reads the vectors (inline, relative and absolute storage
@@ -467,6 +489,21 @@ class TableSnapshot:
 
         return StructType.fromJson(json.loads(self.mapping.physical_schema_json()))
 
+    @property
+    def stored_configuration(self) -> Mapping[str, str | None]:
+        """The configuration, with ``delta.dataSkippingStatsColumns`` naming the columns as
+        files name them (the property lists logical names)."""
+        listed = self.configuration.get(STATS_COLUMNS)
+        if self.mapping is None or not listed:
+            return self.configuration
+        by_lower = {name.lower(): name for name in self.column_types}
+        stored = []
+        for name in listed.split(","):
+            logical = by_lower.get(name.strip().strip("`").lower())
+            if logical is not None:
+                stored.append(self.stored_name(logical))
+        return {**self.configuration, STATS_COLUMNS: ",".join(stored)}
+
     @functools.cached_property
     def stored_arrow_schema(self) -> pa.Schema:
         """:attr:`stored_schema` in Arrow types."""
@@ -526,7 +563,8 @@ class TableSnapshot:
                 f"{data_file.path!r}, which storage does not hold"
             ) from error
         with source:
-            parquet = pq.ParquetFile(source)
+            # INT96 (older Spark writers') as microseconds: nanoseconds overflow past 2262.
+            parquet = pq.ParquetFile(source, coerce_int96_timestamp_unit="us")
             wanted = [c for c in columns if c not in partition]
             if self.mapping is None:
                 present = set(parquet.schema_arrow.names)
@@ -556,7 +594,7 @@ class TableSnapshot:
                 }
             )
         table = self._in_table_types(read, columns, partition, rows)
-        deleted = self.deleted_rows.get(data_file.path)
+        deleted = self.deleted_positions.get(data_file.path)
         if deleted is None:
             return table
         keep = np.ones(rows, dtype=bool)
@@ -619,17 +657,17 @@ class TableSnapshot:
         try:
             for values, members in _by_partition(files).items():
                 partition = dict(zip(self.partition_columns, values, strict=True))
-                whole = [f for f in members if f.path not in self.deleted_rows]
+                whole = [f for f in members if f.path not in self.deleted_positions]
                 found = []
                 if whole:
                     paths = [f"{self.uri.rstrip('/')}/{f.path}" for f in whole]
                     found.append(connection.execute(query, [paths]).to_arrow_table())
                 for f in members:
-                    if f.path in self.deleted_rows:
+                    if f.path in self.deleted_positions:
                         path = f"{self.uri.rstrip('/')}/{f.path}"
                         rows = connection.execute(positioned, [[path]]).to_arrow_table()
                         gone = pc.is_in(
-                            rows.column("file_row_number"), pa.array(self.deleted_rows[f.path])
+                            rows.column("file_row_number"), pa.array(self.deleted_positions[f.path])
                         )
                         found.append(rows.filter(pc.invert(gone)).drop_columns(["file_row_number"]))
                 for table in found:
@@ -767,7 +805,7 @@ class TableSnapshot:
         Delta writers name their files uniquely; where two do not, the read
         is refused rather than risk deleting the wrong rows.
         """
-        marked = [f for f in members if f.path in self.deleted_rows]
+        marked = [f for f in members if f.path in self.deleted_positions]
         if not marked:
             return frame
         from pyspark.sql import functions as F
@@ -781,7 +819,7 @@ class TableSnapshot:
                 f"name {clash!r} and one has deleted rows, which zorder cannot tell apart by name"
             )
         name_column, position_column = "__zorder_file_name", "__zorder_row_index"
-        positions = [self.deleted_rows[f.path] for f in marked]
+        positions = [self.deleted_positions[f.path] for f in marked]
         deleted = pa.table(
             {
                 name_column: pa.array(
@@ -814,32 +852,6 @@ def _satisfies(
         if operator == "in" and text not in expected:
             return False
     return True
-
-
-_ZONED = re.compile(r".*(?:[zZ]|[+-]\d\d(?::?\d\d)?)$")
-
-
-def _wall_clock_in_zone(
-    texts: set[str], zone: dt.tzinfo, *, where: str
-) -> dict[dt.datetime, dt.datetime]:
-    """For each zone-less ``texts``: deltalake's reading of it (UTC) -> the same wall clock in
-    ``zone`` (a gap or fold resolved as Java resolves it, which ``replace`` matches)."""
-    moved = {}
-    instants = set()
-    for text in texts:
-        parsed = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-        if _ZONED.fullmatch(text.strip()) and parsed.tzinfo is not None:
-            instants.add(parsed.astimezone(dt.UTC))
-        else:
-            wall = parsed.replace(tzinfo=None)
-            moved[wall.replace(tzinfo=dt.UTC)] = wall.replace(tzinfo=zone).astimezone(dt.UTC)
-    clash = next((m for m in moved if m in instants), None)
-    if clash is not None:
-        raise UnsupportedTableError(
-            f"{where}: partition values with and without a zone both read as {clash} in "
-            "deltalake, so zorder cannot tell which files hold which; read it in UTC"
-        )
-    return moved
 
 
 def _by_partition(files: Sequence[DataFile]) -> dict[tuple[Any, ...], list[DataFile]]:
@@ -1001,18 +1013,18 @@ class WrittenFile:
 def delta_partition_value(value: Any) -> str | None:
     """``value`` as the text Delta's log holds for a partition value; None for null.
 
-    Timestamps in UTC (``timestamp``) or as written (``timestamp_ntz``), to the
-    microsecond; an empty string is null in Delta, as in Hive.
+    Timestamps as ISO-8601 UTC text (``timestamp``: its instant in every
+    session) or as written (``timestamp_ntz``), to the microsecond; an empty
+    string is null in Delta, as in Hive.
     """
     if value is None or value == "":
         return None
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, dt.datetime):
-        moment: dt.datetime = value
-        if moment.tzinfo is not None:
-            moment = moment.astimezone(dt.UTC).replace(tzinfo=None)
-        return moment.isoformat(sep=" ", timespec="microseconds")
+        if value.tzinfo is not None:  # its instant, whatever zone a reader's session is in
+            return iso_text(value)
+        return value.isoformat(sep=" ", timespec="microseconds")
     if isinstance(value, dt.date):
         return value.isoformat()
     if isinstance(value, decimal.Decimal):
@@ -1149,8 +1161,10 @@ def commit_files(
         return int(DeltaTable(uri, storage_options=dict(storage_options or {})).version())
     if snapshot is None:
         raise InvalidArgumentError(f"mode {mode!r} needs the snapshot it applies to")
-    if mode == "rewrite" and any(f.deleted for f in removed):
-        return _commit_purge(uri, delta_schema, files, snapshot, removed, clustering)
+    if mode == "rewrite" and any(f.has_vector for f in removed):
+        return _commit_purge(
+            uri, delta_schema, files, snapshot, removed, clustering, storage_options
+        )
     if mode == "rewrite":
         return _commit_rewrite(
             uri, delta_schema, files, snapshot, removed, clustering, storage_options
@@ -1171,8 +1185,7 @@ def commit_files(
             f"the commit to {uri} conflicts with a concurrent commit made after version "
             f"{snapshot.version}: {error}. Nothing was committed; run again on the new version."
         ) from error
-    table.update_incremental()
-    return int(table.version())
+    return _committed_version(table, clustering)
 
 
 def _commit_purge(
@@ -1182,6 +1195,7 @@ def _commit_purge(
     snapshot: TableSnapshot,
     removed: Sequence[DataFile],
     clustering: CommitClustering | None,
+    storage_options: Mapping[str, str] | None,
 ) -> int:
     """A rewrite that removes files with deletion vectors: every file of their partitions.
 
@@ -1218,8 +1232,18 @@ def _commit_purge(
             f"changed files this optimize rewrote ({error}). Nothing was committed; the table is "
             "as the other writer left it. Run again on the new version."
         ) from error
-    snapshot.table.update_incremental()
-    return int(snapshot.table.version())
+    version = _committed_version(snapshot.table, clustering)
+    # The overwrite chose its removes by the partition filter; had delta-rs chosen fewer
+    # than the files read here, their rows would now be live twice. Say so, loudly.
+    committed = load_snapshot(uri, storage_options, version=version)
+    left = sorted({f.path for f in removed} & {f.path for f in committed.files})
+    if left:
+        raise ZorderError(
+            f"version {version} of {uri} keeps {len(left)} file(s) this optimize rewrote "
+            f"(e.g. {left[0]!r}): their rows are there twice. Restore version {version - 1} "
+            "(RESTORE TABLE ... TO VERSION AS OF) and report this as a bug"
+        )
+    return version
 
 
 def _refuse_unsupported(uri: str, error: CommitFailedError) -> None:
@@ -1270,6 +1294,18 @@ def _overwrite_filters(
     return filters or None
 
 
+def _committed_version(table: DeltaTable, clustering: CommitClustering | None) -> int:
+    """The version this process's commit on ``table`` became (later ones may exist)."""
+    table.update_incremental()
+    if clustering is not None:
+        for commit in table.history(_HISTORY_SEARCH):
+            raw = commit.get(COMMIT_METADATA_KEY)
+            recorded = json.loads(raw) if isinstance(raw, str) else raw
+            if isinstance(recorded, dict) and recorded.get("runId") == clustering.run.id:
+                return int(commit["version"])
+    return int(table.version())
+
+
 def _commit_rewrite(
     uri: str,
     delta_schema: DeltaSchema,
@@ -1301,7 +1337,7 @@ def _commit_rewrite(
         live = {f.path for f in latest.files}
         # A file that gained a deletion vector meanwhile is another logical file
         # (path, vector): a remove of the old one would leave the new one live.
-        gone = [f.path for f in removed if f.path not in live or f.path in latest.deleted_rows]
+        gone = [f.path for f in removed if f.path not in live or f.path in latest.deleted_positions]
         if gone or latest.schema != snapshot.schema:
             what = (
                 f"{len(gone)} of the {len(removed)} files it rewrote (e.g. {gone[0]!r})"
@@ -1324,8 +1360,7 @@ def _commit_rewrite(
         except CommitFailedError as error:
             _refuse_unsupported(uri, error)
             continue  # another commit took version V + 1 first: check against it
-        latest.table.update_incremental()
-        return int(latest.table.version())
+        return latest.version + 1  # no retries: exactly the version after the one checked
     raise ConcurrentCommitError(
         f"gave up committing to {uri} after {_REWRITE_ATTEMPTS} attempts: other writers kept "
         "committing first. Nothing was committed; run again."
@@ -1407,6 +1442,7 @@ def vacuum_files(
             "running may need those files; pass force=True (CLI: --force) to vacuum anyway"
         )
     snapshot = load_snapshot(uri, storage_options)
+    snapshot.check_writable("vacuum")
     table = snapshot.table
     hours = math.ceil(retain_hours)
     if DELETION_VECTORS not in (table.protocol().reader_features or ()):

@@ -28,7 +28,7 @@ __all__ = [
 COLUMN_MAPPING_MODE = "delta.columnMapping.mode"
 DELETION_VECTORS = "deletionVectors"
 
-WriteOperation = Literal["append", "optimize"]
+WriteOperation = Literal["append", "optimize", "vacuum"]
 
 # Reader features whose tables zorder reads exactly (deletion vectors are applied on
 # every read path, column mapping's physical names are read and written in name mode;
@@ -116,8 +116,13 @@ def unwritable(
     reasons = []
     if protocol.min_writer_version > 7:
         reasons.append(f"writer version {protocol.min_writer_version} (zorder knows up to 7)")
-    for feature in sorted(set(protocol.writer_features) - _WRITABLE):
+    # A vacuum commits nothing of zorder's: only features zorder does not know stop it
+    # (vacuumProtocolCheck exists so that such writers leave tables alone).
+    honoured = _WRITABLE | set(_WHY) if operation == "vacuum" else _WRITABLE
+    for feature in sorted(set(protocol.writer_features) - honoured):
         reasons.append(_reason(feature))
+    if operation == "vacuum":
+        return reasons
     for name, kind in _column_rules(json.loads(schema_json)):
         if kind == _IDENTITY:  # on the legacy protocol too (writer version 6)
             reasons.append(f"column {name!r} is {kind}: {_WHY['identityColumns']}")
