@@ -177,25 +177,24 @@ def rename_column(table: str | Path, old: str, new: str) -> int:
     return _commit_metadata(log, renamed, "RENAME COLUMN")
 
 
+def _new_field(name: str, kind: str, configuration: dict[str, Any]) -> dict[str, Any]:
+    """A mapped field with the table's next column id (``configuration`` counts it)."""
+    column_id = int(configuration["delta.columnMapping.maxColumnId"]) + 1
+    configuration["delta.columnMapping.maxColumnId"] = str(column_id)
+    mapping = {
+        "delta.columnMapping.id": column_id,
+        "delta.columnMapping.physicalName": f"col-{uuid.uuid4()}",
+    }
+    return {"name": name, "type": kind, "nullable": True, "metadata": mapping}
+
+
 def add_column(table: str | Path, name: str, kind: str) -> int:
     """Commit Delta Spark's ADD COLUMN on a column-mapped table: a new id and physical name."""
     log = Path(table) / "_delta_log"
     metadata = _latest_metadata(log)
     schema = json.loads(metadata["schemaString"])
     configuration = dict(metadata["configuration"])
-    column_id = int(configuration["delta.columnMapping.maxColumnId"]) + 1
-    configuration["delta.columnMapping.maxColumnId"] = str(column_id)
-    schema["fields"].append(
-        {
-            "name": name,
-            "type": kind,
-            "nullable": True,
-            "metadata": {
-                "delta.columnMapping.id": column_id,
-                "delta.columnMapping.physicalName": f"col-{uuid.uuid4()}",
-            },
-        }
-    )
+    schema["fields"].append(_new_field(name, kind, configuration))
     added = metadata | {"schemaString": json.dumps(schema), "configuration": configuration}
     return _commit_metadata(log, added, "ADD COLUMNS")
 
@@ -269,18 +268,6 @@ def change_struct(
     if drop is not None:
         fields[:] = [f for f in fields if f["name"] != drop]
     if add is not None:
-        column_id = int(configuration["delta.columnMapping.maxColumnId"]) + 1
-        configuration["delta.columnMapping.maxColumnId"] = str(column_id)
-        fields.append(
-            {
-                "name": add[0],
-                "type": add[1],
-                "nullable": True,
-                "metadata": {
-                    "delta.columnMapping.id": column_id,
-                    "delta.columnMapping.physicalName": f"col-{uuid.uuid4()}",
-                },
-            }
-        )
+        fields.append(_new_field(*add, configuration))
     changed = metadata | {"schemaString": json.dumps(schema), "configuration": configuration}
     return _commit_metadata(log, changed, "ALTER COLUMNS")

@@ -611,8 +611,8 @@ def optimize(
         bytes_read = sum(f.size for f in read)
         wanted = {f.path for f in read}
         keep = np.array([f.path in wanted for f in snapshot.files], dtype=bool)
-        if not columns:
-            counts = [f.num_records for f in read]
+
+        def rewrite_as_unpartitioned(files: int, rows: int | None) -> ClusterMetrics:
             return _write_and_commit(
                 snapshot.read_files(spark, keep),
                 uri=uri,
@@ -620,13 +620,20 @@ def optimize(
                 operation="optimize",
                 commit_mode="rewrite",
                 snapshot=snapshot,
-                num_files=_file_count(num_files, None if num_files else target, bytes_read),
+                num_files=files,
                 sample_size=sample_size,
                 storage_options=storage_options,
                 started=started,
                 remember=remember,
                 removed=read,
-                rows=None if None in counts else sum(c or 0 for c in counts),
+                rows=rows,
+            )
+
+        if not columns:
+            counts = [f.num_records for f in read]
+            return rewrite_as_unpartitioned(
+                _file_count(num_files, None if num_files else target, bytes_read),
+                None if None in counts else sum(c or 0 for c in counts),
             )
         key = f"__zorder_partition_{uuid.uuid4().hex}"
         todo = list(rewrite)
@@ -644,21 +651,7 @@ def optimize(
         if layout is None and not any(f.has_vector for f in read):
             return _unchanged(uri, plan, num_files or 0, started)  # no rows: nothing to do
         if layout is None:  # every row deleted: the files go, and nothing takes their place
-            return _write_and_commit(
-                snapshot.read_files(spark, keep),
-                uri=uri,
-                plan=plan,
-                operation="optimize",
-                commit_mode="rewrite",
-                snapshot=snapshot,
-                num_files=1,
-                sample_size=sample_size,
-                storage_options=storage_options,
-                started=started,
-                remember=remember,
-                removed=read,
-                rows=0,
-            )
+            return rewrite_as_unpartitioned(1, 0)
         return _write_and_commit(
             layout.frame,  # the rows without their partition index
             uri=uri,
