@@ -150,3 +150,11 @@ def test_json_output_of_describe_vacuum_and_explain(tmp_path: Path) -> None:
     explained = runner.invoke(app, ["query", path, "--where", "a > 2", "--explain", "--json"])
     assert explained.exit_code == 0, explained.output
     assert json.loads(explained.output)["files_total"] == 1
+
+
+def test_errors_go_to_stderr_so_json_output_stays_clean(tmp_path: Path) -> None:
+    # A script reading `zorder describe ... --json` must never get a message instead.
+    result = runner.invoke(app, ["describe", str(tmp_path / "missing"), "--json"])
+    assert result.exit_code == 2
+    assert "error:" in result.stderr
+    assert result.stdout == ""

@@ -44,6 +44,7 @@ def main(directory: str) -> None:
     filters = ["a = 17", "a < 100 AND b > 500", "id >= 10000 OR b IN (1, 2, 3)", "a IS NULL"]
     seen["read"] = {w: zorder.read(spark, path, w).count() for w in filters}
     seen["explain"] = zorder.explain(path, "a = 17").files_scanned
+    seen["column filter"] = zorder.read(spark, path, F.col("a") == 17).count()
     seen["partitioned"] = zorder.write(
         rows.withColumn("day", (F.col("id") % 3).cast("string")),
         str(Path(directory) / "days"),

@@ -48,6 +48,7 @@ def test_write_append_optimize_read_explain_over_connect(tmp_path: Path) -> None
         "a IS NULL": 0,
     }
     assert seen["read"] == expected
+    assert seen["column filter"] == expected["a = 17"]  # a Column, not SQL text
     assert 1 <= seen["explain"] < 3
     days = DeltaTable(str(tmp_path / "days")).get_add_actions(flatten=True)
     assert seen["partitioned"] == days.num_rows

@@ -98,6 +98,12 @@ def _predicate(
             raise InvalidArgumentError(
                 "a Column filter needs an active SparkSession; pass SQL text instead"
             )
+        from zorder.spark.progress import is_connect
+
+        if is_connect(session):
+            # A Connect client holds no analyzed plan to turn the Column into SQL: no file
+            # is skipped, and read() filters the rows with the Column itself.
+            return str(where), parse_predicate("TRUE")
         text = _column_sql(where, snapshot, session)
     else:
         raise InvalidArgumentTypeError(

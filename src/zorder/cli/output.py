@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from zorder.demo import DemoResult
 
 console = Console()
+# Errors go to stderr, so that what a command prints (JSON lines with --json) stays clean.
+error_console = Console(stderr=True)
 
 
 def plain(value: Any) -> Any:
@@ -88,22 +90,22 @@ def size_text(count: int) -> str:
 
 def fail(message: str, *, spark_log: Path | None = None) -> NoReturn:
     """Bad input: one red line naming the problem, exit code 2."""
-    console.print(f"[bold red]error:[/] {message}", highlight=False)
+    error_console.print(f"[bold red]error:[/] {message}", highlight=False)
     if spark_log is not None:
-        console.print(f"Spark's log: {spark_log}", highlight=False)
+        error_console.print(f"Spark's log: {spark_log}", highlight=False)
     raise typer.Exit(code=2)
 
 
 def bug(error: BaseException, log: Path, *, spark_log: Path | None = None) -> NoReturn:
     """An error zorder did not raise on purpose: say so, and where its traceback went."""
     log.write_text("".join(traceback.format_exception(error)))
-    console.print(
+    error_console.print(
         f"[bold red]internal error:[/] {type(error).__name__}: {error}\n"
         f"This is a bug in zorder; the traceback is in {log}.",
         highlight=False,
     )
     if spark_log is not None:
-        console.print(f"Spark's log: {spark_log}", highlight=False)
+        error_console.print(f"Spark's log: {spark_log}", highlight=False)
     raise typer.Exit(code=1)
 
 
