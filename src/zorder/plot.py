@@ -15,7 +15,8 @@ from typing import Any
 
 import matplotlib
 
-from zorder.errors import ColumnNotFoundError, InvalidArgumentError
+from zorder.columns import resolve_columns
+from zorder.errors import InvalidArgumentError
 
 matplotlib.use("Agg")  # files only, never a window
 
@@ -67,13 +68,7 @@ def plot_layout(
     """Draw every file's box in columns ``x`` and ``y`` over a sample of rows; returns the PNG."""
     uri = normalize_uri(path)
     snapshot = load_snapshot(uri)
-    names = {f.name.lower(): f.name for f in snapshot.schema.fields}
-    missing = [c for c in (x, y) if c.lower() not in names]
-    if missing:
-        raise ColumnNotFoundError(
-            f"unknown column {missing[0]!r}; table columns: {', '.join(names.values())}"
-        )
-    x, y = names[x.lower()], names[y.lower()]
+    x, y = resolve_columns([x, y], snapshot.column_types)
     points = _sample(uri, [x, y], sample, seed)
     xs = [v for v in points.column(x).to_pylist()]
     ys = [v for v in points.column(y).to_pylist()]

@@ -35,20 +35,16 @@ import pyarrow.compute as pc
 from zorder.skipping.predicates import (
     FLOAT_TYPES,
     INTEGER_TYPES,
-    AlwaysFalse,
-    AlwaysTrue,
-    And,
     Comparison,
     InList,
     IsNaN,
     IsNull,
-    Not,
-    Or,
     Predicate,
     StartsWith,
     Unknown,
     rewrite_not,
 )
+from zorder.skipping.visitor import PredicateVisitor, visit
 from zorder.stats import STRING_PREFIX_LENGTH, action_stats_field
 
 __all__ = ["Mask", "might_match_mask"]
@@ -347,35 +343,66 @@ def _prefix(node: StartsWith, bounds: _Bounds) -> Mask:
     return not_all_null & ~low_beyond & ~high_below
 
 
-def _leaf(node: Predicate, stats: _Stats, bounds_of: Callable[[str], _Bounds]) -> Mask:
-    n = stats.n
-    match node:
-        case AlwaysTrue() | Unknown():
-            return np.ones(n, dtype=bool)
-        case AlwaysFalse():
-            return np.zeros(n, dtype=bool)
-        case Comparison():
-            return _comparison(node, bounds_of(node.column))
-        case InList():
-            bounds = bounds_of(node.column)
-            if node.negated:
-                # x NOT IN (.., NULL) is never TRUE, nor is NULL NOT IN (..).
-                return ~bounds.all_null & np.full(n, not node.has_null)
-            mask = np.zeros(n, dtype=bool)
-            for value in node.values:
-                mask |= _might_equal(bounds, value)
-            return mask
-        case IsNull():
-            bounds = bounds_of(node.column)
-            return ~bounds.all_null if node.negated else bounds.has_null
-        case IsNaN():
-            if node.negated:
-                return np.ones(n, dtype=bool)  # isnan(NULL) is false: NOT isnan holds for it
-            bounds = bounds_of(node.column)
-            return ~bounds.all_null & bounds.may_hold_nan
-        case StartsWith():
-            return _prefix(node, bounds_of(node.column))
-    return np.ones(n, dtype=bool)  # pragma: no cover (And, Or, Not are visited above)
+class _MightMatch(PredicateVisitor[Mask]):
+    """Per file, might any row satisfy the node? (Conservative: True when unsure.)"""
+
+    def __init__(self, stats: _Stats, types: Mapping[str, str]) -> None:
+        self.stats = stats
+        self.types = types
+        self._bounds: dict[str, _Bounds] = {}
+
+    def bounds(self, column: str) -> _Bounds:
+        """``column``'s statistics, made once per evaluation."""
+        if column not in self._bounds:
+            self._bounds[column] = _Bounds(self.stats, column, self.types[column])
+        return self._bounds[column]
+
+    def _every(self, answer: bool) -> Mask:
+        return np.full(self.stats.n, answer, dtype=bool)
+
+    def visit_true(self) -> Mask:
+        return self._every(True)
+
+    def visit_false(self) -> Mask:
+        return self._every(False)
+
+    def visit_unknown(self, node: Unknown) -> Mask:
+        return self._every(True)
+
+    def visit_comparison(self, node: Comparison) -> Mask:
+        return _comparison(node, self.bounds(node.column))
+
+    def visit_in_list(self, node: InList) -> Mask:
+        bounds = self.bounds(node.column)
+        if node.negated:
+            # x NOT IN (.., NULL) is never TRUE, nor is NULL NOT IN (..).
+            return ~bounds.all_null & self._every(not node.has_null)
+        mask = self._every(False)
+        for value in node.values:
+            mask |= _might_equal(bounds, value)
+        return mask
+
+    def visit_is_null(self, node: IsNull) -> Mask:
+        bounds = self.bounds(node.column)
+        return ~bounds.all_null if node.negated else bounds.has_null
+
+    def visit_is_nan(self, node: IsNaN) -> Mask:
+        if node.negated:
+            return self._every(True)  # isnan(NULL) is false: NOT isnan holds for it
+        bounds = self.bounds(node.column)
+        return ~bounds.all_null & bounds.may_hold_nan
+
+    def visit_starts_with(self, node: StartsWith) -> Mask:
+        return _prefix(node, self.bounds(node.column))
+
+    def visit_and(self, left: Mask, right: Mask) -> Mask:
+        return left & right
+
+    def visit_or(self, left: Mask, right: Mask) -> Mask:
+        return left | right
+
+    def visit_not(self, child: Mask) -> Mask:
+        return self._every(True)  # rewrite_not leaves no NOT: were one left, be safe
 
 
 def might_match_mask(
@@ -392,21 +419,5 @@ def might_match_mask(
     double bounds are left out whenever the file holds NaN; without it no
     file is trusted so.
     """
-    stats = _Stats(actions, nan_free_bounds)
-    cache: dict[str, _Bounds] = {}
-
-    def bounds_of(column: str) -> _Bounds:
-        if column not in cache:
-            cache[column] = _Bounds(stats, column, types[column])
-        return cache[column]
-
-    def visit(node: Predicate) -> Mask:
-        if isinstance(node, And):
-            return visit(node.left) & visit(node.right)
-        if isinstance(node, Or):
-            return visit(node.left) | visit(node.right)
-        if isinstance(node, Not):
-            return np.ones(stats.n, dtype=bool)  # rewrite_not leaves NOT only around Unknown
-        return np.asarray(_leaf(node, stats, bounds_of), dtype=bool)
-
-    return visit(rewrite_not(predicate))
+    visitor = _MightMatch(_Stats(actions, nan_free_bounds), types)
+    return np.asarray(visit(rewrite_not(predicate), visitor), dtype=bool)

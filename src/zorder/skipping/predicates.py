@@ -2,9 +2,11 @@
 
 Construction folds what it can (``AND TRUE``, ``OR FALSE``, ``NOT NOT``) and
 :func:`rewrite_not` pushes every NOT down to the leaves, so the evaluator
-never sees one except around :class:`Unknown`. :class:`Unknown` stands for
-anything that statistics cannot decide (UDFs, arithmetic on columns, other
-functions): it always "might match", negated or not.
+never sees one (NOT of :class:`Unknown` is :class:`Unknown`).
+:class:`Unknown` stands for anything that statistics cannot decide (UDFs,
+arithmetic on columns, other functions): it always "might match", negated or
+not. The nodes are defined in :mod:`zorder.skipping.nodes`; every walk over
+them is a :class:`~zorder.skipping.visitor.PredicateVisitor`.
 """
 
 from __future__ import annotations
@@ -13,16 +15,33 @@ import datetime as dt
 import decimal
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Literal
+from dataclasses import dataclass, replace
+from typing import Any
 
-from zorder.errors import ColumnNotFoundError
+from zorder.columns import resolve_column as resolve_name
+from zorder.skipping.nodes import (
+    AlwaysFalse,
+    AlwaysTrue,
+    And,
+    CompareOp,
+    Comparison,
+    InList,
+    IsNaN,
+    IsNull,
+    Not,
+    Or,
+    Predicate,
+    StartsWith,
+    Unknown,
+)
+from zorder.skipping.visitor import PredicateVisitor, visit
 
 __all__ = [
     "SESSION_ZONE",
     "AlwaysFalse",
     "AlwaysTrue",
     "And",
+    "CompareOp",
     "Comparison",
     "InList",
     "IsNaN",
@@ -41,7 +60,6 @@ __all__ = [
     "rewrite_not",
 ]
 
-CompareOp = Literal["=", "<=>", "!=", "<", "<=", ">", ">="]
 _FLIPPED: dict[str, CompareOp] = {
     "=": "=",
     "<=>": "<=>",
@@ -52,91 +70,6 @@ _FLIPPED: dict[str, CompareOp] = {
     ">=": "<=",
 }
 _NEGATED: dict[str, CompareOp] = {"=": "!=", "!=": "=", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
-
-
-@dataclass(frozen=True)
-class AlwaysTrue:
-    pass
-
-
-@dataclass(frozen=True)
-class AlwaysFalse:
-    pass
-
-
-@dataclass(frozen=True)
-class Unknown:
-    """Statistics cannot decide this: might match, and so might its negation."""
-
-    reason: str = ""
-
-
-@dataclass(frozen=True)
-class Comparison:
-    op: CompareOp
-    column: str
-    value: Any  # after binding: in the column's domain; never None
-    cast: str | None = None  # unbound only: CAST(column AS cast) in the text
-
-
-@dataclass(frozen=True)
-class InList:
-    column: str
-    values: tuple[Any, ...]  # non-null values
-    negated: bool = False
-    has_null: bool = False  # NULL among the listed values
-    cast: str | None = None  # unbound only, as in Comparison
-
-
-@dataclass(frozen=True)
-class IsNull:
-    column: str
-    negated: bool = False
-
-
-@dataclass(frozen=True)
-class IsNaN:
-    column: str
-    negated: bool = False
-
-
-@dataclass(frozen=True)
-class StartsWith:
-    column: str
-    prefix: str
-    negated: bool = False
-
-
-@dataclass(frozen=True)
-class And:
-    left: Predicate
-    right: Predicate
-
-
-@dataclass(frozen=True)
-class Or:
-    left: Predicate
-    right: Predicate
-
-
-@dataclass(frozen=True)
-class Not:
-    child: Predicate
-
-
-Predicate = (
-    AlwaysTrue
-    | AlwaysFalse
-    | Unknown
-    | Comparison
-    | InList
-    | IsNull
-    | IsNaN
-    | StartsWith
-    | And
-    | Or
-    | Not
-)
 
 
 def and_(left: Predicate, right: Predicate) -> Predicate:
@@ -165,46 +98,67 @@ def not_(child: Predicate) -> Predicate:
     return Not(child)
 
 
+@dataclass(frozen=True)
+class _Signed:
+    """A subtree with its NOTs pushed to the leaves, as it stands and negated."""
+
+    plain: Predicate
+    negated: Predicate
+
+
+class _NotPusher(PredicateVisitor[_Signed]):
+    """Folds every subtree to both of its polarities; a NOT above it just picks the other.
+
+    Pushing a NOT down needs what is under it, which a fold does not see;
+    carrying both polarities up gives it that. (Negating the child's rewritten
+    form instead would differ: NOT NOT (x <=> v) is x <=> v, while the
+    negation of Unknown, which NOT (x <=> v) rewrites to, is Unknown.)
+    """
+
+    def visit_true(self) -> _Signed:
+        return _Signed(AlwaysTrue(), AlwaysFalse())
+
+    def visit_false(self) -> _Signed:
+        return _Signed(AlwaysFalse(), AlwaysTrue())
+
+    def visit_unknown(self, node: Unknown) -> _Signed:
+        return _Signed(node, node)
+
+    def visit_comparison(self, node: Comparison) -> _Signed:
+        if node.op == "<=>":
+            # NOT (x <=> v) is TRUE for NULL x too: statistics cannot cheaply say no.
+            return _Signed(node, Unknown("NOT <=>"))
+        return _Signed(node, replace(node, op=_NEGATED[node.op]))
+
+    def visit_in_list(self, node: InList) -> _Signed:
+        return _Signed(node, replace(node, negated=not node.negated))
+
+    def visit_is_null(self, node: IsNull) -> _Signed:
+        return _Signed(node, replace(node, negated=not node.negated))
+
+    def visit_is_nan(self, node: IsNaN) -> _Signed:
+        return _Signed(node, replace(node, negated=not node.negated))
+
+    def visit_starts_with(self, node: StartsWith) -> _Signed:
+        return _Signed(node, replace(node, negated=not node.negated))
+
+    def visit_and(self, left: _Signed, right: _Signed) -> _Signed:
+        return _Signed(and_(left.plain, right.plain), or_(left.negated, right.negated))
+
+    def visit_or(self, left: _Signed, right: _Signed) -> _Signed:
+        return _Signed(or_(left.plain, right.plain), and_(left.negated, right.negated))
+
+    def visit_not(self, child: _Signed) -> _Signed:
+        return _Signed(child.negated, child.plain)
+
+
 def rewrite_not(predicate: Predicate) -> Predicate:
     """Push NOT to the leaves (De Morgan; inverse comparisons), keeping SQL's semantics.
 
     A row is kept when the predicate is TRUE; NULL is not TRUE either way, so
     NOT (x < 5) is x >= 5, and a NULL x satisfies neither.
     """
-    if isinstance(predicate, And):
-        return and_(rewrite_not(predicate.left), rewrite_not(predicate.right))
-    if isinstance(predicate, Or):
-        return or_(rewrite_not(predicate.left), rewrite_not(predicate.right))
-    if not isinstance(predicate, Not):
-        return predicate
-    child = predicate.child
-    match child:
-        case Not():
-            return rewrite_not(child.child)
-        case And():
-            return or_(rewrite_not(Not(child.left)), rewrite_not(Not(child.right)))
-        case Or():
-            return and_(rewrite_not(Not(child.left)), rewrite_not(Not(child.right)))
-        case AlwaysTrue():
-            return AlwaysFalse()
-        case AlwaysFalse():
-            return AlwaysTrue()
-        case Unknown():
-            return child
-        case Comparison(op="<=>"):
-            # NOT (x <=> v) is TRUE for NULL x too: statistics cannot cheaply say no.
-            return Unknown("NOT <=>")
-        case Comparison():
-            return Comparison(_NEGATED[child.op], child.column, child.value, child.cast)
-        case InList():
-            return InList(child.column, child.values, not child.negated, child.has_null, child.cast)
-        case IsNull():
-            return IsNull(child.column, not child.negated)
-        case IsNaN():
-            return IsNaN(child.column, not child.negated)
-        case StartsWith():
-            return StartsWith(child.column, child.prefix, not child.negated)
-    return Unknown("unexpected NOT")  # pragma: no cover
+    return visit(predicate, _NotPusher()).plain
 
 
 def flip(op: CompareOp) -> CompareOp:
@@ -359,67 +313,84 @@ def exact_widening(source: str, target: str) -> bool:
 
 
 def resolve_column(name: str, columns: Mapping[str, str]) -> str:
-    """The table's spelling of ``name``, matched case-insensitively as Spark does."""
-    if name in columns:
-        return name
-    for actual in columns:
-        if actual.lower() == name.lower():
-            return actual
-    raise ColumnNotFoundError(
-        f"unknown column {name!r} in filter; table columns: {', '.join(columns)}"
-    )
+    """The table's spelling of ``name`` in a filter, by :func:`zorder.columns.resolve_column`."""
+    return resolve_name(name, columns, context="in filter")
+
+
+class _Binder(PredicateVisitor[Predicate]):
+    """:func:`bind`'s rules, node by node."""
+
+    def __init__(self, columns: Mapping[str, str], time_zone: str) -> None:
+        self.columns = columns
+        self.time_zone = time_zone
+
+    def _coerced(self, value: Any, name: str) -> Any:
+        return coerce_literal(value, self.columns[name], time_zone=self.time_zone)
+
+    def _changing_cast(self, name: str, cast: str | None) -> Unknown | None:
+        if cast and not exact_widening(self.columns[name], cast):
+            return Unknown(f"CAST({name} AS {cast}) may change values")
+        return None
+
+    def visit_true(self) -> Predicate:
+        return AlwaysTrue()
+
+    def visit_false(self) -> Predicate:
+        return AlwaysFalse()
+
+    def visit_unknown(self, node: Unknown) -> Predicate:
+        return node
+
+    def visit_comparison(self, node: Comparison) -> Predicate:
+        name = resolve_column(node.column, self.columns)
+        if unknown := self._changing_cast(name, node.cast):
+            return unknown
+        value = self._coerced(node.value, name)
+        if value is None:
+            return Unknown(f"literal {node.value!r} against {self.columns[name]} column {name}")
+        return Comparison(node.op, name, value)
+
+    def visit_in_list(self, node: InList) -> Predicate:
+        name = resolve_column(node.column, self.columns)
+        if unknown := self._changing_cast(name, node.cast):
+            return unknown
+        values = tuple(self._coerced(v, name) for v in node.values)
+        if any(v is None for v in values):
+            return Unknown(f"IN list against {self.columns[name]} column {name}")
+        return InList(name, values, node.negated, node.has_null)
+
+    def visit_is_null(self, node: IsNull) -> Predicate:
+        return IsNull(resolve_column(node.column, self.columns), node.negated)
+
+    def visit_is_nan(self, node: IsNaN) -> Predicate:
+        name = resolve_column(node.column, self.columns)
+        if self.columns[name] not in FLOAT_TYPES:
+            return AlwaysTrue() if node.negated else AlwaysFalse()
+        return IsNaN(name, node.negated)
+
+    def visit_starts_with(self, node: StartsWith) -> Predicate:
+        name = resolve_column(node.column, self.columns)
+        if self.columns[name] != "string":
+            return Unknown(f"prefix match on {self.columns[name]} column {name}")
+        return StartsWith(name, node.prefix, node.negated)
+
+    def visit_and(self, left: Predicate, right: Predicate) -> Predicate:
+        return and_(left, right)
+
+    def visit_or(self, left: Predicate, right: Predicate) -> Predicate:
+        return or_(left, right)
+
+    def visit_not(self, child: Predicate) -> Predicate:
+        return not_(child)
 
 
 def bind(predicate: Predicate, columns: Mapping[str, str], *, time_zone: str = "UTC") -> Predicate:
-    """Resolve names (case-insensitively, as Spark does) and coerce literals.
+    """Resolve names (as :func:`zorder.columns.resolve_column` does) and coerce literals.
 
     ``columns`` maps each column name to its Spark type name. An unknown
-    column raises ValueError listing the table's columns; a literal whose
-    meaning against the column is unclear makes that leaf :class:`Unknown`.
-    ``time_zone`` is the Spark session's (``spark.sql.session.timeZone``).
+    column raises ColumnNotFoundError listing the table's columns; a literal
+    whose meaning against the column is unclear makes that leaf
+    :class:`Unknown`. ``time_zone`` is the Spark session's
+    (``spark.sql.session.timeZone``).
     """
-
-    def resolve(name: str) -> str:
-        return resolve_column(name, columns)
-
-    def visit(node: Predicate) -> Predicate:
-        match node:
-            case And():
-                return and_(visit(node.left), visit(node.right))
-            case Or():
-                return or_(visit(node.left), visit(node.right))
-            case Not():
-                return not_(visit(node.child))
-            case Comparison():
-                name = resolve(node.column)
-                if node.cast and not exact_widening(columns[name], node.cast):
-                    return Unknown(f"CAST({name} AS {node.cast}) may change values")
-                value = coerce_literal(node.value, columns[name], time_zone=time_zone)
-                if value is None:
-                    return Unknown(f"literal {node.value!r} against {columns[name]} column {name}")
-                return Comparison(node.op, name, value)
-            case InList():
-                name = resolve(node.column)
-                if node.cast and not exact_widening(columns[name], node.cast):
-                    return Unknown(f"CAST({name} AS {node.cast}) may change values")
-                values = tuple(
-                    coerce_literal(v, columns[name], time_zone=time_zone) for v in node.values
-                )
-                if any(v is None for v in values):
-                    return Unknown(f"IN list against {columns[name]} column {name}")
-                return InList(name, values, node.negated, node.has_null)
-            case IsNull():
-                return IsNull(resolve(node.column), node.negated)
-            case IsNaN():
-                name = resolve(node.column)
-                if columns[name] not in FLOAT_TYPES:
-                    return AlwaysTrue() if node.negated else AlwaysFalse()
-                return IsNaN(name, node.negated)
-            case StartsWith():
-                name = resolve(node.column)
-                if columns[name] != "string":
-                    return Unknown(f"prefix match on {columns[name]} column {name}")
-                return StartsWith(name, node.prefix, node.negated)
-        return node
-
-    return visit(predicate)
+    return visit(predicate, _Binder(columns, time_zone))

@@ -56,6 +56,8 @@ from zorder.skipping.predicates import (
     is_utc,
     resolve_column,
 )
+from zorder.skipping.pushdown import prefilter_sql, quoted_name, referenced
+from zorder.skipping.visitor import PredicateVisitor, visit
 
 __all__ = [
     "exact_predicate",
@@ -166,6 +168,48 @@ def _leaf(node: Predicate, columns: Mapping[str, str], zone: dt.tzinfo) -> Predi
     return bound
 
 
+class _Exact(PredicateVisitor[Predicate]):
+    """:func:`exact_predicate`'s rules: every leaf bound for :func:`row_mask`, or a refusal."""
+
+    def __init__(self, columns: Mapping[str, str], zone: dt.tzinfo) -> None:
+        self.columns = columns
+        self.zone = zone
+
+    def visit_true(self) -> Predicate:
+        return AlwaysTrue()
+
+    def visit_false(self) -> Predicate:
+        return AlwaysFalse()
+
+    def visit_unknown(self, node: Unknown) -> Predicate:
+        raise unsupported(node.reason or "this filter")
+
+    def visit_comparison(self, node: Comparison) -> Predicate:
+        return _leaf(node, self.columns, self.zone)
+
+    def visit_in_list(self, node: InList) -> Predicate:
+        return _leaf(node, self.columns, self.zone)
+
+    def visit_is_null(self, node: IsNull) -> Predicate:
+        return _leaf(node, self.columns, self.zone)
+
+    def visit_is_nan(self, node: IsNaN) -> Predicate:
+        return _leaf(node, self.columns, self.zone)
+
+    def visit_starts_with(self, node: StartsWith) -> Predicate:
+        return _leaf(node, self.columns, self.zone)
+
+    # No folding: a row evaluator must see (and refuse) every leaf of the text.
+    def visit_and(self, left: Predicate, right: Predicate) -> Predicate:
+        return And(left, right)
+
+    def visit_or(self, left: Predicate, right: Predicate) -> Predicate:
+        return Or(left, right)
+
+    def visit_not(self, child: Predicate) -> Predicate:
+        return Not(child)
+
+
 def exact_predicate(
     predicate: Predicate, columns: Mapping[str, str], *, time_zone: str = "UTC"
 ) -> Predicate:
@@ -174,93 +218,7 @@ def exact_predicate(
     ``columns`` maps each column to its Spark type name; ``time_zone`` is the
     session's, in which timestamps written without a zone are read.
     """
-    zone = session_zone(time_zone)
-
-    def visit(node: Predicate) -> Predicate:
-        match node:
-            case And():
-                return And(visit(node.left), visit(node.right))
-            case Or():
-                return Or(visit(node.left), visit(node.right))
-            case Not():
-                return Not(visit(node.child))
-            case Unknown():
-                raise unsupported(node.reason or "this filter")
-            case AlwaysTrue() | AlwaysFalse():
-                return node
-        return _leaf(node, columns, zone)
-
-    return visit(predicate)
-
-
-def referenced(predicate: Predicate) -> set[str]:
-    """The columns a bound predicate reads."""
-    match predicate:
-        case And() | Or():
-            return referenced(predicate.left) | referenced(predicate.right)
-        case Not():
-            return referenced(predicate.child)
-        case Comparison() | InList() | IsNull() | IsNaN() | StartsWith():
-            return {predicate.column}
-    return set()
-
-
-def _conjuncts(predicate: Predicate) -> list[Predicate]:
-    if isinstance(predicate, And):
-        return _conjuncts(predicate.left) + _conjuncts(predicate.right)
-    return [predicate]
-
-
-def _sql_value(value: Any) -> str | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return str(value) if -(2**63) <= value < 2**63 else None
-    if isinstance(value, str):
-        return "'" + value.replace("'", "''") + "'"  # standard SQL: no backslash escapes
-    return None
-
-
-def quoted_name(name: str) -> str:
-    """A column name as standard SQL quotes it (DuckDB's too)."""
-    return '"' + name.replace('"', '""') + '"'
-
-
-def prefilter_sql(
-    predicate: Predicate, columns: Mapping[str, str], *, among: set[str] | None = None
-) -> str | None:
-    """Standard SQL that every row satisfying ``predicate`` satisfies, or None.
-
-    It lets an engine with late materialization (DuckDB) drop most rows while
-    reading; :func:`row_mask` then decides exactly. Only the top-level
-    conjuncts whose meaning no SQL engine changes are kept: integers and
-    strings (by bytes) compared with literals of their own type. ``among``
-    limits it to those columns (the ones stored in the files).
-    """
-    kept = []
-    for node in _conjuncts(predicate):
-        if not isinstance(node, Comparison | InList):
-            continue
-        if among is not None and node.column not in among:
-            continue
-        type_name = columns[node.column]
-        if type_name not in INTEGER_TYPES and type_name != "string":
-            continue
-        wanted = int if type_name in INTEGER_TYPES else str
-        values = node.values if isinstance(node, InList) else (node.value,)
-        if not values or not all(type(v) is wanted for v in values):
-            continue
-        texts = [_sql_value(v) for v in values]
-        if any(t is None for t in texts):
-            continue
-        name = quoted_name(node.column)
-        if isinstance(node, InList):
-            if not node.negated:
-                kept.append(f"{name} IN ({', '.join(str(t) for t in texts)})")
-        else:  # x <=> v is TRUE exactly where x = v is
-            op = "=" if node.op == "<=>" else node.op
-            kept.append(f"{name} {op} {texts[0]}")
-    return " AND ".join(kept) if kept else None
+    return visit(predicate, _Exact(columns, session_zone(time_zone)))
 
 
 # A boolean pa.Array or pa.ChunkedArray; pyarrow ships no type information, so Any.
@@ -387,37 +345,56 @@ def _in_list(values: Bools, type_name: str, node: InList) -> Bools:
     return pc.invert(found) if node.negated else found
 
 
+class _RowMask(PredicateVisitor[Bools]):
+    """Each row's value of every node, under SQL's three-valued logic."""
+
+    def __init__(self, table: pa.Table, columns: Mapping[str, str]) -> None:
+        self.table = table
+        self.columns = columns
+
+    def visit_true(self) -> Bools:
+        return _all(self.table.num_rows, True)
+
+    def visit_false(self) -> Bools:
+        return _all(self.table.num_rows, False)
+
+    def visit_unknown(self, node: Unknown) -> Bools:
+        raise unsupported(f"the predicate {node!r}")  # exact_predicate refuses it first
+
+    def visit_is_null(self, node: IsNull) -> Bools:
+        values = self.table.column(node.column)
+        return pc.is_valid(values) if node.negated else pc.is_null(values)
+
+    def visit_is_nan(self, node: IsNaN) -> Bools:
+        values = self.table.column(node.column).cast(pa.float64())
+        nan = pc.fill_null(pc.is_nan(values), False)
+        return pc.invert(nan) if node.negated else nan
+
+    def visit_starts_with(self, node: StartsWith) -> Bools:
+        found = pc.starts_with(self.table.column(node.column), node.prefix)
+        return pc.invert(found) if node.negated else found
+
+    def visit_comparison(self, node: Comparison) -> Bools:
+        values = self.table.column(node.column)
+        return _compare(values, self.columns[node.column], node.op, node.value)
+
+    def visit_in_list(self, node: InList) -> Bools:
+        return _in_list(self.table.column(node.column), self.columns[node.column], node)
+
+    def visit_and(self, left: Bools, right: Bools) -> Bools:
+        return pc.and_kleene(left, right)
+
+    def visit_or(self, left: Bools, right: Bools) -> Bools:
+        return pc.or_kleene(left, right)
+
+    def visit_not(self, child: Bools) -> Bools:
+        return pc.invert(child)
+
+
 def row_mask(predicate: Predicate, table: pa.Table, columns: Mapping[str, str]) -> Bools:
     """Each row's value of ``predicate`` (bound by :func:`exact_predicate`): TRUE, FALSE or NULL.
 
     ``table`` holds the columns the predicate reads; ``columns`` maps names
     to Spark type names. Keep the rows where it is TRUE.
     """
-
-    def visit(node: Predicate) -> Bools:
-        match node:
-            case And():
-                return pc.and_kleene(visit(node.left), visit(node.right))
-            case Or():
-                return pc.or_kleene(visit(node.left), visit(node.right))
-            case Not():
-                return pc.invert(visit(node.child))
-            case AlwaysTrue() | AlwaysFalse():
-                return _all(table.num_rows, isinstance(node, AlwaysTrue))
-            case IsNull():
-                values = table.column(node.column)
-                return pc.is_valid(values) if node.negated else pc.is_null(values)
-            case IsNaN():
-                nan = pc.fill_null(pc.is_nan(table.column(node.column).cast(pa.float64())), False)
-                return pc.invert(nan) if node.negated else nan
-            case StartsWith():
-                found = pc.starts_with(table.column(node.column), node.prefix)
-                return pc.invert(found) if node.negated else found
-            case Comparison():
-                values = table.column(node.column)
-                return _compare(values, columns[node.column], node.op, node.value)
-            case InList():
-                return _in_list(table.column(node.column), columns[node.column], node)
-        raise unsupported(f"the predicate {node!r}")  # pragma: no cover (exact_predicate refuses)
-
-    return visit(predicate)
+    return visit(predicate, _RowMask(table, columns))

@@ -26,6 +26,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
+from zorder.columns import resolve_column
 from zorder.curves import encoding_for, hilbert_index_array, interleave_array
 from zorder.curves.cells import FileCells, KeyRanges, balanced_cells, balanced_ranges
 from zorder.curves.encodings import SUPPORTED_TYPES, OrderedEncoding, canonical_type_name
@@ -37,7 +38,6 @@ from zorder.curves.ranks import (
     rank_fit,
 )
 from zorder.errors import (
-    ColumnNotFoundError,
     InvalidArgumentError,
     UnsupportedColumnTypeError,
 )
@@ -113,9 +113,6 @@ def resolve_clustering_columns(df: DataFrame, by: Sequence[str]) -> list[Cluster
         raise InvalidArgumentError(
             f"no clustering columns given; table columns: {', '.join(names)}"
         )
-    by_lower: dict[str, str] = {}
-    for name in names:
-        by_lower.setdefault(name.lower(), name)
     fields = {f.name: f for f in df.schema.fields}
     resolved: list[ClusteringColumn] = []
     seen: set[str] = set()
@@ -124,11 +121,7 @@ def resolve_clustering_columns(df: DataFrame, by: Sequence[str]) -> list[Cluster
             raise InvalidArgumentError(
                 f"clustering column names must be non-empty strings, got {wanted!r}"
             )
-        actual = by_lower.get(wanted.lower())
-        if actual is None:
-            raise ColumnNotFoundError(
-                f"unknown clustering column {wanted!r}; table columns: {', '.join(names)}"
-            )
+        actual = resolve_column(wanted, names, kind="clustering column")
         if actual in seen:
             raise InvalidArgumentError(
                 f"clustering column {actual!r} is listed twice in by={list(by)}"

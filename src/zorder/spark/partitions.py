@@ -29,10 +29,11 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType
 
+from zorder.columns import resolve_column
 from zorder.curves.cells import FileCells, KeyRanges, apportion
 from zorder.curves.encodings import canonical_type_name
 from zorder.curves.kinds import Curve
-from zorder.errors import ColumnNotFoundError, InvalidArgumentError, UnsupportedColumnTypeError
+from zorder.errors import InvalidArgumentError, UnsupportedColumnTypeError
 from zorder.spark.keys import (
     DEFAULT_SAMPLE_SEED,
     MAX_SAMPLE_SIZE,
@@ -89,15 +90,10 @@ def resolve_partition_columns(
     if isinstance(partition_by, str):
         partition_by = [partition_by]
     names = list(df.columns)
-    by_lower = {n.lower(): n for n in reversed(names)}
     fields = {f.name: f for f in df.schema.fields}
     resolved: list[str] = []
     for wanted in partition_by:
-        actual = by_lower.get(str(wanted).lower())
-        if actual is None:
-            raise ColumnNotFoundError(
-                f"unknown partition column {wanted!r}; table columns: {', '.join(names)}"
-            )
+        actual = resolve_column(str(wanted), names, kind="partition column")
         if actual in resolved:
             raise InvalidArgumentError(f"partition column {actual!r} is listed twice")
         type_name = str(fields[actual].dataType.simpleString())
@@ -223,27 +219,8 @@ def cluster_partitions(
         for p, size in zip(partitions, sizes, strict=True)
     }
     sample = sampled.sampleBy(key, fractions, seed).toArrow()
-    # Each sampled row's partition, found once for all partitions.
     known = pa.array([p.key for p in partitions]).cast(sample.schema.field(key).type)
-    sampled_in = pc.fill_null(pc.index_in(sample.column(key), value_set=known), -1)
-    grouped = np.argsort(sampled_in.to_numpy(), kind="stable")
-    bounds = np.searchsorted(sampled_in.to_numpy()[grouped], np.arange(len(partitions) + 1))
-    rng = np.random.default_rng(seed)
-    fitted: list[tuple[list[Any], FileCells | KeyRanges]] = []
-    first_file = [0]
-    for index, (size, count) in enumerate(zip(sizes, files, strict=True)):
-        rows = np.sort(grouped[bounds[index] : bounds[index + 1]])
-        if len(rows) > size:
-            rows = np.sort(rng.choice(rows, size, replace=False))
-        own = sample.select(range(1, sample.num_columns)).take(pa.array(rows, pa.int64()))
-        ranks = fit_rank_buckets(own, plan.columns, bits=bits)
-        cells: FileCells | KeyRanges = (
-            file_cells(ranks, count=count)
-            if curve == "zorder"
-            else key_ranges(ranks, curve=curve, bits=bits, count=count)
-        )
-        fitted.append(([ranks.buckets[c.name] for c in plan.columns], cells))
-        first_file.append(first_file[-1] + cells.count)
+    fitted, first_file = _fit_partitions(sample, known, plan, sizes, files, curve, seed)
     total = first_file[-1]
     packing = cell_key_packing(len(plan.columns), bits, total)
     offsets = np.array(first_file[:-1], dtype=np.uint64)
@@ -276,3 +253,38 @@ def cluster_partitions(
         order.append(F.col(f"`{plan.columns[0].name}`").asc_nulls_first())
     frame = keyed.repartitionById(total, number).sortWithinPartitions(*order).drop(key_name, key)
     return PartitionedLayout(frame, tuple(partitions), tuple(first_file))
+
+
+def _fit_partitions(
+    sample: pa.Table,
+    known: pa.Array,
+    plan: ClusteringPlan,
+    sizes: Sequence[int],
+    files: Sequence[int],
+    curve: Curve,
+    seed: int,
+) -> tuple[list[tuple[list[Any], FileCells | KeyRanges]], list[int]]:
+    """Each partition's rank buckets and file cells, fitted to its rows of ``sample`` (whose
+    first column is the partition key), and the number of each partition's first file."""
+    bits = bits_per_column(len(plan.columns))
+    # Each sampled row's partition, found once for all partitions.
+    sampled_in = pc.fill_null(pc.index_in(sample.column(0), value_set=known), -1)
+    grouped = np.argsort(sampled_in.to_numpy(), kind="stable")
+    bounds = np.searchsorted(sampled_in.to_numpy()[grouped], np.arange(len(sizes) + 1))
+    rng = np.random.default_rng(seed)
+    fitted: list[tuple[list[Any], FileCells | KeyRanges]] = []
+    first_file = [0]
+    for index, (size, count) in enumerate(zip(sizes, files, strict=True)):
+        rows = np.sort(grouped[bounds[index] : bounds[index + 1]])
+        if len(rows) > size:
+            rows = np.sort(rng.choice(rows, size, replace=False))
+        own = sample.select(range(1, sample.num_columns)).take(pa.array(rows, pa.int64()))
+        ranks = fit_rank_buckets(own, plan.columns, bits=bits)
+        cells: FileCells | KeyRanges = (
+            file_cells(ranks, count=count)
+            if curve == "zorder"
+            else key_ranges(ranks, curve=curve, bits=bits, count=count)
+        )
+        fitted.append(([ranks.buckets[c.name] for c in plan.columns], cells))
+        first_file.append(first_file[-1] + cells.count)
+    return fitted, first_file

@@ -13,6 +13,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from zorder.columns import match_column
+
 __all__ = [
     "DEFAULT_NUM_INDEXED_COLS",
     "STRING_PREFIX_LENGTH",
@@ -99,8 +101,10 @@ def indexed_columns(schema: pa.Schema, configuration: Mapping[str, str | None]) 
     listed = configuration.get(STATS_COLUMNS)
     if listed:
         wanted = [name.strip().strip("`") for name in listed.split(",") if name.strip()]
-        by_lower = {name.lower(): name for name in names}
-        return [by_lower[w.lower()] for w in wanted if w.lower() in by_lower]
+        # A listed name that resolves to no column gets no statistics (Delta checks the
+        # property when it is set; a reader of someone else's table only skips less).
+        matched = (match_column(w, names) for w in wanted)
+        return [name for name in matched if name is not None]
     raw = configuration.get("delta.dataSkippingNumIndexedCols")
     count = DEFAULT_NUM_INDEXED_COLS if raw in (None, "") else int(str(raw))
     return names if count < 0 else names[:count]
