@@ -38,7 +38,7 @@ from benchmarks.report import (
     replace_section,
     write_json,
 )
-from zorder.api.read import plan_snapshot_scan as plan_loaded
+from zorder.api.scanning import plan_scan
 from zorder.demo import best_seconds, network_frame, time_point_lookups
 from zorder.spark import local_session
 from zorder.table import load_snapshot
@@ -95,7 +95,7 @@ def planning(workdir: Path, files: int, repeat: int) -> dict[str, Any]:
     report = zorder.explain(path, where)
     # What zorder adds to deltalake's own load: evaluating the filter on every file.
     snapshot = load_snapshot(path)
-    planning_s = best_seconds(lambda: plan_loaded(snapshot, where, None), repeat)
+    planning_s = best_seconds(lambda: plan_scan(snapshot, where), repeat)
     return {
         "files": files,
         "deltalake_load_s": load_s,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 import re
 import subprocess
 import sys
@@ -138,8 +140,6 @@ def test_describe_shows_what_is_not_clustered(tmp_path: Path) -> None:
 
 
 def test_json_output_of_describe_vacuum_and_explain(tmp_path: Path) -> None:
-    import json
-
     path = str(tmp_path / "t")
     write_deltalake(path, pa.table({"a": [3, 1], "b": ["x", "y"]}))
     described = json.loads(runner.invoke(app, ["describe", path, "--json"]).output)
@@ -156,5 +156,156 @@ def test_errors_go_to_stderr_so_json_output_stays_clean(tmp_path: Path) -> None:
     # A script reading `zorder describe ... --json` must never get a message instead.
     result = runner.invoke(app, ["describe", str(tmp_path / "missing"), "--json"])
     assert result.exit_code == 2
-    assert "error:" in result.stderr
     assert result.stdout == ""
+    error = json.loads(result.stderr)  # one JSON object, nothing else
+    assert error == {
+        "error": "NotADeltaTableError",
+        "message": f"not a Delta table: {tmp_path / 'missing'} (no readable _delta_log found)",
+        "exit_code": 2,
+    }
+    # Without --json the same error is one red line, still on stderr.
+    result = runner.invoke(app, ["describe", str(tmp_path / "missing")])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr.startswith("error: not a Delta table")
+
+
+def test_json_rows_stay_json_lines_when_the_query_is_refused(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    write_deltalake(path, pa.table({"a": [1, 2, 3]}))
+    result = runner.invoke(app, ["query", path, "--where", "a % 2 = 0", "--json"])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    error = json.loads(result.stderr)
+    assert error["error"] == "UnsupportedFilterError"
+    assert "--spark" in error["message"]
+    assert error["exit_code"] == 2
+
+
+def test_a_bug_under_json_is_one_object_naming_its_traceback_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise KeyError("oops")
+
+    monkeypatch.setattr(zorder, "describe", broken)
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    result = runner.invoke(app, ["describe", str(tmp_path), "--json"])
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    error = json.loads(result.stderr)
+    (log,) = tmp_path.glob("zorder-error-*.log")
+    assert error == {
+        "error": "KeyError",
+        "message": "'oops'",
+        "exit_code": 1,
+        "traceback": str(log),
+    }
+    assert "raise KeyError" in log.read_text()
+
+
+def test_a_usage_error_is_typers_own_exit_code_2() -> None:
+    result = runner.invoke(app, ["describe", "--json"])  # PATH missing
+    assert result.exit_code == 2
+    assert result.stdout == ""
+
+
+def retention_table(path: Path, retention: str | None) -> str:
+    configuration = {} if retention is None else {"delta.deletedFileRetentionDuration": retention}
+    write_deltalake(str(path), pa.table({"a": [1, 2, 3]}), configuration=configuration)
+    return str(path)
+
+
+def vacuum_json(*arguments: str) -> dict[str, object]:
+    result = runner.invoke(app, ["vacuum", *arguments, "--json"])
+    assert result.exit_code == 0, result.output
+    parsed: dict[str, object] = json.loads(result.stdout)
+    return parsed
+
+
+def test_vacuum_keeps_what_the_table_says_to_keep(tmp_path: Path) -> None:
+    plain = retention_table(tmp_path / "plain", None)
+    month = retention_table(tmp_path / "month", "interval 30 days")
+    assert vacuum_json(plain)["retain_hours"] == 168
+    assert vacuum_json(plain)["retention_from"] == "default"
+    assert vacuum_json(month)["retain_hours"] == 720
+    assert vacuum_json(month)["retention_from"] == "table"
+    assert zorder.vacuum(month).retain_hours == 720
+    shown = runner.invoke(app, ["vacuum", month])
+    assert shown.exit_code == 0, shown.output
+    assert "unused for 720 hours (the table's delta.deletedFileRetentionDuration)" in " ".join(
+        shown.stdout.split()
+    )
+    # Less than the table keeps is refused as zorder's own error (deltalake's is not one).
+    refused = runner.invoke(app, ["vacuum", month, "--retain-hours", "200", "--json"])
+    assert refused.exit_code == 2
+    error = json.loads(refused.stderr)
+    assert error["error"] == "InvalidArgumentError"
+    assert "below the 720 hours the table keeps" in error["message"]
+    assert "'interval 30 days'" in error["message"]
+    forced = vacuum_json(month, "--retain-hours", "200", "--force")
+    assert (forced["retain_hours"], forced["retention_from"]) == (200, "argument")
+    assert vacuum_json(month, "--retain-hours", "1000")["retention_from"] == "argument"
+
+
+def test_a_table_retention_under_a_week_needs_force(tmp_path: Path) -> None:
+    day = retention_table(tmp_path / "day", "interval 1 day")
+    refused = runner.invoke(app, ["vacuum", day])
+    assert refused.exit_code == 2
+    message = " ".join(refused.stderr.split())
+    assert "delta.deletedFileRetentionDuration ('interval 1 day', 24 hours)" in message
+    assert "below the safe minimum of 168 hours" in message
+    assert "--force" in message
+    forced = vacuum_json(day, "--force")
+    assert (forced["retain_hours"], forced["retention_from"]) == (24, "table")
+    with pytest.raises(zorder.InvalidArgumentError, match="safe minimum"):
+        zorder.vacuum(day)
+
+
+def test_a_retention_zorder_cannot_read_is_named(tmp_path: Path) -> None:
+    months = retention_table(tmp_path / "months", "interval 1 month")
+    refused = runner.invoke(app, ["vacuum", months])
+    assert refused.exit_code == 2
+    message = " ".join(refused.stderr.split())
+    assert "delta.deletedFileRetentionDuration: 'interval 1 month' counts months" in message
+    assert "--retain-hours" in message
+    forced = vacuum_json(months, "--retain-hours", "720", "--force")
+    assert forced["retain_hours"] == 720
+
+
+def test_vacuum_help_names_where_the_default_comes_from() -> None:
+    result = runner.invoke(app, ["vacuum", "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0
+    text = " ".join(result.output.split())
+    assert "default: the table's delta.deletedFileRetentionDuration, else 168" in text
+
+
+def test_time_travel_from_the_command_line(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    write_deltalake(path, pa.table({"a": [1, 2, 3]}))
+    write_deltalake(path, pa.table({"a": [4, 5]}), mode="append")
+    write_deltalake(path, pa.table({"a": [9]}), mode="overwrite")
+
+    def rows(*options: str) -> list[int]:
+        result = runner.invoke(app, ["query", path, "--json", *options])
+        assert result.exit_code == 0, result.stderr
+        return sorted(json.loads(line)["a"] for line in result.stdout.splitlines())
+
+    assert rows() == [9]
+    assert rows("--version", "0") == [1, 2, 3]
+    assert rows("--version", "1", "--where", "a > 2") == [3, 4, 5]
+    second = next(c for c in DeltaTable(path).history() if c["version"] == 1)["timestamp"]
+    as_of = dt.datetime.fromtimestamp(second / 1000, dt.UTC).isoformat()
+    assert rows("--as-of", as_of) == [1, 2, 3, 4, 5]
+    described = runner.invoke(app, ["describe", path, "--version", "1", "--json"])
+    assert described.exit_code == 0, described.stderr
+    assert json.loads(described.stdout)["version"] == 1
+    explained = runner.invoke(app, ["query", path, "--explain", "--version", "0", "--json"])
+    assert json.loads(explained.stdout)["version"] == 0
+    # A version the log does not hold: one JSON error naming the versions it holds.
+    missing = runner.invoke(app, ["query", path, "--version", "7", "--json"])
+    assert missing.exit_code == 2
+    assert missing.stdout == ""
+    error = json.loads(missing.stderr)
+    assert error["error"] == "VersionNotFoundError"
+    assert "holds versions 0 to 2" in error["message"]

@@ -32,6 +32,7 @@ def loaded_after(statement: str) -> list[str]:
         "import zorder.skipping",
         "import zorder.stats",
         "import zorder.errors",
+        "import zorder.columns",
         "import zorder; zorder.interleave_bits([3, 6], 3); zorder.ZorderError",
     ],
 )
@@ -51,3 +52,22 @@ def test_every_public_name_resolves() -> None:
     assert set(zorder.__all__) <= set(dir(zorder))
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         zorder.nope  # noqa: B018
+
+
+def test_lookups_and_describe_start_no_spark(tmp_path: object) -> None:
+    """The JVM-free paths import no pyspark, on a real table (time travel included)."""
+    path = str(tmp_path)
+    statement = (
+        "import pyarrow as pa, deltalake, zorder\n"
+        f"path = {path!r} + '/t'\n"
+        "deltalake.write_deltalake(path, pa.table({'x': [1, 2, 3]}))\n"
+        "deltalake.write_deltalake(path, pa.table({'x': [4]}), mode='append')\n"
+        "assert zorder.describe(path, version=0).version == 0\n"
+        "assert zorder.to_arrow(path, 'x > 1', version=1).num_rows == 3\n"
+        "assert zorder.scan(path, 'x > 1').to_arrow(limit=1).num_rows == 1\n"
+        "assert zorder.explain(path, 'x = 4').files_scanned == 1\n"
+        "assert zorder.vacuum(path, dry_run=True) is not None\n"
+    )
+    loaded = loaded_after(statement)
+    assert "pyspark" not in loaded, loaded
+    assert "py4j" not in loaded, loaded

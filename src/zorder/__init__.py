@@ -32,6 +32,7 @@ from zorder.errors import (
     UnsupportedColumnTypeError,
     UnsupportedFilterError,
     UnsupportedTableError,
+    VersionNotFoundError,
     ZorderError,
 )
 
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
         write,
     )
     from zorder.api.arrow import to_arrow
+    from zorder.api.scanning import Scan, scan
     from zorder.curves import (
         Curve,
         KeyMethod,
@@ -70,6 +72,8 @@ if TYPE_CHECKING:
 # Each lazily loaded public name, and the module that defines it.
 _LAZY = {
     "to_arrow": "zorder.api.arrow",  # its own module: a lookup imports no Spark operation
+    "Scan": "zorder.api.scanning",
+    "scan": "zorder.api.scanning",
     **dict.fromkeys(
         (
             "ClusterMetrics",
@@ -147,6 +151,7 @@ __all__ = [
     "NotADeltaTableError",
     "OrderedEncoding",
     "RunDescription",
+    "Scan",
     "ScanReport",
     "SchemaMismatchError",
     "SourceNotFoundError",
@@ -156,6 +161,7 @@ __all__ = [
     "UnsupportedFilterError",
     "UnsupportedTableError",
     "VacuumResult",
+    "VersionNotFoundError",
     "ZorderError",
     "__version__",
     "deinterleave_bits",
@@ -169,6 +175,7 @@ __all__ = [
     "interleave_bits",
     "optimize",
     "read",
+    "scan",
     "skipping_effectiveness",
     "to_arrow",
     "vacuum",

@@ -27,9 +27,11 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from zorder.api.cluster import write
-from zorder.api.read import ScanReport, explain, read, skipping_effectiveness
+from zorder.api.read import explain, read, skipping_effectiveness
+from zorder.api.scanning import ScanReport
 from zorder.curves.kinds import Curve
 from zorder.skipping.sql import sql_literal
+from zorder.spark.writes import delta_schema
 from zorder.table import commit_files, describe_written_files, is_delta_table, normalize_uri
 
 __all__ = [
@@ -147,8 +149,8 @@ def write_as_written(
     uri = normalize_uri(path)
     directory = f"plain-{uuid.uuid4().hex[:12]}"
     df.repartition(files).write.parquet(f"{uri}/{directory}")
-    written = describe_written_files(uri, directory, df.schema, {})
-    commit_files(uri, df.schema, written, mode=mode)
+    written = describe_written_files(uri, directory, df.columns, {})
+    commit_files(uri, delta_schema(df.schema), written, mode=mode)
 
 
 def best_seconds(run: Callable[[], object], repeat: int) -> float:

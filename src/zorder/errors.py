@@ -27,6 +27,7 @@ __all__ = [
     "UnsupportedColumnTypeError",
     "UnsupportedFilterError",
     "UnsupportedTableError",
+    "VersionNotFoundError",
     "ZorderError",
 ]
 
@@ -102,6 +103,11 @@ class BrokenTableError(ZorderError, ValueError):
     A log without a protocol or metadata action, missing commits, a data
     file the log names that storage lacks: nothing is read from such a table.
     """
+
+
+class VersionNotFoundError(ZorderError, LookupError):
+    """Time travel to a version or timestamp the table's log does not hold (cleaned up, or
+    not yet committed); the message names the versions it holds."""
 
 
 class BenchmarkError(ZorderError, RuntimeError):

@@ -45,6 +45,12 @@ def main(directory: str) -> None:
     seen["read"] = {w: zorder.read(spark, path, w).count() for w in filters}
     seen["explain"] = zorder.explain(path, "a = 17").files_scanned
     seen["column filter"] = zorder.read(spark, path, F.col("a") == 17).count()
+    # A Column on Connect: no analyzed plan to skip by, so every file is read, rightly.
+    column_report = zorder.explain(path, F.col("a") == 17, spark=spark)
+    seen["explain column"] = [column_report.files_scanned, column_report.files_total]
+    seen["to_spark"] = zorder.scan(path, "a = 17").to_spark(spark).count()
+    seen["describe"] = [zorder.describe(path).version, len(zorder.describe(path).files)]
+    seen["version 0"] = zorder.read(spark, path, version=0).count()
     seen["partitioned"] = zorder.write(
         rows.withColumn("day", (F.col("id") % 3).cast("string")),
         str(Path(directory) / "days"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -51,6 +52,20 @@ def test_a_failure_names_the_spark_log(tmp_path: Path) -> None:
     assert log is not None, output
     assert "log4j" in Path(log.group(1)).read_text()  # the JVM's banner went there
     assert not NOISE.search(output.replace(log.group(1), "")), output
+
+
+def test_a_json_failure_is_one_object_naming_the_spark_log(tmp_path: Path) -> None:
+    # What a script reads: nothing on stdout, one JSON object on stderr, no JVM noise.
+    source = tmp_path / "src.parquet"
+    pq.write_table(pa.table({"a": [1, 2, 3]}), source)
+    done = zorder_command("write", str(source), str(tmp_path / "t"), "--by", "nope", "--json")
+    assert done.returncode == 2
+    assert done.stdout == ""
+    error = json.loads(done.stderr)
+    assert error["error"] == "ColumnNotFoundError"
+    assert "unknown clustering column 'nope'" in error["message"]
+    assert error["exit_code"] == 2
+    assert "log4j" in Path(error["spark_log"]).read_text()
 
 
 def test_a_query_starts_no_jvm(tmp_path: Path) -> None:

@@ -50,6 +50,10 @@ def test_write_append_optimize_read_explain_over_connect(tmp_path: Path) -> None
     assert seen["read"] == expected
     assert seen["column filter"] == expected["a = 17"]  # a Column, not SQL text
     assert 1 <= seen["explain"] < 3
+    assert seen["explain column"] == [3, 3]
+    assert seen["to_spark"] == expected["a = 17"]
+    assert seen["describe"] == [DeltaTable(str(tmp_path / "zorder")).version(), 3]
+    assert seen["version 0"] == 3_000  # as the first write left it
     days = DeltaTable(str(tmp_path / "days")).get_add_actions(flatten=True)
     assert seen["partitioned"] == days.num_rows
     assert Counter(days.column("partition.day").to_pylist()) == {"0": 2, "1": 2, "2": 2}

@@ -14,6 +14,7 @@ from pyspark.sql import functions as F
 
 import zorder
 from tests.spark.helpers import PREFIX, all_types_frame, spark_rows
+from zorder.spark.scan import read_files
 
 pytestmark = pytest.mark.spark
 
@@ -160,7 +161,7 @@ def test_tables_from_delta_rs_are_pruned_correctly(spark: SparkSession, tmp_path
         write_deltalake(path, pa.Table.from_pylist(rows), mode="append")
     full = spark_rows(zorder.read(spark, path))
     assert sum(full.values()) == 300
-    df = zorder.table.load_snapshot(path).dataframe(spark)
+    df = read_files(zorder.table.load_snapshot(path), spark, None)
     for where in [
         "k = 249",
         "x > 5.5",

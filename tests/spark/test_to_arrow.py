@@ -27,7 +27,6 @@ from pyspark.sql import functions as F
 
 import zorder
 from tests.spark.helpers import PREFIX, all_types_frame, row_multiset, spark_rows
-from zorder.api import scan_arrow
 from zorder.errors import UnsupportedFilterError
 
 pytestmark = pytest.mark.spark
@@ -272,7 +271,7 @@ def test_partitioned_and_delta_rs_tables(spark: SparkSession, tmp_path: Path) ->
     ]
     for where in filters:
         assert check_same_rows(spark, path, where), where
-    report = scan_arrow(path, "day = DATE'2024-01-02'")[1]
+    report = zorder.scan(path, "day = DATE'2024-01-02'").report
     assert report.partitions_scanned is not None
     assert report.partitions_scanned < (report.partitions_total or 0)
 

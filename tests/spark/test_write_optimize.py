@@ -25,6 +25,7 @@ from tests.spark.helpers import (
     spark_rows,
 )
 from zorder.curves import ClusteringSpec
+from zorder.spark.scan import read_files
 from zorder.table import latest_clustering
 
 pytestmark = pytest.mark.spark
@@ -80,7 +81,7 @@ def test_write_keeps_every_row_and_stats_bound_data(
     assert delta_rows(path, mixed.columns) == expected
     assert assert_stats_bound_files(path) == metrics.files_added
     # Spark reading the files back agrees too.
-    assert spark_rows(zorder.table.load_snapshot(str(path)).dataframe(spark)) == expected
+    assert spark_rows(read_files(zorder.table.load_snapshot(str(path)), spark, None)) == expected
 
 
 def test_optimize_rewrites_in_one_commit_and_keeps_rows(

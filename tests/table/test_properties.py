@@ -7,6 +7,7 @@ import pytest
 from zorder.curves.kinds import ClusteringSpec
 from zorder.errors import UnsupportedTableError
 from zorder.table.clustering import (
+    SPARK_PART_FILE,
     TARGET_FILE_SIZE_PROPERTY,
     recorded_spec,
     recorded_target_file_size,
@@ -46,3 +47,27 @@ def test_target_file_size_reads_bytes_and_units() -> None:
     assert recorded_target_file_size({}) is None
     with pytest.raises(UnsupportedTableError, match=r"delta\.targetFileSize='huge'"):
         recorded_target_file_size({TARGET_FILE_SIZE_PROPERTY: "huge"})
+
+
+@pytest.mark.parametrize(
+    ("name", "short", "number"),
+    [
+        ("part-00007-f4dfefa0-7ef5-4c48-a4a0-61a6d4f2f813.c000.snappy.parquet", "part-00007", 7),
+        (
+            "day=1/part-00012-f4dfefa0-7ef5-4c48-a4a0-61a6d4f2f813-c000.snappy.parquet",
+            "day=1/part-00012",
+            12,
+        ),
+        ("part-00003-f4dfefa0-7ef5-4c48-a4a0-61a6d4f2f813.parquet", "part-00003", 3),
+    ],
+)
+def test_spark_part_file_names_give_their_number(name: str, short: str, number: int) -> None:
+    match = SPARK_PART_FILE.match(name)
+    assert match is not None
+    assert match["short"] == short
+    assert int(match["number"]) == number
+
+
+@pytest.mark.parametrize("name", ["x.parquet", "part-1.parquet", "zorder-1/part-00001.parquet"])
+def test_other_file_names_are_not_spark_part_files(name: str) -> None:
+    assert SPARK_PART_FILE.match(name) is None

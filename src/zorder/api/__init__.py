@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 # Eager where a module shares its function's name (zorder.api.read holds read):
 # importing the module would otherwise leave the module under that name.
-from zorder.api.arrow import scan_arrow, to_arrow
+from zorder.api.arrow import to_arrow
 from zorder.api.describe import FileDescription, RunDescription, TableDescription, describe
 from zorder.api.modes import INPUT_FORMATS, InputFormat, WriteMode
-from zorder.api.read import ScanReport, explain, read, skipping_effectiveness
+from zorder.api.read import explain, read, skipping_effectiveness
+from zorder.api.scanning import Scan, ScanReport, scan
 from zorder.api.vacuum import VacuumResult, vacuum
 from zorder.sizes import DEFAULT_TARGET_FILE_SIZE, parse_size
 
@@ -51,6 +52,7 @@ __all__ = [
     "FileDescription",
     "InputFormat",
     "RunDescription",
+    "Scan",
     "ScanReport",
     "TableDescription",
     "VacuumResult",
@@ -61,7 +63,7 @@ __all__ = [
     "parse_size",
     "read",
     "read_input",
-    "scan_arrow",
+    "scan",
     "skipping_effectiveness",
     "to_arrow",
     "vacuum",

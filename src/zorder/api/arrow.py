@@ -16,9 +16,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from zorder.api.read import ScanReport, plan_snapshot_scan
+from zorder.api.scanning import Scan, scan
 from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError
-from zorder.skipping.predicates import Predicate, resolve_column
+from zorder.skipping.predicates import Predicate
 from zorder.skipping.rows import (
     exact_predicate,
     prefilter_sql,
@@ -27,9 +27,10 @@ from zorder.skipping.rows import (
     unsupported,
 )
 from zorder.skipping.sql import negated_null_comparison, parse_unfolded
-from zorder.table import DataFile, TableSnapshot, load_snapshot, normalize_uri
+from zorder.table import AsOf, DataFile, TableSnapshot
+from zorder.table.arrow_scan import read_file, read_where
 
-__all__ = ["scan_arrow", "to_arrow"]
+__all__ = ["read_scan", "to_arrow"]
 
 # Files read at once: enough to overlap storage latency, few enough that a
 # LIMIT stops reading soon after it is met.
@@ -42,65 +43,68 @@ def to_arrow(
     *,
     columns: Sequence[str] | None = None,
     limit: int | None = None,
-    time_zone: str = "UTC",
+    version: int | None = None,
+    timestamp: AsOf | None = None,
+    time_zone: str | None = None,
     storage_options: Mapping[str, str] | None = None,
 ) -> pa.Table:
     """The table's rows matching ``where`` (Spark SQL text), read in-process.
 
     The rows are exactly those ``zorder.read(spark, path, where)`` returns
-    with ``spark.sql.session.timeZone`` set to ``time_zone`` (in which
-    timestamps written without a zone are read). A filter holding something
-    this path cannot evaluate with Spark's meaning (functions, arithmetic,
-    casts that change values, ...) raises
-    :class:`~zorder.errors.UnsupportedFilterError` naming it, before any file
-    is read. ``columns`` picks and orders the columns (default: all, in the
-    table's order); ``limit`` stops after that many rows (in file order).
+    in a session whose ``spark.sql.session.timeZone`` is ``time_zone``
+    (default: the active session's, else UTC), in which timestamps written
+    without a zone are read. A filter holding something this path cannot
+    evaluate with Spark's meaning (functions, arithmetic, casts that change
+    values, ...) raises :class:`~zorder.errors.UnsupportedFilterError`
+    naming it, before any file is read. ``columns`` picks and orders the
+    columns (default: all, in the table's order); ``limit`` stops after
+    that many rows (in file order); ``version`` and ``timestamp`` read an
+    older version (see :func:`zorder.scan`).
     """
-    return scan_arrow(
+    _check_where(where)
+    _check_limit(limit)
+    planned = scan(
         path,
         where,
         columns=columns,
-        limit=limit,
+        version=version,
+        timestamp=timestamp,
         time_zone=time_zone,
         storage_options=storage_options,
-    )[0]
+    )
+    return read_scan(planned, limit)
 
 
-def scan_arrow(
-    path: str,
-    where: str | None = None,
-    *,
-    columns: Sequence[str] | None = None,
-    limit: int | None = None,
-    time_zone: str = "UTC",
-    storage_options: Mapping[str, str] | None = None,
-) -> tuple[pa.Table, ScanReport]:
-    """:func:`to_arrow`, with the report of what the plan kept (``zorder query --explain``)."""
+def read_scan(planned: Scan, limit: int | None) -> pa.Table:
+    """The rows of ``planned`` read with pyarrow (DuckDB prefiltering where it can)."""
+    _check_where(planned.where)
+    _check_limit(limit)
+    snapshot = planned.snapshot
+    types = snapshot.column_types
+    text = planned.where if isinstance(planned.where, str) else "TRUE"
+    folded = negated_null_comparison(text)
+    if folded is not None:
+        raise unsupported(f"{folded} under NOT (a comparison with NULL is NULL; use IS NULL)")
+    predicate = exact_predicate(parse_unfolded(text), types, time_zone=planned.time_zone)
+    wanted = list(types) if planned.columns is None else list(planned.columns)
+    files = planned.files if limit != 0 else ()
+    table = _prefiltered(snapshot, files, predicate, wanted)
+    if table is None:
+        table = _file_by_file(snapshot, files, predicate, wanted, limit)
+    return table if limit is None else table.slice(0, limit)
+
+
+def _check_where(where: object) -> None:
     if where is not None and not isinstance(where, str):
         raise InvalidArgumentTypeError(
             f"to_arrow takes the filter as SQL text, got {type(where).__name__}; "
             "a pyspark Column needs Spark: use zorder.read(spark, path, where)"
         )
+
+
+def _check_limit(limit: object) -> None:
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
         raise InvalidArgumentError(f"limit must be an int >= 0 or None, got {limit!r}")
-    snapshot = load_snapshot(normalize_uri(path), storage_options)
-    types = snapshot.column_types
-    text = where if where is not None else "TRUE"
-    folded = negated_null_comparison(text)
-    if folded is not None:
-        raise unsupported(f"{folded} under NOT (a comparison with NULL is NULL; use IS NULL)")
-    predicate = exact_predicate(parse_unfolded(text), types, time_zone=time_zone)
-    wanted = (
-        list(types)
-        if columns is None
-        else [resolve_column(c, types) for c in _column_list(columns)]
-    )
-    plan = plan_snapshot_scan(snapshot, where, None, time_zone=time_zone)
-    files = plan.kept if limit != 0 else ()
-    table = _prefiltered(snapshot, files, predicate, wanted)
-    if table is None:
-        table = _file_by_file(snapshot, files, predicate, wanted, limit)
-    return (table if limit is None else table.slice(0, limit)), plan.report
 
 
 def _prefiltered(
@@ -113,7 +117,7 @@ def _prefiltered(
     if prefilter is None or not files:
         return None
     probed = [c for c in sorted(referenced(predicate)) if c not in wanted]
-    read = snapshot.read_arrow_where(files, wanted + probed, prefilter)
+    read = read_where(snapshot, files, wanted + probed, prefilter)
     if read is None:
         return None
     return read.filter(pc.fill_null(row_mask(predicate, read, types), False)).select(wanted)
@@ -134,15 +138,15 @@ def _file_by_file(
 
     def matching(data_file: DataFile) -> pa.Table:
         if not probed:  # a filter without columns: TRUE or FALSE for every row
-            rows = snapshot.read_arrow(data_file, wanted)
+            rows = read_file(snapshot, data_file, wanted)
             return rows.filter(row_mask(predicate, rows, types))
         # The filter's columns first: most files a lookup keeps hold no match, and
         # then the other columns (often long strings) are never decoded.
-        probe = snapshot.read_arrow(data_file, probed)
+        probe = read_file(snapshot, data_file, probed)
         keep = pc.fill_null(row_mask(predicate, probe, types), False)
         if not pc.any(keep).as_py():
             return schema.empty_table()
-        others = snapshot.read_arrow(data_file, rest)
+        others = read_file(snapshot, data_file, rest)
         rows = {name: probe.column(name) for name in probed}
         rows |= {name: others.column(name) for name in rest}
         return pa.table([rows[c] for c in wanted], schema=schema).filter(keep)
@@ -155,14 +159,6 @@ def _file_by_file(
         if limit is not None and found >= limit:
             break
     return pa.concat_tables(parts) if parts else schema.empty_table()
-
-
-def _column_list(columns: Sequence[str]) -> list[str]:
-    if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
-        raise InvalidArgumentTypeError(f"columns must be a list of column names, got {columns!r}")
-    if not columns:
-        raise InvalidArgumentError("columns must name at least one column (or be None for all)")
-    return list(columns)
 
 
 def _in_order(

@@ -6,10 +6,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from zorder.api.scanning import session_time_zone
+from zorder.columns import resolve_columns
 from zorder.curves.kinds import ClusteringSpec
-from zorder.errors import ColumnNotFoundError
 from zorder.stats import action_stats_field
 from zorder.table import (
+    AsOf,
     CommitClustering,
     Run,
     TableSnapshot,
@@ -101,22 +103,13 @@ class TableDescription:
 def _shown_columns(
     snapshot: TableSnapshot, columns: Sequence[str] | None, spec: ClusteringSpec | None
 ) -> tuple[str, ...]:
-    names = [f.name for f in snapshot.schema.fields]
+    names = list(snapshot.column_types)
     if columns is None:
         if spec is not None:
             return spec.columns
         with_stats = [n for n in names if action_stats_field(snapshot.actions, "min", n)]
         return tuple(with_stats[:_DEFAULT_SHOWN])
-    by_lower = {n.lower(): n for n in names}
-    resolved = []
-    for wanted in columns:
-        actual = by_lower.get(wanted.lower())
-        if actual is None:
-            raise ColumnNotFoundError(
-                f"unknown column {wanted!r} to describe; table columns: {', '.join(names)}"
-            )
-        resolved.append(actual)
-    return tuple(resolved)
+    return tuple(resolve_columns(columns, names, context="to describe"))
 
 
 def _values(snapshot: TableSnapshot, kind: str, column: str) -> list[Any]:
@@ -128,6 +121,9 @@ def describe(
     path: str,
     *,
     columns: Sequence[str] | None = None,
+    version: int | None = None,
+    timestamp: AsOf | None = None,
+    time_zone: str | None = None,
     storage_options: Mapping[str, str] | None = None,
 ) -> TableDescription:
     """The table at ``path``: its clustering spec, file size target, runs and files.
@@ -136,11 +132,16 @@ def describe(
     (default: the clustering columns, else the first four columns with
     statistics). Runs are listed per partition; files no run of the table's
     spec wrote are the unclustered part. Only the log is read, never a data
-    file.
+    file, and no JVM is started. ``version`` or ``timestamp`` describes an
+    older version (see :func:`zorder.scan`; a zone-less ``timestamp`` is read
+    in ``time_zone``, else in the active Spark session's zone, else in UTC).
     """
     uri = normalize_uri(path)
-    snapshot = load_snapshot(uri, storage_options)
-    clustering = latest_clustering(uri, storage_options)
+    zone = time_zone if time_zone is not None else session_time_zone(None)
+    snapshot = load_snapshot(
+        uri, storage_options, version=version, timestamp=timestamp, time_zone=zone
+    )
+    clustering = latest_clustering(uri, storage_options, at_version=snapshot.version)
     spec = snapshot.recorded_spec
     shown = _shown_columns(snapshot, columns, spec or (clustering.spec if clustering else None))
     lows = {c: _values(snapshot, "min", c) for c in shown}

@@ -8,8 +8,9 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 
 from zorder.api.modes import INPUT_FORMATS, InputFormat
-from zorder.api.read import session_time_zone
+from zorder.api.scanning import session_time_zone
 from zorder.errors import InvalidArgumentError, SourceNotFoundError
+from zorder.spark.scan import read_files
 from zorder.table import load_snapshot, normalize_uri
 
 __all__ = ["INPUT_FORMATS", "InputFormat", "read_input"]
@@ -33,7 +34,7 @@ def read_input(
         )
     if format == "delta":
         snapshot = load_snapshot(normalize_uri(path), storage_options)
-        return snapshot.in_time_zone(session_time_zone(spark)).dataframe(spark)
+        return read_files(snapshot.in_time_zone(session_time_zone(spark)), spark, None)
     try:
         if format == "csv":
             return spark.read.option("header", True).option("inferSchema", True).csv(path)

@@ -4,26 +4,35 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Literal
 
-from zorder.table import MIN_VACUUM_RETENTION_HOURS, normalize_uri, vacuum_files
+from zorder.errors import InvalidArgumentError
+from zorder.table import MIN_VACUUM_RETENTION_HOURS, load_snapshot, normalize_uri, vacuum_files
+from zorder.table.retention import RETENTION_PROPERTY, Retention, table_retention
 
 __all__ = ["VacuumResult", "vacuum"]
 
 
 @dataclass(frozen=True)
 class VacuumResult:
-    """What a ``vacuum`` found (and, unless a dry run, deleted)."""
+    """What a ``vacuum`` found (and, unless a dry run, deleted).
+
+    ``retention_from`` says where ``retain_hours`` came from: the caller's
+    ``"argument"``, the table's ``delta.deletedFileRetentionDuration``
+    (``"table"``), or Delta's ``"default"`` of one week when the table sets none.
+    """
 
     table_uri: str
     files: tuple[str, ...]
     dry_run: bool
     retain_hours: float
+    retention_from: Literal["argument", "table", "default"] = "argument"
 
 
 def vacuum(
     path: str,
     *,
-    retain_hours: float = MIN_VACUUM_RETENTION_HOURS,
+    retain_hours: float | None = None,
     dry_run: bool = True,
     force: bool = False,
     storage_options: Mapping[str, str] | None = None,
@@ -32,15 +41,59 @@ def vacuum(
 
     Unused: removed by a commit older than ``retain_hours``, or never committed
     at all (the files of a run that died before its commit) and older than
-    ``retain_hours``. A retention below a week is refused unless ``force``,
-    as in Delta's VACUUM, because older versions' readers may still need them.
+    ``retain_hours``. Without ``retain_hours`` the table's own
+    ``delta.deletedFileRetentionDuration`` applies (one week when it sets none).
+    A retention below a week, or below the table's own, is refused unless
+    ``force``, as in Delta's VACUUM, because older versions' readers may still
+    need the files.
     """
     uri = normalize_uri(path)
+    if retain_hours is not None and retain_hours < 0:
+        raise InvalidArgumentError(f"retain_hours must be >= 0, got {retain_hours:g}")
+    retention = _retention(uri, retain_hours, force, storage_options)
     files = vacuum_files(
         uri,
-        retain_hours=retain_hours,
+        retain_hours=retention.hours,
         dry_run=dry_run,
         force=force,
         storage_options=storage_options,
     )
-    return VacuumResult(uri, tuple(sorted(files)), dry_run, retain_hours)
+    return VacuumResult(uri, tuple(sorted(files)), dry_run, retention.hours, retention.source)
+
+
+def _retention(
+    uri: str, retain_hours: float | None, force: bool, storage_options: Mapping[str, str] | None
+) -> Retention:
+    """The retention to vacuum with, refused (unless ``force``) below what the table keeps.
+
+    deltalake enforces the table's retention too, but as an error of its own
+    (and reads a property it cannot parse as a week); checked here, it is a
+    :class:`~zorder.errors.ZorderError` that names the property.
+    """
+    if retain_hours is not None and force:
+        return Retention(retain_hours, "argument", f"{retain_hours:g} hours")
+    configuration = load_snapshot(uri, storage_options).configuration
+    try:
+        kept = table_retention(configuration)
+    except InvalidArgumentError as error:
+        raise InvalidArgumentError(
+            f"{error}; set the property to such an interval, or pass retain_hours "
+            "(CLI: --retain-hours) with force=True (CLI: --force)"
+        ) from None
+    if retain_hours is None:
+        if kept.hours < MIN_VACUUM_RETENTION_HOURS and not force:
+            raise InvalidArgumentError(
+                f"the table's {RETENTION_PROPERTY} ({kept.text!r}, {kept.hours:g} hours) is "
+                f"below the safe minimum of {MIN_VACUUM_RETENTION_HOURS} hours: readers of older "
+                "versions and writers still running may need those files; pass force=True "
+                "(CLI: --force) to vacuum with it anyway, or a longer retain_hours "
+                "(CLI: --retain-hours)"
+            )
+        return kept
+    if kept.source == "table" and retain_hours < kept.hours:
+        raise InvalidArgumentError(
+            f"retain_hours={retain_hours:g} is below the {kept.hours:g} hours the table keeps "
+            f"({RETENTION_PROPERTY} = {kept.text!r}): readers of versions it still keeps may "
+            "need those files; pass force=True (CLI: --force) to vacuum anyway"
+        )
+    return Retention(retain_hours, "argument", f"{retain_hours:g} hours")

@@ -1,34 +1,36 @@
 """Typer application behind the ``zorder`` command: parse, call the API, print.
 
-Each command turns its arguments into one API call and hands the frozen
-result to :mod:`zorder.cli.output`. A :class:`~zorder.errors.ZorderError`
-(bad input, a table zorder cannot use) is one red line and exit code 2;
-anything else is a bug, reported as such with the file its traceback went to.
+Each command gets its :class:`~zorder.cli.output.Output` (a console, or JSON
+with ``--json``), turns its arguments into one API call and hands the frozen
+result to it with the renderer of :mod:`zorder.cli.render` that draws it. A
+:class:`~zorder.errors.ZorderError` (bad input, a table zorder cannot use) is
+reported as refused, exit code 2; anything else is a bug, exit code 1, with
+the file its traceback went to (:mod:`zorder.cli.output` has the scheme).
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
+import inspect
 import os
-import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, ParamSpec, TypeVar
+from typing import Annotated, Concatenate, ParamSpec, TypeVar
 
 import typer
 
 import zorder
 from zorder.api.modes import InputFormat, WriteMode
-from zorder.cli import output
+from zorder.cli import render
+from zorder.cli.output import Output, output_for
+from zorder.cli.spark import session, spark_log
 from zorder.curves.kinds import Curve, KeyMethod, SpaceFillingCurve
+from zorder.errors import InvalidArgumentError
+from zorder.table import MIN_VACUUM_RETENTION_HOURS
+from zorder.table.retention import DEFAULT_RETENTION_HOURS, RETENTION_PROPERTY
 from zorder.table.tiering import DEFAULT_FANOUT
-
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -69,6 +71,17 @@ TargetSizeOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
+VersionOption = Annotated[
+    int | None, typer.Option("--version", min=0, help="Read this version of the table.")
+]
+AsOfOption = Annotated[
+    str | None,
+    typer.Option(
+        "--as-of",
+        help="Read the newest version committed at or before this time (ISO-8601, e.g. "
+        "'2026-11-24 13:00:00'; without a zone, in --time-zone).",
+    ),
+]
 MethodOption = Annotated[
     KeyMethod | None,
     typer.Option(
@@ -82,38 +95,37 @@ def _traceback_file() -> Path:
     return Path(tempfile.gettempdir()) / f"zorder-error-{stamp}-{os.getpid()}.log"
 
 
-@dataclass
-class _SparkLog:
-    """Where the JVM's output goes: a file of its own, unless --verbose shows it live."""
+def _command(function: Callable[Concatenate[Output, P], T]) -> Callable[P, T]:
+    """Register ``function`` as a command: given its output, its errors reported, never dumped.
 
-    verbose: bool = False
-    file: Path | None = None  # set once a session started with its output there
-
-
-_spark_log = _SparkLog()
-
-
-def _command(function: Callable[P, T]) -> Callable[P, T]:
-    """Register ``function`` as a command whose errors are reported, never dumped."""
+    The output is chosen once, before the command runs: JSON when the command
+    has an ``as_json`` parameter (``--json``) and it is set, else the console.
+    Typer sees the command's parameters after the output.
+    """
 
     @functools.wraps(function)
     def reported(*args: P.args, **kwargs: P.kwargs) -> T:
+        out = output_for(bool(kwargs.get("as_json", False)))
         try:
-            return function(*args, **kwargs)
+            return function(out, *args, **kwargs)
         except (typer.Exit, typer.Abort, typer.TyperException):
             raise
         except zorder.ZorderError as error:
-            output.fail(str(error), spark_log=_spark_log.file)
+            out.refused(error, spark_log=spark_log.file)
         except Exception as error:
-            output.bug(error, _traceback_file(), spark_log=_spark_log.file)
+            out.bug(error, _traceback_file(), spark_log=spark_log.file)
 
+    # Evaluated: typer reads a __signature__ as it is, string annotations and all.
+    signature = inspect.signature(function, eval_str=True)
+    parameters = list(signature.parameters.values())[1:]
+    reported.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
     app.command()(reported)
     return reported
 
 
 def _version_callback(value: bool) -> None:
     if value:
-        output.version(zorder.__version__)
+        typer.echo(f"zorder {zorder.__version__}")
         raise typer.Exit()
 
 
@@ -133,77 +145,29 @@ def _root(
     ] = False,
 ) -> None:
     """Z-order and Hilbert clustering with file-level data skipping for Delta Lake tables."""
-    _spark_log.verbose = verbose
-    _spark_log.file = None
-
-
-@contextlib.contextmanager
-def _stderr_to(path: Path) -> Iterator[None]:
-    """File descriptor 2 pointed at ``path`` meanwhile: processes started now inherit it.
-
-    The JVM that pyspark launches (and the Python workers it forks) write
-    their banners, log4j lines and warnings to the stderr they were born
-    with; this process gets its own back afterwards.
-    """
-    sys.stderr.flush()
-    saved = os.dup(2)
-    with open(path, "ab") as log:
-        os.dup2(log.fileno(), 2)
-    try:
-        yield
-    finally:
-        sys.stderr.flush()
-        os.dup2(saved, 2)
-        os.close(saved)
+    spark_log.verbose = verbose
+    spark_log.file = None
 
 
 def _columns(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
-def _session(master: str, conf: list[str] | None, remote: str | None = None) -> SparkSession:
-    from zorder.spark import local_session, remote_session
-
-    settings: dict[str, str] = {}
-    for item in conf or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            output.fail(f"--conf takes KEY=VALUE, got {item!r}")
-        settings[key.strip()] = value
-    settings.setdefault("spark.ui.showConsoleProgress", "false")  # zorder shows its own
-
-    def start() -> SparkSession:
-        if remote is not None:
-            return remote_session(remote, conf=settings)
-        return local_session(master=master, conf=settings)
-
-    with output.console.status(f"Starting Spark ({remote or master})..."):
-        if _spark_log.verbose:
-            spark = start()
-        else:
-            stamp = time.strftime("%Y%m%d-%H%M%S")
-            log = Path(tempfile.gettempdir()) / f"zorder-spark-{stamp}-{os.getpid()}.log"
-            with _stderr_to(log):
-                spark = start()
-            _spark_log.file = log
-        if remote is None:
-            spark.sparkContext.setLogLevel("WARN" if _spark_log.file else "ERROR")
-    return spark
-
-
 @_command
 def curve(
+    out: Output,
     curve: Annotated[SpaceFillingCurve, typer.Option(help="Which curve to print.")] = "zorder",
     bits: Annotated[int, typer.Option(min=1, max=5, help="Bits per dimension.")] = 3,
 ) -> None:
     """Print each cell's position along a curve over a 2-d grid."""
     from zorder.curves import curve_grid
 
-    output.curve_grid(curve, curve_grid(curve, bits))
+    out.result(curve_grid(curve, bits), lambda grid: render.curve_grid(curve, grid))
 
 
 @_command
 def demo(
+    out: Output,
     rows: Annotated[int, typer.Option(min=100, help="Connections to generate.")] = 1_000_000,
     files: Annotated[int, typer.Option(min=1, help="Files per table.")] = 100,
     filters: Annotated[int, typer.Option(min=1, help="Equality filters per column.")] = 200,
@@ -218,16 +182,17 @@ def demo(
     from zorder.api.progress import phase
     from zorder.demo import run_demo
 
-    spark = _session(master, None, remote)
-    with output.working("Demo:", spark):
+    spark = session(out, master, None, remote)
+    with out.working("Demo:", spark):
         result = run_demo(
             spark, rows=rows, files=files, filters=filters, output=directory, progress=phase
         )
-    output.demo_json(result) if as_json else output.demo(result)
+    out.result(result, render.demo, as_json=lambda measured: measured.to_json())
 
 
 @_command
 def bench(
+    out: Output,
     quick: Annotated[
         bool, typer.Option(help="100 files x 1,000 rows and 100,000-row costs: about 2 minutes.")
     ] = False,
@@ -249,19 +214,20 @@ def bench(
     from zorder.bench import DEFAULT, QUICK, run_bench
 
     config = dataclasses.replace(QUICK if quick else DEFAULT, delta_rs=not no_delta_rs)
-    spark = _session(master, None, remote)
+    spark = session(out, master, None, remote)
     with (
         tempfile.TemporaryDirectory(prefix="zorder-bench-", dir=workdir) as tmp,
-        output.working("Benchmark:", spark),
+        out.working("Benchmark:", spark),
     ):
         result = run_bench(spark, tmp, config, progress=phase)
-    output.bench(result)
+    out.result(result, render.bench)
     if json_path:
         Path(json_path).write_text(json.dumps(result.to_json(), indent=2, sort_keys=True) + "\n")
 
 
 @_command
 def write(
+    out: Output,
     source: Annotated[str, typer.Argument(help="Input path (Parquet, CSV or Delta).")],
     dest: Annotated[str, typer.Argument(help="Delta table to write.")],
     by: ByOption = None,
@@ -290,9 +256,9 @@ def write(
     """
     from zorder.api import read_input
 
-    spark = _session(master, conf, remote)
+    spark = session(out, master, conf, remote)
     df = read_input(spark, source, format=source_format)
-    with output.working(f"Clustering {source} into {dest}...", spark):
+    with out.working(f"Clustering {source} into {dest}...", spark):
         metrics = zorder.write(
             df,
             dest,
@@ -304,11 +270,12 @@ def write(
             method=method,
             partition_by=_columns(partition_by) if partition_by else None,
         )
-    output.result_json(metrics) if as_json else output.metrics(metrics)
+    out.result(metrics, render.metrics)
 
 
 @_command
 def optimize(
+    out: Output,
     path: Annotated[str, typer.Argument(help="Delta table to cluster.")],
     by: ByOption = None,
     curve: CurveOption = None,
@@ -334,8 +301,8 @@ def optimize(
 
     Without --by the table's recorded spec is used; a new --by is recorded and reclusters all.
     """
-    spark = _session(master, conf, remote)
-    with output.working(f"Optimizing {path}...", spark):
+    spark = session(out, master, conf, remote)
+    with out.working(f"Optimizing {path}...", spark):
         metrics = zorder.optimize(
             spark,
             path,
@@ -348,40 +315,58 @@ def optimize(
             full=full,
             fanout=fanout,
         )
-    output.result_json(metrics) if as_json else output.metrics(metrics)
+    out.result(metrics, render.metrics)
 
 
 @_command
 def describe(
+    out: Output,
     path: Annotated[str, typer.Argument(help="Delta table.")],
+    version: VersionOption = None,
+    as_of: AsOfOption = None,
+    time_zone: Annotated[str, typer.Option(help="Zone of an --as-of without one.")] = "UTC",
     as_json: JsonOption = False,
 ) -> None:
     """The table's clustering spec, file size target, runs, and what is not clustered yet."""
-    description = zorder.describe(path)
-    output.result_json(description) if as_json else output.runs(description)
+    described = zorder.describe(path, version=version, timestamp=as_of, time_zone=time_zone)
+    out.result(described, render.runs)
 
 
 @_command
 def vacuum(
+    out: Output,
     path: Annotated[str, typer.Argument(help="Delta table to clean up.")],
     retain_hours: Annotated[
-        float, typer.Option(min=0, help="Keep files any version of the last N hours uses.")
-    ] = 168,
+        float | None,
+        typer.Option(
+            min=0,
+            help="Keep files any version of the last N hours uses (default: the table's "
+            f"{RETENTION_PROPERTY}, else {DEFAULT_RETENTION_HOURS:g}).",
+        ),
+    ] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run/--delete", help="List only (default), or delete.")
     ] = True,
     force: Annotated[
-        bool, typer.Option(help="Allow a retention below 168 hours (unsafe for old readers).")
+        bool,
+        typer.Option(
+            help=f"Allow a retention below {MIN_VACUUM_RETENTION_HOURS} hours or below the "
+            "table's own (unsafe for old readers)."
+        ),
     ] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """List (or delete) files no version within the retention uses, orphans of crashed runs too."""
+    """List (or delete) files no version within the retention uses, orphans of crashed runs too.
+
+    The result says which retention applied and where it came from.
+    """
     result = zorder.vacuum(path, retain_hours=retain_hours, dry_run=dry_run, force=force)
-    output.result_json(result) if as_json else output.vacuumed(result)
+    out.result(result, render.vacuumed)
 
 
 @_command
 def query(
+    out: Output,
     path: Annotated[str, typer.Argument(help="Delta table.")],
     where: Annotated[
         str | None, typer.Option(help="SQL filter, e.g. \"src_ip = '1.2.3.4'\".")
@@ -402,6 +387,8 @@ def query(
     time_zone: Annotated[
         str, typer.Option(help="Session time zone for timestamps written without one.")
     ] = "UTC",
+    version: VersionOption = None,
+    as_of: AsOfOption = None,
     master: MasterOption = "local[*]",
     remote: RemoteOption = None,
     conf: ConfOption = None,
@@ -416,30 +403,29 @@ def query(
     (zorder.to_arrow), with Spark's semantics, or the filter is refused.
     """
     picked = _columns(columns) if columns else None
-    if explain_only:
-        report = zorder.explain(path, where, time_zone=time_zone)
-        output.result_json(report) if as_json else output.scan(report)
-        return
-    if use_spark:
+    if use_spark and not explain_only:
         zone = [f"spark.sql.session.timeZone={time_zone}"]
-        spark = _session(master, [*zone, *(conf or [])], remote)
-        report = zorder.explain(path, where, spark=spark)
-        with output.working(f"Reading {path}...", spark):
-            frame = zorder.read(spark, path, where)
-            rows = (frame.select(*picked) if picked else frame).limit(limit).toArrow()
+        spark = session(out, master, [*zone, *(conf or [])], remote)
+        with out.working(f"Reading {path}...", spark):
+            planned = zorder.scan(
+                path, where, columns=picked, version=version, timestamp=as_of, time_zone=time_zone
+            )
+            rows = planned.to_spark(spark).limit(limit).toArrow()
     else:
-        from zorder.api.arrow import scan_arrow
-
-        rows, report = scan_arrow(path, where, columns=picked, limit=limit, time_zone=time_zone)
-    if as_json:
-        output.rows_json(rows)
-        return
-    output.rows(f"{path} where {where or 'TRUE'} (first {limit} rows)", rows)
-    output.scan(report)
+        planned = zorder.scan(
+            path, where, columns=picked, version=version, timestamp=as_of, time_zone=time_zone
+        )
+        if explain_only:
+            out.result(planned.report, render.scan)
+            return
+        rows = planned.to_arrow(limit)
+    report = planned.report
+    out.rows(f"{path} where {where or 'TRUE'} (first {limit} rows)", rows, report)
 
 
 @_command
 def plot(
+    out: Output,
     path: Annotated[str | None, typer.Argument(help="Delta table (omit with --curve).")] = None,
     x: Annotated[str | None, typer.Option(help="Column across.")] = None,
     y: Annotated[str | None, typer.Option(help="Column up.")] = None,
@@ -456,27 +442,34 @@ def plot(
     if curve is not None:
         written = plot_curve(picture, curve=curve, bits=bits)
     elif path is None or x is None or y is None:
-        output.fail("give PATH with --x and --y, or --curve zorder|hilbert")
+        raise InvalidArgumentError("give PATH with --x and --y, or --curve zorder|hilbert")
     else:
         written = plot_layout(path, picture, x=x, y=y, sample=sample)
-    output.console.print(f"wrote {written}")
+    out.result(written, render.wrote)
 
 
 @_command
 def stats(
+    out: Output,
     path: Annotated[str, typer.Argument(help="Delta table.")],
     columns: Annotated[
         str | None,
         typer.Option(help="Columns to show min/max of (default: the clustering columns)."),
     ] = None,
+    version: VersionOption = None,
+    as_of: AsOfOption = None,
+    time_zone: Annotated[str, typer.Option(help="Zone of an --as-of without one.")] = "UTC",
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """One row per file: its run, record count and min/max of the clustering columns."""
-    description = zorder.describe(path, columns=_columns(columns) if columns else None)
-    if as_json:
-        output.description_json(description)
-    else:
-        output.description(description)
+    description = zorder.describe(
+        path,
+        columns=_columns(columns) if columns else None,
+        version=version,
+        timestamp=as_of,
+        time_zone=time_zone,
+    )
+    out.result(description, render.stats, as_json=render.stats_json)
 
 
 def main() -> None:

@@ -1,36 +1,56 @@
-"""Delta log access through the ``deltalake`` package (never hand-written)."""
+"""Delta tables through the ``deltalake`` package: the log is never hand-written.
+
+- :mod:`~zorder.table.snapshot`: a pinned version, from the log alone (no data read);
+  :mod:`~zorder.table.versions` chooses it (time travel);
+  :mod:`~zorder.table.actions` reads its add actions.
+- :mod:`~zorder.table.arrow_scan`: a snapshot's rows read in-process (pyarrow, DuckDB).
+- :mod:`~zorder.table.commit`: describing a run's files and committing them.
+- :mod:`~zorder.table.maintenance`: vacuum, the newest clustering commit.
+- :mod:`~zorder.table.clustering`, :mod:`~zorder.table.tiering`,
+  :mod:`~zorder.table.features`, :mod:`~zorder.table.mapping`,
+  :mod:`~zorder.table.timestamps`: pure rules over the log's contents.
+
+Spark reads a snapshot in :mod:`zorder.spark.scan`; nothing here imports pyspark.
+"""
 
 from __future__ import annotations
 
+from zorder.table.actions import delta_partition_value
 from zorder.table.clustering import (
     COMMIT_METADATA_KEY,
     CommitClustering,
     Operation,
     Run,
 )
-from zorder.table.delta import (
-    MIN_VACUUM_RETENTION_HOURS,
+from zorder.table.commit import (
     CommitMode,
-    DataFile,
-    TableSnapshot,
     WrittenFile,
     commit_files,
     delete_directory,
-    delta_partition_value,
     describe_written_files,
-    file_statistics,
-    is_delta_table,
-    latest_clustering,
-    load_snapshot,
-    normalize_uri,
     record_properties,
     remove_writer_markers,
+    rewrite_scope,
+)
+from zorder.table.maintenance import (
+    MIN_VACUUM_RETENTION_HOURS,
+    file_statistics,
+    latest_clustering,
     vacuum_files,
 )
+from zorder.table.snapshot import (
+    DataFile,
+    TableSnapshot,
+    is_delta_table,
+    load_snapshot,
+    normalize_uri,
+)
+from zorder.table.versions import AsOf
 
 __all__ = [
     "COMMIT_METADATA_KEY",
     "MIN_VACUUM_RETENTION_HOURS",
+    "AsOf",
     "CommitClustering",
     "CommitMode",
     "DataFile",
@@ -49,5 +69,6 @@ __all__ = [
     "normalize_uri",
     "record_properties",
     "remove_writer_markers",
+    "rewrite_scope",
     "vacuum_files",
 ]

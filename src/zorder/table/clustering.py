@@ -27,6 +27,7 @@ from zorder.sizes import parse_size
 
 __all__ = [
     "COMMIT_METADATA_KEY",
+    "SPARK_PART_FILE",
     "SPEC_PROPERTIES",
     "TARGET_FILE_SIZE_PROPERTY",
     "CommitClustering",
@@ -36,6 +37,13 @@ __all__ = [
     "recorded_target_file_size",
     "spec_properties",
 ]
+
+# Spark names each file it writes after its task's partition and the write job:
+# part-00007-<job uuid>.c000.snappy.parquet (Spark 4; "-c000" before it). A clustering run
+# makes the task's partition the file's number (see zorder.spark.writes.file_number).
+SPARK_PART_FILE = re.compile(
+    r"^(?P<short>(?:.*/)?part-(?P<number>\d+))-[0-9a-f-]{36}(?:[.-]c\d+)?(?:\.\w+)*$"
+)
 
 COMMIT_METADATA_KEY = "zorder"
 _RUN_DIRECTORY = re.compile(r"^zorder-(?P<fingerprint>[0-9a-f]{8})-(?P<id>[0-9a-f]{12})$")

@@ -27,14 +27,25 @@ partition.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from zorder.curves.kinds import ClusteringSpec
 from zorder.errors import InvalidArgumentError
 from zorder.table.clustering import Run
-from zorder.table.delta import DataFile
+from zorder.table.snapshot import DataFile, TableSnapshot
 
-__all__ = ["DEFAULT_FANOUT", "RunSummary", "check_fanout", "files_to_recluster", "runs_of", "tier"]
+__all__ = [
+    "DEFAULT_FANOUT",
+    "RunSummary",
+    "check_fanout",
+    "files_to_optimize",
+    "files_to_recluster",
+    "runs_of",
+    "runs_of_spec",
+    "tier",
+]
 
 DEFAULT_FANOUT = 4
 
@@ -116,3 +127,44 @@ def files_to_recluster(
         merged = sum(g.size for g in chosen) + (loose.size if loose else 0)
     rewrite = [*(loose.files if loose else ()), *(f for g in chosen for f in g.files)]
     return tuple(rewrite)
+
+
+def runs_of_spec(snapshot: TableSnapshot, spec: ClusteringSpec) -> dict[str, Run | None]:
+    """Each file's run if a run of ``spec`` wrote it (as its txn vouches), else None.
+
+    A file with deleted rows belongs to no run: it needs a rewrite without them.
+    """
+    return {
+        f.path: run
+        if run is not None and run.fingerprint == spec.fingerprint and not f.has_vector
+        else None
+        for f, run in zip(snapshot.files, snapshot.runs, strict=True)
+    }
+
+
+def files_to_optimize(
+    snapshot: TableSnapshot,
+    spec: ClusteringSpec,
+    partitions: Collection[tuple[Any, ...]],
+    *,
+    full: bool,
+    target_file_size: int,
+    fanout: int = DEFAULT_FANOUT,
+) -> tuple[DataFile, ...]:
+    """The files of ``partitions`` an optimize to ``spec`` rewrites: every one (``full``), or
+    in each partition those :func:`files_to_recluster` picks."""
+    runs = runs_of_spec(snapshot, spec)
+    picked: list[DataFile] = []
+    for partition, members in snapshot.files_by_partition().items():
+        if partition not in partitions:
+            continue
+        if full:
+            picked += members
+        else:
+            picked += files_to_recluster(
+                members,
+                [runs[f.path] for f in members],
+                target_file_size=target_file_size,
+                fanout=fanout,
+            )
+    return tuple(picked)

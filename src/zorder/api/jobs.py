@@ -1,0 +1,262 @@
+"""A clustering request resolved and checked, before any job runs: a frozen job value.
+
+``write`` and ``optimize`` take many options, and most default to what the
+table records (its clustering spec, ``delta.targetFileSize``, its partition
+columns). Everything is resolved and validated here, so a bad request raises
+a :class:`~zorder.errors.ZorderError` naming the bad value before Spark
+reads a row, and the run itself (:mod:`zorder.api.cluster`) works from one
+:class:`ClusterJob`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import StructType
+
+from zorder.api.modes import WRITE_MODES, WriteMode
+from zorder.curves.kinds import ClusteringSpec, Curve, KeyMethod, as_curve, as_key_method
+from zorder.errors import InvalidArgumentError, SchemaMismatchError, TableExistsError
+from zorder.sizes import DEFAULT_TARGET_FILE_SIZE, parse_size
+from zorder.spark.layout import ClusteringPlan, plan_clustering
+from zorder.spark.partitions import resolve_partition_columns
+from zorder.spark.scan import schema_frame, spark_schema
+from zorder.table import (
+    CommitMode,
+    TableSnapshot,
+    WrittenFile,
+    is_delta_table,
+    latest_clustering,
+    load_snapshot,
+    normalize_uri,
+)
+from zorder.table.clustering import TARGET_FILE_SIZE_PROPERTY, Operation, spec_properties
+from zorder.table.tiering import check_fanout
+
+__all__ = ["ClusterJob", "Remember", "file_count", "optimize_job", "write_job"]
+
+
+@dataclass(frozen=True)
+class Remember:
+    """What a clustering commit records in the table's properties afterwards."""
+
+    spec: ClusteringSpec | None  # None: leave the recorded spec as it is
+    target_file_size: int | None  # None: the mean size of the files written (num_files)
+
+    def properties(
+        self, snapshot: TableSnapshot | None, written: Sequence[WrittenFile]
+    ) -> dict[str, str]:
+        wanted = spec_properties(self.spec) if self.spec is not None else {}
+        if snapshot is None or snapshot.recorded_target_file_size is None:
+            size = self.target_file_size
+            if size is None and written:
+                size = max(1, sum(f.size for f in written) // len(written))
+            if size is not None:
+                wanted[TARGET_FILE_SIZE_PROPERTY] = str(size)
+        return wanted
+
+
+@dataclass(frozen=True, eq=False)
+class ClusterJob:
+    """One write or optimize, resolved: where, how, into which version, recording what."""
+
+    uri: str
+    operation: Operation
+    commit_mode: CommitMode
+    snapshot: TableSnapshot | None  # None: the write creates the table
+    plan: ClusteringPlan
+    partition_by: tuple[str, ...]
+    num_files: int | None  # exact, as asked; None: sized by target
+    target: int  # bytes a file
+    sample_size: int | None
+    remember: Remember
+    storage_options: Mapping[str, str] | None
+
+
+def file_count(
+    num_files: int | None, target_file_size: int | str | None, input_bytes: int | None
+) -> int:
+    """``num_files`` (checked), else the input's bytes over the target size, at least 1."""
+    if num_files is not None and target_file_size is not None:
+        raise InvalidArgumentError("give num_files or target_file_size, not both")
+    if num_files is not None:
+        if isinstance(num_files, bool) or not isinstance(num_files, int) or num_files < 1:
+            raise InvalidArgumentError(f"num_files must be a positive int, got {num_files!r}")
+        return num_files
+    target = parse_size(
+        target_file_size if target_file_size is not None else DEFAULT_TARGET_FILE_SIZE
+    )
+    return max(1, math.ceil((input_bytes or 0) / target))
+
+
+def write_job(
+    df: DataFrame,
+    path: str,
+    *,
+    by: Sequence[str] | None,
+    mode: WriteMode,
+    curve: Curve | None,
+    num_files: int | None,
+    target_file_size: int | str | None,
+    method: KeyMethod | None,
+    sample_size: int | None,
+    partition_by: Sequence[str] | None,
+    storage_options: Mapping[str, str] | None,
+) -> ClusterJob:
+    """``zorder.write``'s request, checked against ``df`` and the table at ``path``, if any."""
+    if mode not in WRITE_MODES:
+        raise InvalidArgumentError(f"unknown mode {mode!r}; accepted: {', '.join(WRITE_MODES)}")
+    uri = normalize_uri(path)
+    _check_size(num_files, target_file_size)
+    snapshot = None
+    commit_mode: CommitMode = "create"
+    if is_delta_table(uri, storage_options):
+        if mode == "error":
+            raise TableExistsError(
+                f"a Delta table already exists at {uri}; use mode='append' to add to it "
+                "or mode='overwrite' to replace it"
+            )
+        snapshot = load_snapshot(uri, storage_options)
+        snapshot.check_writable("append")  # an overwrite adds whole rows too
+        commit_mode = "append" if mode == "append" else "overwrite"
+    spec = _resolved_spec(by, curve, method, snapshot, uri, storage_options)
+    plan = plan_clustering(df, spec.columns, curve=spec.curve, method=spec.method)
+    partition_columns = resolve_partition_columns(df, partition_by, plan) if partition_by else ()
+    if snapshot is not None:
+        problems = _schema_differences(spark_schema(snapshot), df.schema)
+        if problems:
+            raise SchemaMismatchError(f"schema mismatch on {mode} to {uri}: " + "; ".join(problems))
+        table_partitions = snapshot.partition_columns
+        if partition_by is None and table_partitions:
+            partition_columns = resolve_partition_columns(df, table_partitions, plan)
+        elif partition_by is not None and partition_columns != table_partitions:
+            raise InvalidArgumentError(
+                f"table {uri} is partitioned by {list(table_partitions)}, not by "
+                f"{list(partition_columns)}; an {mode} keeps the table's partition columns"
+            )
+    target = _target_size(target_file_size, snapshot)
+    records_spec = commit_mode != "append" or snapshot is None or snapshot.recorded_spec is None
+    remember = Remember(
+        plan.spec if records_spec else None, None if num_files is not None else target
+    )
+    return ClusterJob(
+        uri, "write", commit_mode, snapshot, plan, partition_columns, num_files, target,
+        sample_size, remember, storage_options,
+    )  # fmt: skip
+
+
+def optimize_job(
+    spark: SparkSession,
+    path: str,
+    *,
+    by: Sequence[str] | None,
+    curve: Curve | None,
+    num_files: int | None,
+    target_file_size: int | str | None,
+    method: KeyMethod | None,
+    sample_size: int | None,
+    where: str | None,
+    fanout: int,
+    storage_options: Mapping[str, str] | None,
+) -> ClusterJob:
+    """``zorder.optimize``'s request, checked against the table's newest version."""
+    check_fanout(fanout)
+    uri = normalize_uri(path)
+    snapshot = load_snapshot(uri, storage_options)
+    snapshot.check_writable("optimize")
+    spec = _resolved_spec(by, curve, method, snapshot, uri, storage_options)
+    # Only the schema is needed to check the request: no file is listed yet.
+    frame = schema_frame(snapshot, spark)
+    plan = plan_clustering(frame, spec.columns, curve=spec.curve, method=spec.method)
+    _check_size(num_files, target_file_size)
+    target = _target_size(target_file_size, snapshot)
+    columns = snapshot.partition_columns
+    if columns:
+        resolve_partition_columns(frame, columns, plan)  # clustered by one?
+    elif where is not None:
+        raise InvalidArgumentError(
+            f"where={where!r} chooses partitions, but table {uri} has no partition columns; "
+            "leave where out to optimize the whole table"
+        )
+    remember = Remember(
+        plan.spec if plan.spec != snapshot.recorded_spec else None,
+        None if num_files is not None else target,
+    )
+    return ClusterJob(
+        uri, "optimize", "rewrite", snapshot, plan, columns, num_files, target, sample_size,
+        remember, storage_options,
+    )  # fmt: skip
+
+
+def _check_size(num_files: int | None, target_file_size: int | str | None) -> None:
+    if num_files is not None:
+        file_count(num_files, target_file_size, None)
+    elif target_file_size is not None:
+        parse_size(target_file_size)
+
+
+def _resolved_spec(
+    by: Sequence[str] | None,
+    curve: Curve | None,
+    method: KeyMethod | None,
+    snapshot: TableSnapshot | None,
+    uri: str,
+    storage_options: Mapping[str, str] | None,
+) -> ClusteringSpec:
+    """The spec asked for: what is not given comes from the table's spec.
+
+    The table's spec is the one its properties record; a table whose
+    properties record none (written before zorder recorded specs, or a crash
+    between a run's commit and its properties) falls back on the newest
+    zorder commit in its history.
+    """
+    recorded = None
+    if snapshot is not None:
+        recorded = snapshot.recorded_spec
+        if recorded is None:
+            latest = latest_clustering(uri, storage_options)
+            recorded = latest.spec if latest is not None else None
+    if by is None:
+        if recorded is None:
+            where = f"table {uri} records no clustering" if snapshot else f"no table at {uri}"
+            raise InvalidArgumentError(
+                f"{where}: pass by=[columns] (CLI: --by a,b) once; the columns, curve and "
+                "key method are then recorded in the table's properties and used by later "
+                "appends and optimizes"
+            )
+        by = recorded.columns
+    if isinstance(by, str):
+        by = [by]
+    fallback = recorded or ClusteringSpec((), "zorder", "rank")
+    return ClusteringSpec(
+        tuple(str(c) for c in by),
+        as_curve(curve if curve is not None else fallback.curve),
+        as_key_method(method if method is not None else fallback.method),
+    )
+
+
+def _target_size(target_file_size: int | str | None, snapshot: TableSnapshot | None) -> int:
+    """Bytes a file: as given, else the table's ``delta.targetFileSize``, else 128 MB."""
+    if target_file_size is not None:
+        return parse_size(target_file_size)
+    recorded = snapshot.recorded_target_file_size if snapshot is not None else None
+    return recorded or DEFAULT_TARGET_FILE_SIZE
+
+
+def _schema_differences(table: StructType, data: StructType) -> list[str]:
+    table_types = {f.name: f.dataType for f in table.fields}
+    data_types = {f.name: f.dataType for f in data.fields}
+    problems = []
+    for name, data_type in table_types.items():
+        if name not in data_types:
+            problems.append(f"{name!r} is missing from the data")
+        elif data_types[name] != data_type:
+            problems.append(
+                f"{name!r} is {data_type.simpleString()} in the table but "
+                f"{data_types[name].simpleString()} in the data"
+            )
+    problems += [f"{name!r} is not in the table" for name in data_types if name not in table_types]
+    return problems

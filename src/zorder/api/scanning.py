@@ -1,0 +1,271 @@
+"""``scan``: a planned read of a Delta table, as a value.
+
+A :class:`Scan` is one version of the table (time travel by ``version`` or
+``timestamp``), a filter (SQL text, or a PySpark Column turned into Spark's
+own SQL for it), the columns wanted and the zone zone-less timestamps are
+read in; planning evaluates the filter against each file's statistics and
+keeps the files that may hold a match. The plan is then read by Spark
+(:meth:`Scan.to_spark`) or in this process (:meth:`Scan.to_arrow`), with
+the full filter applied to the rows, so the answer always equals a full
+scan's; :attr:`Scan.report` says what was skipped. ``zorder.read``,
+``to_arrow`` and ``explain`` are this, one call each.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeAlias
+
+from zorder.columns import resolve_column
+from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError
+from zorder.skipping import Mask, Predicate, bind, might_match_mask, parse_predicate
+from zorder.table import AsOf, DataFile, TableSnapshot, load_snapshot, normalize_uri
+
+__all__ = ["Scan", "ScanReport", "Where", "open_scan", "plan_scan", "scan", "session_time_zone"]
+
+if TYPE_CHECKING:
+    # pyspark loads only where Spark runs: planning SQL text (explain, to_arrow) needs none.
+    import pyarrow as pa
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+Where: TypeAlias = "str | Column | None"
+
+
+@dataclass(frozen=True)
+class ScanReport:
+    """What a query scans of a table: partitions, files, rows and bytes, in total and kept."""
+
+    table_uri: str
+    version: int
+    predicate: str
+    files_total: int
+    files_scanned: int
+    rows_total: int
+    rows_scanned: int
+    bytes_total: int
+    bytes_scanned: int
+    partitions_total: int | None = None  # None for a table without partition columns
+    partitions_scanned: int | None = None
+
+    @property
+    def rows_fraction(self) -> float:
+        return self.rows_scanned / self.rows_total if self.rows_total else 0.0
+
+    def summary(self) -> str:
+        partitions = (
+            f"{self.partitions_scanned} of {self.partitions_total} partitions, "
+            if self.partitions_total is not None
+            else ""
+        )
+        return (
+            f"scanned {partitions}{self.files_scanned} of {self.files_total} files "
+            f"({self.rows_fraction:.1%} of rows)"
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class Scan:
+    """A read of one version of a table, planned: which files may hold matching rows."""
+
+    snapshot: TableSnapshot  # in the scan's zone (timestamp partition values read in it)
+    where: Where  # as given
+    columns: tuple[str, ...] | None  # resolved to the table's names; None: all
+    time_zone: str
+    keep: Mask  # per file of the snapshot: might it hold a matching row?
+    files: tuple[DataFile, ...]  # the files kept
+    report: ScanReport
+
+    def explain(self) -> ScanReport:
+        """Files, rows and bytes this scan reads, against the table's totals."""
+        return self.report
+
+    def to_arrow(self, limit: int | None = None) -> pa.Table:
+        """The matching rows, read in this process without a JVM (see :func:`zorder.to_arrow`).
+
+        ``limit`` stops after that many rows (in file order).
+        """
+        from zorder.api.arrow import read_scan
+
+        return read_scan(self, limit)
+
+    def to_spark(self, spark: SparkSession) -> DataFrame:
+        """The matching rows as a Spark DataFrame; only the kept files are read.
+
+        Spark evaluates the filter on the rows in its session's zone: a scan
+        planned in another zone is planned again in the session's first.
+        """
+        zone = session_time_zone(spark)
+        if zone != self.time_zone:
+            return plan_scan(self.snapshot, self.where, spark=spark, time_zone=zone).to_spark(spark)
+        from pyspark.sql import functions as F
+
+        from zorder.spark.scan import read_files
+
+        frame = read_files(self.snapshot, spark, self.keep)
+        if self.where is not None:
+            frame = frame.where(F.expr(self.where) if isinstance(self.where, str) else self.where)
+        if self.columns is not None:
+            frame = frame.select(*[F.col(f"`{c}`") for c in self.columns])
+        return frame
+
+
+def scan(
+    path: str,
+    where: Where = None,
+    *,
+    columns: Sequence[str] | None = None,
+    version: int | None = None,
+    timestamp: AsOf | None = None,
+    time_zone: str | None = None,
+    storage_options: Mapping[str, str] | None = None,
+) -> Scan:
+    """Plan a read of the table at ``path``: the files that may hold rows matching ``where``.
+
+    ``where`` is Spark SQL text or a PySpark Column (resolved with the active
+    session; on Spark Connect it skips no file). ``version`` or ``timestamp``
+    (a datetime, a date or ISO-8601 text: the newest version committed at or
+    before it) reads an older version, as Delta's ``versionAsOf`` and
+    ``timestampAsOf`` do; one the log no longer (or not yet) holds raises
+    :class:`~zorder.errors.VersionNotFoundError` naming those it holds.
+    Zone-less timestamps, in the filter, in partition values and in
+    ``timestamp``, are read in ``time_zone``, else in the active Spark
+    session's zone, else in UTC. ``columns`` picks and orders the columns
+    (default: all, in the table's order).
+    """
+    return open_scan(
+        path,
+        where,
+        spark=None,
+        columns=columns,
+        version=version,
+        timestamp=timestamp,
+        time_zone=time_zone,
+        storage_options=storage_options,
+    )
+
+
+def open_scan(
+    path: str,
+    where: Where,
+    *,
+    spark: SparkSession | None,
+    columns: Sequence[str] | None,
+    version: int | None,
+    timestamp: AsOf | None,
+    time_zone: str | None,
+    storage_options: Mapping[str, str] | None,
+) -> Scan:
+    """:func:`scan`, with the session that resolves a Column and gives the default zone."""
+    zone = time_zone if time_zone is not None else session_time_zone(spark)
+    snapshot = load_snapshot(
+        normalize_uri(path),
+        storage_options,
+        version=version,
+        timestamp=timestamp,
+        time_zone=zone,
+    )
+    return plan_scan(snapshot, where, spark=spark, time_zone=zone, columns=columns)
+
+
+def plan_scan(
+    snapshot: TableSnapshot,
+    where: Where,
+    *,
+    spark: SparkSession | None = None,
+    time_zone: str | None = None,
+    columns: Sequence[str] | None = None,
+) -> Scan:
+    """The files of ``snapshot`` that may hold rows matching ``where``.
+
+    Zone-less timestamps are read in ``time_zone``, else in the session's.
+    """
+    zone = time_zone if time_zone is not None else session_time_zone(spark)
+    snapshot = snapshot.in_time_zone(zone)
+    types = snapshot.column_types
+    picked = None if columns is None else tuple(_resolved_columns(columns, types))
+    text, predicate = _predicate(where, snapshot, spark)
+    bound = bind(predicate, types, time_zone=zone)
+    mask = might_match_mask(
+        bound, snapshot.actions, types, nan_free_bounds=lambda: snapshot.nan_free_bounds
+    )
+    kept = snapshot.files_where(mask)
+    partitioned = bool(snapshot.partition_columns)
+    report = ScanReport(
+        table_uri=snapshot.uri,
+        version=snapshot.version,
+        predicate=text,
+        files_total=snapshot.actions.num_rows,
+        files_scanned=len(kept),
+        rows_total=snapshot.total_rows,
+        rows_scanned=sum(f.num_records or 0 for f in kept),
+        bytes_total=snapshot.total_bytes,
+        bytes_scanned=sum(f.size for f in kept),
+        partitions_total=len({f.partition for f in snapshot.files}) if partitioned else None,
+        partitions_scanned=len({f.partition for f in kept}) if partitioned else None,
+    )
+    return Scan(snapshot, where, picked, zone, mask, kept, report)
+
+
+def _resolved_columns(columns: Sequence[str], types: Mapping[str, str]) -> list[str]:
+    if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
+        raise InvalidArgumentTypeError(f"columns must be a list of column names, got {columns!r}")
+    if not columns:
+        raise InvalidArgumentError("columns must name at least one column (or be None for all)")
+    return [resolve_column(c, types) for c in columns]
+
+
+def _predicate(
+    where: Where, snapshot: TableSnapshot, spark: SparkSession | None
+) -> tuple[str, Predicate]:
+    if where is None:
+        return "TRUE", parse_predicate("TRUE")
+    if isinstance(where, str):
+        return where, parse_predicate(where)
+    from pyspark.sql import Column, SparkSession
+
+    if not isinstance(where, Column):
+        raise InvalidArgumentTypeError(
+            f"where must be SQL text or a pyspark Column, got {type(where).__name__}"
+        )
+    session = spark or SparkSession.getActiveSession()
+    if session is None:
+        raise InvalidArgumentError(
+            "a Column filter needs an active SparkSession; pass SQL text instead"
+        )
+    from zorder.spark.progress import is_connect
+
+    if is_connect(session):
+        # A Connect client holds no analyzed plan to turn the Column into SQL: no file
+        # is skipped, and the rows are filtered with the Column itself.
+        return str(where), parse_predicate("TRUE")
+    text = _column_sql(where, snapshot, session)
+    return text, parse_predicate(text)
+
+
+def _column_sql(where: Column, snapshot: TableSnapshot, spark: SparkSession) -> str:
+    """Spark's own SQL for a Column filter, resolved and constant-folded against the table.
+
+    Classic sessions only (the JVM's analyzed plan; it is never executed).
+    """
+    from zorder.spark.scan import schema_frame
+
+    frame = schema_frame(snapshot, spark).where(where)
+    analyzed = frame._jdf.queryExecution().analyzed()
+    return str(analyzed.condition().sql())
+
+
+def session_time_zone(spark: SparkSession | None) -> str:
+    """The zone Spark reads zone-less timestamp literals in; UTC when no session is active.
+
+    Without pyspark imported no session can be active: a lookup does not load it to ask.
+    """
+    if spark is None and "pyspark.sql" not in sys.modules:
+        return "UTC"
+    from pyspark.sql import SparkSession
+
+    session = spark or SparkSession.getActiveSession()
+    if session is None:
+        return "UTC"
+    return str(session.conf.get("spark.sql.session.timeZone", "UTC") or "UTC")

@@ -1,0 +1,303 @@
+"""How each result of the API looks in a terminal: rich tables and lines, nothing printed.
+
+Each function takes one frozen result and returns what to print, in order;
+:class:`zorder.cli.output.ConsoleOutput` prints it. Their JSON forms are in
+:mod:`zorder.cli.output` (any result) or here when a command's JSON differs
+from its result's fields (``stats_json``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from zorder.table.clustering import SPARK_PART_FILE
+
+if TYPE_CHECKING:
+    from zorder.api import ClusterMetrics, ScanReport, TableDescription, VacuumResult
+    from zorder.bench import BenchResult
+    from zorder.demo import DemoResult
+
+Rendered = list[RenderableType]
+
+
+def plain(value: Any) -> Any:
+    """``value`` as JSON can hold it: numbers, strings, booleans, None; the rest as text."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, dt.date | dt.datetime):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal | Path):
+        return str(value)
+    if isinstance(value, bytes):
+        return value.hex()
+    return str(value)
+
+
+def text(value: Any) -> str:
+    """A value as a cell shows it: None as nothing, the rest as its JSON text."""
+    return "" if value is None else str(plain(value))
+
+
+def size_text(count: int) -> str:
+    """Bytes in the largest unit that keeps the number at least 1 (1,024 bytes a KB)."""
+    size = float(count)
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if size < 1024 or unit == "TB":
+            return f"{size:,.1f} {unit}" if unit != "B" else f"{int(size):,} B"
+        size /= 1024
+    return f"{count} B"  # pragma: no cover
+
+
+def wrote(path: str | Path) -> Rendered:
+    return [Text(f"wrote {path}")]
+
+
+def curve_grid(name: str, grid: Sequence[Sequence[int]]) -> Rendered:
+    side = len(grid)
+    table = Table(title=f"{name} index, {side}x{side} grid (x = first column, y = second)")
+    table.add_column("y \\ x", justify="right", style="bold")
+    for x in range(side):
+        table.add_column(str(x), justify="right")
+    for y, row in enumerate(grid):
+        table.add_row(str(y), *(str(i) for i in row))
+    return [table]
+
+
+def metrics(result: ClusterMetrics) -> Rendered:
+    table = Table(title=f"{result.operation} {result.table_uri}", show_header=False)
+    table.add_column("what", style="bold")
+    table.add_column("value", justify="right")
+    rows = [
+        ("clustered by", f"{', '.join(result.by)} ({result.curve}, {result.method} keys)"),
+        ("files removed", f"{result.files_removed:,} ({size_text(result.bytes_removed)})"),
+        ("files added", f"{result.files_added:,} ({size_text(result.bytes_added)})"),
+        ("rows", f"{result.rows:,}"),
+        ("table version", "unchanged" if result.version is None else str(result.version)),
+        ("seconds", f"{result.seconds:.1f}"),
+    ]
+    for name, value in rows:
+        table.add_row(name, value)
+    return [table]
+
+
+_RETENTION_FROM = {
+    "argument": "--retain-hours",
+    "table": "the table's delta.deletedFileRetentionDuration",
+    "default": "Delta's default; the table sets no delta.deletedFileRetentionDuration",
+}
+
+
+def vacuumed(result: VacuumResult) -> Rendered:
+    shown: Rendered = []
+    if result.files:
+        table = Table(title=f"unused files of {result.table_uri}")
+        table.add_column("file")
+        for name in result.files:
+            table.add_row(Text(name))
+        shown.append(table)
+    verb = "would delete" if result.dry_run else "deleted"
+    hint = " (dry run: --delete to delete them)" if result.dry_run and result.files else ""
+    source = _RETENTION_FROM.get(result.retention_from, result.retention_from)
+    shown.append(
+        Text(
+            f"{verb} {len(result.files)} file(s) unused for {result.retain_hours:g} hours "
+            f"({source}){hint}"
+        )
+    )
+    return shown
+
+
+def scan(report: ScanReport) -> Rendered:
+    return [
+        Text(
+            f"{report.summary()}; {size_text(report.bytes_scanned)} "
+            f"of {size_text(report.bytes_total)}"
+        )
+    ]
+
+
+def stats_json(description: TableDescription) -> list[dict[str, Any]]:
+    """``zorder stats --json``: one object a file, its min and max keyed by column."""
+    files = []
+    for f in description.files:
+        entry: dict[str, Any] = {"path": f.path, "records": f.rows, "bytes": f.size}
+        if f.partition:
+            entry["partition"] = {k: plain(v) for k, v in f.partition.items()}
+        for column in description.columns:
+            entry[f"{column} min"] = plain(f.min_values.get(column))
+            entry[f"{column} max"] = plain(f.max_values.get(column))
+        files.append(entry)
+    return files
+
+
+# Spark names a file part-<task>-<write uuid>-c<n>.<codec>.parquet; inside a run the task
+# number alone tells its files apart, so tables show that and --json the whole path.
+def _short_name(name: str) -> str:
+    match = SPARK_PART_FILE.match(name)
+    return match["short"] if match else name
+
+
+def _partition_text(partition: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={text(v) if v is not None else 'NULL'}" for k, v in partition.items())
+
+
+def stats(result: TableDescription) -> Rendered:
+    spec = result.spec or (result.clustering.spec if result.clustering else None)
+    how = (
+        f"clustered by {', '.join(spec.columns)} ({spec.curve}, {spec.method} keys)"
+        if spec
+        else "no zorder clustering recorded"
+    )
+    table = Table(
+        title=f"{result.table_uri}: {len(result.files)} files, {result.rows:,} rows, "
+        f"{size_text(result.size)}; {how}"
+    )
+    partitioned = any(f.partition for f in result.files)
+    if partitioned:
+        table.add_column("partition", overflow="fold")
+    table.add_column("run", overflow="fold")
+    table.add_column("file", overflow="fold")
+    table.add_column("records", justify="right")
+    for column in result.columns:
+        table.add_column(f"{column} min", justify="right", overflow="fold")
+        table.add_column(f"{column} max", justify="right", overflow="fold")
+    for f in result.files:
+        name = _short_name(f.name) if f.run else f.name
+        cells = [text(f.run.id if f.run else "-"), name, text(f.rows)]
+        if partitioned:
+            cells.insert(0, _partition_text(dict(f.partition)))
+        for column in result.columns:
+            cells += [text(f.min_values.get(column)), text(f.max_values.get(column))]
+        table.add_row(*(Text(cell) for cell in cells))
+    return [table]
+
+
+def runs(result: TableDescription) -> Rendered:
+    spec = result.spec
+    how = (
+        f"{', '.join(spec.columns)} ({spec.curve}, {spec.method} keys)"
+        if spec
+        else "no spec recorded (pass --by to write or optimize)"
+    )
+    target = size_text(result.target_file_size) if result.target_file_size else "not set"
+    loose = result.unclustered
+    summary = Text.assemble(
+        (result.table_uri, "bold"),
+        f", version {result.version}: {len(result.files):,} files, "
+        f"{result.rows:,} rows, {size_text(result.size)}\n"
+        f"clustered by: {how}\n"
+        f"target file size (delta.targetFileSize): {target}\n"
+        f"not clustered by the spec: {len(loose):,} files, "
+        f"{sum(f.rows or 0 for f in loose):,} rows, {size_text(sum(f.size for f in loose))} "
+        f"({result.unclustered_fraction:.0%} of the bytes)"
+        + (
+            f"\ndeleted rows (deletion vectors; an optimize purges them): {result.deleted_rows:,}"
+            if result.deleted_rows
+            else ""
+        ),
+    )
+    if not result.runs:
+        return [summary]
+    table = Table(title="runs (one cube of the table each)")
+    partitioned = any(r.partition for r in result.runs)
+    deleted = any(r.deleted_rows for r in result.runs)
+    if partitioned:
+        table.add_column("partition", overflow="fold")
+    names = ("run", "spec", "files", "rows", *(("deleted",) if deleted else ()), "size")
+    for name in names:
+        table.add_column(name, justify="left" if name in ("run", "spec") else "right")
+    for run in result.runs:
+        cells = [
+            run.run.id,
+            "current" if run.current else "older",
+            f"{run.files:,}",
+            text(run.rows),
+            *((f"{run.deleted_rows:,}",) if deleted else ()),
+            size_text(run.size),
+        ]
+        if partitioned:
+            cells.insert(0, _partition_text(dict(run.partition)))
+        table.add_row(*(Text(cell) for cell in cells))
+    return [summary, table]
+
+
+def demo(result: DemoResult) -> Rendered:
+    from zorder.demo import NETWORK_COLUMNS
+
+    table = Table(title="Skipping effectiveness: fraction of rows skipped by column = value")
+    for name in ("layout", "files", *NETWORK_COLUMNS, "mean", "of ceiling", "write s"):
+        table.add_column(name, justify="left" if name == "layout" else "right")
+    for layout in result.layouts:
+        table.add_row(
+            layout.layout,
+            str(layout.files),
+            *(f"{layout.per_column[c]:.2f}" for c in NETWORK_COLUMNS),
+            f"{layout.mean:.2f}",
+            f"{layout.mean / layout.ceiling:.0%}" if layout.ceiling else "-",
+            f"{layout.seconds:.1f}",
+        )
+    first = result.layouts[0]
+    lookup = result.lookup
+    lines = [
+        f"Ceiling for {first.files} files and {len(NETWORK_COLUMNS)} columns: "
+        f"1 - F^(-1/d) = {result.ceiling:.3f}. Tables are in {result.output}/.",
+        f"Point lookup {lookup.where}: {lookup.rows_found} row(s); scanned "
+        f"{lookup.files_scanned} of {lookup.files_total} files "
+        f"({lookup.rows_fraction:.1%} of rows); {lookup.lookup_s:.2f} s through read() against "
+        f"{lookup.full_scan_s:.2f} s reading every row.",
+        *(
+            f"  picture of the {name} layout: {picture}"
+            for name, picture in result.pictures.items()
+        ),
+    ]
+    return [table, *(Text(line) for line in lines)]
+
+
+def bench(result: BenchResult) -> Rendered:
+    from zorder.demo import NETWORK_COLUMNS
+
+    shown: Rendered = []
+    for rows_count, qualities in result.layout.items():
+        table = Table(title=f"Layout quality: {rows_count:,} rows into {result.config.files} files")
+        for name in ("layout", "files", *NETWORK_COLUMNS, "sampled", "of ceiling", "random"):
+            table.add_column(name, justify="left" if name == "layout" else "right")
+        for q in qualities:
+            table.add_row(
+                q.layout,
+                str(q.files),
+                *(f"{q.sampled.per_column[c]:.3f}" for c in NETWORK_COLUMNS),
+                f"{q.sampled.mean:.3f}",
+                f"{q.sampled.of_ceiling:.0%}",
+                f"{q.random.mean:.3f}",
+            )
+        shown.append(table)
+    table = Table(title=f"Cost of clustering into {result.config.files} files (fastest run)")
+    for name in ("rows", "contender", "seconds", "peak MiB"):
+        table.add_column(name, justify="left" if name == "contender" else "right")
+    for rows_count, runs in result.cost.items():
+        for run in runs:
+            peaks = ", ".join(f"{k} {v:,.0f}" for k, v in run.peak_mib.items() if v is not None)
+            table.add_row(f"{rows_count:,}", run.contender, f"{run.seconds:.1f}", peaks or "-")
+    shown.append(table)
+    table = Table(title=f"Point lookups on {result.reads.table_rows:,} Z-ordered rows")
+    for name in ("filter", "files scanned", "rows in them", "read()", "all rows", "ratio"):
+        table.add_column(name, justify="left" if name == "filter" else "right")
+    for lookup in result.reads.lookups:
+        table.add_row(
+            lookup.where,
+            f"{lookup.files_scanned} of {lookup.files_total}",
+            f"{lookup.rows_fraction:.1%}",
+            f"{lookup.lookup_s:.2f} s",
+            f"{lookup.full_scan_s:.2f} s",
+            f"{lookup.ratio:.2f}",
+        )
+    shown.append(table)
+    return shown

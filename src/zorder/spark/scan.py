@@ -1,0 +1,287 @@
+"""A snapshot's rows read by Spark: its files as plain Parquet, with the table's schema.
+
+No Delta jars: the files come from the log (:mod:`zorder.table.snapshot`),
+partition values are added as typed literals, rows a deletion vector deletes
+are anti-joined away by position, and a column-mapped table's physical
+columns are read and renamed to their logical names.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import posixpath
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+from pyspark.errors import AnalysisException
+from pyspark.sql import Column, DataFrame, DataFrameReader, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import (
+    ArrayType,
+    DataType,
+    DoubleType,
+    FloatType,
+    LongType,
+    MapType,
+    StructField,
+    StructType,
+)
+
+from zorder.errors import BrokenTableError, UnsupportedTableError
+from zorder.skipping.sql import sql_literal
+from zorder.table.snapshot import DataFile, TableSnapshot, by_partition
+
+__all__ = [
+    "read_files",
+    "read_partitions",
+    "schema_frame",
+    "spark_schema",
+    "stored_frame",
+    "stored_schema",
+]
+
+
+# parquet-mr's own filters on footer bounds, column indexes and bloom filters, as per-read
+# options (they reach the Hadoop configuration of that scan only). Other writers' double
+# bounds may leave NaN out, so parquet-mr would drop NaN rows that `y > 1000` must keep.
+_NAN_UNSAFE_FOOTER_FILTERS = {
+    "parquet.filter.stats.enabled": "false",
+    "parquet.filter.columnindex.enabled": "false",
+    "parquet.filter.bloom.enabled": "false",
+}
+
+
+def spark_schema(snapshot: TableSnapshot) -> StructType:
+    """The table's schema as Spark types."""
+    return _struct(snapshot.schema_json)
+
+
+def stored_schema(snapshot: TableSnapshot) -> StructType:
+    """The schema as the files hold it: physical names at every level under mapping."""
+    if snapshot.mapping is None:
+        return spark_schema(snapshot)
+    return _struct(snapshot.mapping.physical_schema_json())
+
+
+@functools.lru_cache(maxsize=64)
+def _struct(schema_json: str) -> StructType:
+
+    return StructType.fromJson(json.loads(schema_json))
+
+
+def stored_frame(snapshot: TableSnapshot, df: DataFrame) -> DataFrame:
+    """``df`` (the table's logical columns) with the names and nested names files hold."""
+    if snapshot.mapping is None:
+        return df
+
+    stored = {f.name: f for f in stored_schema(snapshot).fields}
+    columns = []
+    for logical in spark_schema(snapshot).fields:
+        target = stored[snapshot.stored_name(logical.name)]  # in id mode with its field ids
+        cast = F.col(f"`{logical.name}`").cast(target.dataType)
+        columns.append(cast.alias(target.name, metadata=target.metadata))
+    return df.select(*columns)
+
+
+def stored_column(snapshot: TableSnapshot, field: StructField) -> Column:
+    """``field`` of a frame read from files, under its logical name and type."""
+
+    if snapshot.mapping is None:
+        return F.col(f"`{field.name}`")
+    stored = F.col(f"`{snapshot.stored_name(field.name)}`")
+    return stored.cast(field.dataType).alias(field.name)
+
+
+def schema_frame(snapshot: TableSnapshot, spark: SparkSession) -> DataFrame:
+    """An empty DataFrame with the table's schema: to check names and types, lists no file."""
+    return spark.createDataFrame([], spark_schema(snapshot))
+
+
+def dataframe(snapshot: TableSnapshot, spark: SparkSession) -> DataFrame:
+    """The snapshot's rows: its files read by Spark's Parquet reader, with the table schema."""
+    return read_files(snapshot, spark, None)
+
+
+def read_files(
+    snapshot: TableSnapshot, spark: SparkSession, keep: npt.NDArray[np.bool_] | None
+) -> DataFrame:
+    """The rows of the files whose ``keep`` flag is set (all files for None).
+
+    Spark pushes filters down to parquet-mr, which skips row groups and
+    pages on the files' own footer bounds; where a double column's bounds
+    may leave NaN out (files zorder does not vouch for), that skipping is
+    turned off for this read, so the rows always answer as Spark defines.
+    """
+    files = snapshot.files_where(keep)
+    if not files:
+        return spark.createDataFrame([], spark_schema(snapshot))
+    reader = _reader(snapshot, spark, keep)
+    if not snapshot.partition_columns:
+        frame = _without_deleted_rows(snapshot, _parquet(snapshot, reader, files), files)
+        if snapshot.mapping is None:
+            return frame
+        return frame.select(*[stored_column(snapshot, f) for f in spark_schema(snapshot).fields])
+    return _union_of_partitions(snapshot, reader, by_partition(files))
+
+
+def read_partitions(
+    snapshot: TableSnapshot,
+    spark: SparkSession,
+    keep: npt.NDArray[np.bool_],
+    partitions: Sequence[tuple[Any, ...]],
+    *,
+    index_column: str,
+) -> DataFrame:
+    """The rows of the files whose ``keep`` flag is set, each with its partition's index.
+
+    The long column ``index_column`` holds the index in ``partitions``
+    (values as :attr:`DataFile.partition` gives them) of each row's
+    partition: a partition key that costs no expression. Every kept file
+    must lie in one of ``partitions``.
+    """
+    indices = {values: index for index, values in enumerate(partitions)}
+    groups = by_partition(snapshot.files_where(keep))
+    if not groups:
+        schema = StructType(
+            [*spark_schema(snapshot).fields, StructField(index_column, LongType(), False)]
+        )
+        return spark.createDataFrame([], schema)
+    return _union_of_partitions(
+        snapshot, _reader(snapshot, spark, keep), groups, tags=(index_column, indices)
+    )
+
+
+def _reader(
+    snapshot: TableSnapshot, spark: SparkSession, keep: npt.NDArray[np.bool_] | None
+) -> DataFrameReader:
+    partitioned = {snapshot.stored_name(c) for c in snapshot.partition_columns}
+
+    data_schema = StructType(
+        [f for f in stored_schema(snapshot).fields if f.name not in partitioned]
+    )
+    if snapshot.mapping is not None and snapshot.mapping.mode == "id":
+        # Columns are found by the field ids the schema carries, as Delta requires in id
+        # mode (a session setting; it changes nothing for schemas without ids).
+        spark.conf.set("spark.sql.parquet.fieldId.read.enabled", "true")
+    reader = spark.read.schema(data_schema)
+    if _holds_floats(spark_schema(snapshot)):
+        trusted = snapshot.nan_free_bounds if keep is None else snapshot.nan_free_bounds[keep]
+        if not trusted.all():
+            reader = reader.options(**_NAN_UNSAFE_FOOTER_FILTERS)
+    return reader
+
+
+def _union_of_partitions(
+    snapshot: TableSnapshot,
+    reader: DataFrameReader,
+    groups: Mapping[tuple[Any, ...], Sequence[DataFile]],
+    *,
+    tags: tuple[str, Mapping[tuple[Any, ...], int]] | None = None,
+) -> DataFrame:
+    # Partition values live in the log, not in the files: each partition's files
+    # are read together and its values added as typed literals.
+    from pyspark.sql import functions as F
+
+    frames = []
+    for values, members in groups.items():
+        known = dict(zip(snapshot.partition_columns, values, strict=True))
+        columns = [
+            _typed_literal(known[f.name], f.dataType).alias(f.name)
+            if f.name in known
+            else stored_column(snapshot, f)
+            for f in spark_schema(snapshot).fields
+        ]
+        if tags is not None:
+            name, indices = tags
+            columns.append(F.lit(indices[values]).cast("long").alias(name))
+        frame = _parquet(snapshot, reader, members)
+        frames.append(_without_deleted_rows(snapshot, frame, members).select(*columns))
+    return functools.reduce(DataFrame.union, frames)
+
+
+def _parquet(
+    snapshot: TableSnapshot, reader: DataFrameReader, files: Sequence[DataFile]
+) -> DataFrame:
+    """``files`` read by Spark; one storage lacks is named as the table's breakage."""
+
+    try:
+        return reader.parquet(*[snapshot.file_uri(f) for f in files])
+    except AnalysisException as error:
+        if "PATH_NOT_FOUND" not in str(error):
+            raise
+        raise BrokenTableError(
+            f"table {snapshot.uri} (version {snapshot.version}) names data files storage does not "
+            f"hold: {error}"
+        ) from error
+
+
+def _without_deleted_rows(
+    snapshot: TableSnapshot, frame: DataFrame, members: Sequence[DataFile]
+) -> DataFrame:
+    """``frame`` (the rows of ``members``, files of one partition) less the deleted rows.
+
+    Each row's file and position come from Spark's own ``_metadata`` of the
+    scan; the deleted positions (what the deletion vectors hold, no row
+    data) travel to the executors as a broadcast table joined against
+    them. Files are told apart by name: within one partition's directory
+    Delta writers name their files uniquely; where two do not, the read
+    is refused rather than risk deleting the wrong rows.
+    """
+    marked = [f for f in members if f.path in snapshot.deleted_positions]
+    if not marked:
+        return frame
+
+    names = [posixpath.basename(f.path) for f in marked]
+    shared = Counter(posixpath.basename(f.path) for f in members)
+    clash = next((n for n in names if shared[n] > 1), None)
+    if clash is not None:
+        raise UnsupportedTableError(
+            f"table {snapshot.uri} (version {snapshot.version}): files of one partition share the "
+            f"name {clash!r} and one has deleted rows, which zorder cannot tell apart by name"
+        )
+    name_column, position_column = "__zorder_file_name", "__zorder_row_index"
+    positions = [snapshot.deleted_positions[f.path] for f in marked]
+    deleted = pa.table(
+        {
+            name_column: pa.array(
+                np.repeat(np.array(names, dtype=object), [len(p) for p in positions]),
+                pa.string(),
+            ),
+            position_column: pa.array(np.concatenate(positions), pa.int64()),
+        }
+    )
+    spark = frame.sparkSession
+    located = frame.select(
+        "*",
+        F.col("_metadata.file_name").alias(name_column),
+        F.col("_metadata.row_index").alias(position_column),
+    )
+    kept = located.join(
+        F.broadcast(spark.createDataFrame(deleted)), [name_column, position_column], "left_anti"
+    )
+    return kept.drop(name_column, position_column)
+
+
+def _typed_literal(value: Any, data_type: DataType) -> Column:
+    """``value`` as a Spark literal of ``data_type`` (NULL too), exactly: never through a zone."""
+
+    return F.expr(f"CAST({sql_literal(value)} AS {data_type.simpleString()})")
+
+
+def _holds_floats(data_type: DataType) -> bool:
+    """Whether ``data_type`` is or holds a float or double (Spark pushes nested fields down too)."""
+
+    if isinstance(data_type, FloatType | DoubleType):
+        return True
+    if isinstance(data_type, StructType):
+        return any(_holds_floats(f.dataType) for f in data_type.fields)
+    if isinstance(data_type, ArrayType):
+        return _holds_floats(data_type.elementType)
+    if isinstance(data_type, MapType):
+        return _holds_floats(data_type.keyType) or _holds_floats(data_type.valueType)
+    return False

@@ -1,0 +1,163 @@
+"""The Spark side of a clustering run: sizing the input, laying partitions out, writing files.
+
+What the run writes goes into its own directory under the table root
+(:attr:`zorder.table.Run.directory`); :mod:`zorder.table.commit` then reads
+the footers and commits the files. Classic sessions and Spark Connect take
+the same path except where noted: a Connect client holds no JVM handles.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from deltalake import Schema as DeltaSchema
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import LongType, StructField, StructType
+
+from zorder.columns import match_column
+from zorder.errors import InvalidArgumentError, ZorderError
+from zorder.skipping.sql import referenced_columns
+from zorder.spark.partitions import Partition
+from zorder.spark.progress import is_connect
+from zorder.spark.scan import spark_schema, stored_frame
+from zorder.table import DataFile, TableSnapshot
+from zorder.table.clustering import SPARK_PART_FILE
+
+__all__ = [
+    "chosen_partitions",
+    "delta_schema",
+    "estimated_bytes",
+    "file_number",
+    "logged_partitions",
+    "write_run",
+]
+
+_log = logging.getLogger(__name__)
+
+# Key UDFs compute a batch in about 0.2 us a row, so Spark's default of 10,000
+# rows a batch leaves the per-batch round trip a large share of the time; 50,000
+# measured fastest (benchmarks/product.py). Strings reach the UDFs cut to 256
+# characters, which bounds a batch's size.
+_ARROW_BATCH_ROWS = "50000"
+
+
+def delta_schema(schema: StructType) -> DeltaSchema:
+    """A Spark schema as the Delta schema a new table is created with."""
+    return DeltaSchema.from_json(schema.json())
+
+
+def estimated_bytes(df: DataFrame) -> int:
+    """Spark's estimate of the input size, or rows x a sampled row width when unknown.
+
+    A classic session asks the optimized plan's statistics (no job). A
+    Connect client cannot reach them and always counts and samples.
+    """
+    if not is_connect(df.sparkSession):
+        try:
+            stats = df._jdf.queryExecution().optimizedPlan().stats()
+            size = int(stats.sizeInBytes().toString())
+        except Exception as error:  # a plan whose statistics cannot be computed
+            _log.info("no size estimate from Spark's plan (%s); counting the rows", error)
+            size = -1
+        if 0 < size < 1 << 50:
+            return size
+    rows = df.count()
+    sample = df.limit(1000).toArrow()
+    return int(rows * sample.nbytes / max(1, sample.num_rows))
+
+
+@contextmanager
+def _write_settings(spark: SparkSession) -> Iterator[None]:
+    """Settings for the clustering write, restored afterwards.
+
+    Parquet as Delta readers expect it (INT64 microsecond timestamps, not
+    INT96; the field ids of a column-mapped table's schema written); larger
+    Arrow batches for the key UDFs unless the session chose a size itself.
+    """
+    wanted = {
+        "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+        "spark.sql.parquet.fieldId.write.enabled": "true",
+    }
+    batch_rows = "spark.sql.execution.arrow.maxRecordsPerBatch"
+    if spark.conf.get(batch_rows, None) is None:
+        wanted[batch_rows] = _ARROW_BATCH_ROWS
+    previous: dict[str, str | None] = {key: spark.conf.get(key, None) for key in wanted}
+    for key, value in wanted.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, old in previous.items():
+            if old is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, old)
+
+
+def write_run(
+    laid_out: DataFrame,
+    location: str,
+    *,
+    snapshot: TableSnapshot | None,
+    partition_by: Sequence[str],
+) -> list[str]:
+    """Write ``laid_out`` as Parquet under ``location``; returns the columns the files hold.
+
+    Into an existing table the files hold its own (under column mapping,
+    physical) names.
+    """
+    frame = stored_frame(snapshot, laid_out) if snapshot is not None else laid_out
+    partitions = [snapshot.stored_name(c) if snapshot else c for c in partition_by]
+    with _write_settings(laid_out.sparkSession):
+        writer = frame.write.mode("error")  # "error": the one spelling Spark Connect accepts too
+        if partitions:
+            writer = writer.partitionBy(*partitions)
+        writer.parquet(location)
+    return list(frame.columns)
+
+
+def file_number(path: str) -> int:
+    """The number of the file of a run Spark wrote as ``path``."""
+    match = SPARK_PART_FILE.match(path)
+    if match is None:  # pragma: no cover (Spark's naming is part of its file format contract)
+        raise ZorderError(f"cannot tell which file of the run Spark wrote as {path!r}")
+    return int(match["number"])
+
+
+def logged_partitions(
+    chosen: Sequence[tuple[Any, ...]], groups: dict[tuple[Any, ...], tuple[DataFile, ...]]
+) -> list[Partition] | None:
+    """``chosen`` keyed by index, rows counted by the log; None if a file's count is missing."""
+    partitions = []
+    for index, values in enumerate(chosen):
+        counts = [f.num_records for f in groups[values]]
+        if any(count is None for count in counts):
+            return None
+        rows = sum(count for count in counts if count is not None)
+        if rows:  # a partition of empty files has nothing to cluster (its files go)
+            partitions.append(Partition(index, values, rows))
+    return partitions
+
+
+def chosen_partitions(
+    spark: SparkSession, snapshot: TableSnapshot, partitions: Sequence[tuple[Any, ...]], where: str
+) -> set[tuple[Any, ...]]:
+    """The partitions whose values satisfy ``where``, as Spark evaluates it on them."""
+    columns = snapshot.partition_columns
+    referenced = referenced_columns(where)  # raises FilterParseError first
+    outside = sorted(r for r in referenced if match_column(r, columns) is None)
+    if outside:
+        raise InvalidArgumentError(
+            f"where={where!r} names {', '.join(outside)}, which are not partition columns of "
+            f"{snapshot.uri}; it chooses partitions by: {', '.join(columns)}"
+        )
+    index = f"__zorder_partition_{uuid.uuid4().hex}"
+    fields = {f.name: f for f in spark_schema(snapshot).fields}
+    schema = StructType([StructField(index, LongType(), False), *[fields[c] for c in columns]])
+    rows = [(i, *values) for i, values in enumerate(partitions)]
+    kept = spark.createDataFrame(rows, schema).where(where).select(index).toArrow()
+    return {partitions[i] for i in kept.column(0).to_pylist()}

@@ -1,0 +1,173 @@
+"""A snapshot's rows read in this process, without a JVM: pyarrow file by file, or DuckDB
+with a prefilter.
+
+As Spark reads the files: a column a file lacks is NULL throughout,
+partition columns hold the log's values, deleted rows are left out, and a
+column-mapped table's physical columns are relabelled.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from zorder.errors import (
+    BrokenTableError,
+)
+from zorder.skipping.rows import quoted_name
+from zorder.table.snapshot import DataFile, TableSnapshot, by_partition, has_scheme
+
+_log = logging.getLogger(__name__)
+
+__all__ = ["in_table_types", "read_file", "read_where"]
+
+
+def read_file(snapshot: TableSnapshot, data_file: DataFile, columns: Sequence[str]) -> pa.Table:
+    """``columns`` of one file's rows, in the table's Arrow types, read in-process.
+
+    As Spark reads the file: a column the file lacks is NULL throughout,
+    and partition columns hold the log's values for the file.
+    """
+    if has_scheme(data_file.path):
+        filesystem, location = pafs.FileSystem.from_uri(data_file.path)
+    else:
+        filesystem, root = snapshot.storage
+        location = f"{root.rstrip('/')}/{data_file.path}"
+    partition = dict(zip(snapshot.partition_columns, data_file.partition, strict=True))
+    try:
+        source = filesystem.open_input_file(location)
+    except FileNotFoundError as error:
+        raise BrokenTableError(
+            f"table {snapshot.uri} (version {snapshot.version}) names the data file "
+            f"{data_file.path!r}, which storage does not hold"
+        ) from error
+    with source:
+        # INT96 (older Spark writers') as microseconds: nanoseconds overflow past 2262.
+        parquet = pq.ParquetFile(source, coerce_int96_timestamp_unit="us")
+        wanted = [c for c in columns if c not in partition]
+        if snapshot.mapping is None:
+            present = set(parquet.schema_arrow.names)
+            names = {c: c for c in wanted if c in present}
+        else:
+            try:
+                names = snapshot.mapping.stored_columns(parquet.schema_arrow, wanted)
+            except ValueError as error:
+                raise BrokenTableError(
+                    f"table {snapshot.uri} (version {snapshot.version}), file {data_file.path!r}: "
+                    f"{error}"
+                ) from error
+        stored = list(names)
+        read = parquet.read(columns=[names[c] for c in stored], use_threads=False)
+    rows = read.num_rows if stored else parquet.metadata.num_rows
+    if snapshot.mapping is not None and stored:
+        # To the physical type first: nested fields added or dropped since the file
+        # was written are matched by name; then the logical names, by position.
+        physical, logical = snapshot.stored_arrow_schema, snapshot.arrow_schema
+        read = pa.table(
+            {
+                c: snapshot.mapping.logical_array(
+                    read.column(i).cast(physical.field(snapshot.stored_name(c)).type),
+                    logical.field(c).type,
+                )
+                for i, c in enumerate(stored)
+            }
+        )
+    table = in_table_types(snapshot, read, columns, partition, rows)
+    deleted = snapshot.deleted_positions.get(data_file.path)
+    if deleted is None:
+        return table
+    keep = np.ones(rows, dtype=bool)
+    keep[deleted[deleted < rows]] = False
+    return table.filter(pa.array(keep))
+
+
+def in_table_types(
+    snapshot: TableSnapshot,
+    stored: pa.Table,
+    columns: Sequence[str],
+    partition: Mapping[str, Any],
+    rows: int,
+) -> pa.Table:
+    """``columns`` of ``rows`` rows, as Spark reads them from files, in the table's types.
+
+    A partition column holds the log's value, a column of ``stored`` is
+    cast, and a column the files lack is NULL throughout.
+    """
+    schema = snapshot.arrow_schema
+    arrays = []
+    for name in columns:
+        target = schema.field(name).type
+        if name in partition:
+            arrays.append(pa.repeat(pa.scalar(partition[name], target), rows))
+        elif name in stored.column_names:
+            arrays.append(stored.column(name).cast(target, safe=False))
+        else:
+            arrays.append(pa.nulls(rows, target))
+    return pa.Table.from_arrays(arrays, schema=pa.schema([schema.field(c) for c in columns]))
+
+
+def read_where(
+    snapshot: TableSnapshot, files: Sequence[DataFile], columns: Sequence[str], where: str
+) -> pa.Table | None:
+    """``columns`` of the rows of local ``files`` that satisfy the SQL ``where``, or None.
+
+    DuckDB reads them: it evaluates ``where`` on the columns it names
+    first and decodes the other columns only for the rows that pass, which
+    a lookup among long strings gains most from. ``where`` must mean the
+    same to DuckDB as to Spark and name only stored (not partition)
+    columns; the caller filters the result exactly afterwards. None when
+    DuckDB cannot do it here (remote storage, a column no file holds):
+    then read the files with :func:`read_file`.
+    """
+    if has_scheme(snapshot.uri) or any(has_scheme(f.path) for f in files):
+        return None
+    if snapshot.mapping is not None:  # the prefilter names logical columns
+        return None
+    import duckdb
+
+    partitioned = set(snapshot.partition_columns)
+    stored = [c for c in columns if c not in partitioned]
+    select = ", ".join(quoted_name(c) for c in stored) or "1"
+    query = (
+        f"SELECT {select} FROM read_parquet(?, union_by_name = true, "
+        f"hive_partitioning = false) WHERE {where}"
+    )
+    # A file with deleted rows is read alone, with each row's position in the file.
+    positioned = (
+        f"SELECT {select}, file_row_number FROM read_parquet(?, union_by_name = true, "
+        f"hive_partitioning = false, file_row_number = true) WHERE {where}"
+    )
+    connection = duckdb.connect()
+    parts = []
+    try:
+        for values, members in by_partition(files).items():
+            partition = dict(zip(snapshot.partition_columns, values, strict=True))
+            whole = [f for f in members if f.path not in snapshot.deleted_positions]
+            found = []
+            if whole:
+                paths = [f"{snapshot.uri.rstrip('/')}/{f.path}" for f in whole]
+                found.append(connection.execute(query, [paths]).to_arrow_table())
+            for f in members:
+                if f.path in snapshot.deleted_positions:
+                    path = f"{snapshot.uri.rstrip('/')}/{f.path}"
+                    rows = connection.execute(positioned, [[path]]).to_arrow_table()
+                    gone = pc.is_in(
+                        rows.column("file_row_number"), pa.array(snapshot.deleted_positions[f.path])
+                    )
+                    found.append(rows.filter(pc.invert(gone)).drop_columns(["file_row_number"]))
+            for table in found:
+                parts.append(in_table_types(snapshot, table, columns, partition, table.num_rows))
+    except duckdb.Error as error:
+        # pyarrow then reads the same files file by file: the same rows, more slowly.
+        _log.info("DuckDB could not prefilter %s (%s); reading with pyarrow", snapshot.uri, error)
+        return None
+    finally:
+        connection.close()
+    return pa.concat_tables(parts) if parts else None

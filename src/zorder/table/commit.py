@@ -1,0 +1,464 @@
+"""Commits through deltalake's transaction API (never a hand-written log entry).
+
+A run's files are described from their footers and committed in one
+transaction: a new table, an append or overwrite, or optimize's rewrite,
+whose conflicts with concurrent commits are checked here. Table properties
+go in a commit of their own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+from deltalake import DeltaTable
+from deltalake import Schema as DeltaSchema
+from deltalake.exceptions import CommitFailedError
+from deltalake.transaction import (
+    AddAction,
+    CommitProperties,
+    RemoveAction,
+    Transaction,
+    create_table_with_add_actions,
+)
+
+from zorder.errors import (
+    ConcurrentCommitError,
+    InvalidArgumentError,
+    UnsupportedTableError,
+    ZorderError,
+)
+from zorder.stats import (
+    FileStats,
+    indexed_columns,
+    stats_from_parquet,
+)
+from zorder.table.actions import PartitionFilter, overwrite_filters, satisfies
+from zorder.table.clustering import (
+    COMMIT_METADATA_KEY,
+    CommitClustering,
+)
+from zorder.table.snapshot import DataFile, TableSnapshot, load_snapshot, open_storage
+
+__all__ = [
+    "CommitMode",
+    "WrittenFile",
+    "commit_files",
+    "delete_directory",
+    "describe_written_files",
+    "record_properties",
+    "remove_writer_markers",
+    "rewrite_scope",
+]
+
+
+_REWRITE_ATTEMPTS = 10
+
+
+# How many of the newest commits to search for the one just made.
+_HISTORY_SEARCH = 100
+
+
+# The writer version from which a protocol lists its features (Delta's table features).
+_FEATURES_WRITER_VERSION = 7
+
+
+# "rewrite" is optimize's: files added and removed with dataChange = false.
+CommitMode = Literal["create", "append", "overwrite", "rewrite"]
+
+
+@dataclass(frozen=True)
+class WrittenFile:
+    """A Parquet file Spark wrote for this run, with its footer statistics."""
+
+    path: str  # relative to the table root
+    size: int
+    stats: FileStats
+    # The partition it belongs to, as Delta writes values in the log (None for null).
+    partition_values: Mapping[str, str | None] = field(default_factory=dict)
+
+
+def describe_written_files(
+    uri: str,
+    relative_dir: str,
+    columns: Sequence[str],
+    configuration: Mapping[str, str | None],
+) -> list[WrittenFile]:
+    """List the Parquet files under ``relative_dir`` and read each footer's statistics.
+
+    Only footers travel to the driver. Files without rows (Spark writes one
+    for an empty input) are left out.
+    """
+    filesystem, root = open_storage(uri)
+    directory = f"{root.rstrip('/')}/{relative_dir}"
+    infos = filesystem.get_file_info(pafs.FileSelector(directory, recursive=True))
+    written = []
+    for info in sorted(infos, key=lambda i: i.path):
+        base = info.base_name
+        if info.type != pafs.FileType.File or not base.endswith(".parquet") or base[0] in "._":
+            continue
+        with filesystem.open_input_file(info.path) as handle:
+            metadata = pq.read_metadata(handle)
+        if metadata.num_rows == 0:
+            continue
+        arrow_schema = metadata.schema.to_arrow_schema()
+        wanted = indexed_columns(
+            pa.schema([arrow_schema.field(n) for n in columns if n in arrow_schema.names]),
+            configuration,
+        )
+        stats = stats_from_parquet(metadata, arrow_schema, wanted)
+        relative = info.path[len(root.rstrip("/")) + 1 :]
+        written.append(WrittenFile(path=relative, size=int(info.size or 0), stats=stats))
+    return written
+
+
+def remove_writer_markers(uri: str, relative_dir: str) -> None:
+    """Drop the ``_SUCCESS`` and ``.crc`` files Spark's writer leaves next to the data.
+
+    No Delta reader wants them, and as files the log never references they
+    would show up in every vacuum of the table.
+    """
+    filesystem, root = open_storage(uri)
+    selector = pafs.FileSelector(f"{root}/{relative_dir}", recursive=True)
+    for info in filesystem.get_file_info(selector):
+        if info.type == pafs.FileType.File and info.base_name.startswith(("_", ".")):
+            with contextlib.suppress(OSError):
+                filesystem.delete_file(info.path)
+
+
+def delete_directory(uri: str, relative_dir: str) -> None:
+    """Best-effort removal of a run's directory (its files were never committed)."""
+    filesystem, root = open_storage(uri)
+    with contextlib.suppress(OSError):
+        filesystem.delete_dir(f"{root.rstrip('/')}/{relative_dir}")
+
+
+def _add_actions(files: Sequence[WrittenFile], *, data_change: bool) -> list[AddAction]:
+    now = int(time.time() * 1000)
+    return [
+        AddAction(
+            path=f.path,
+            size=f.size,
+            partition_values=dict(f.partition_values),
+            modification_time=now,
+            data_change=data_change,
+            stats=f.stats.to_json(),
+        )
+        for f in files
+    ]
+
+
+def _commit_properties(
+    clustering: CommitClustering | None, *, max_commit_retries: int | None = None
+) -> CommitProperties:
+    if clustering is None:
+        return CommitProperties(max_commit_retries=max_commit_retries)
+    run = clustering.run
+    return CommitProperties(
+        custom_metadata={COMMIT_METADATA_KEY: json.dumps(clustering.to_metadata())},
+        max_commit_retries=max_commit_retries,
+        app_transactions=[Transaction(run.transaction_id, run.transaction_version)],
+    )
+
+
+def commit_files(
+    uri: str,
+    schema: DeltaSchema,
+    files: Sequence[WrittenFile],
+    *,
+    mode: CommitMode,
+    snapshot: TableSnapshot | None = None,
+    removed: Sequence[DataFile] = (),
+    clustering: CommitClustering | None = None,
+    partition_by: Sequence[str] = (),
+    storage_options: Mapping[str, str] | None = None,
+) -> int:
+    """Commit ``files`` in one transaction; returns the new table version.
+
+    - ``create``: a new table whose first version holds the files.
+    - ``append`` / ``overwrite``: a data change on ``snapshot``'s table
+      (overwrite removes every file of the version it replaces).
+    - ``rewrite``: optimize's commit, adding ``files`` and removing
+      ``removed`` with ``dataChange = false``, checked by delta-rs against
+      everything committed since ``snapshot``.
+
+    ``partition_by`` names a new table's partition columns (appends and
+    rewrites use the table's own). ``clustering`` (a zorder run's files) goes into the commit as
+    ``commitInfo.zorder`` and as the run's ``txn`` action.
+    """
+    properties = _commit_properties(clustering)
+    # An existing table keeps its own schema (column mapping's metadata included).
+    delta_schema = snapshot.table.schema() if snapshot is not None else schema
+    if mode == "create":
+        create_table_with_add_actions(
+            uri,
+            delta_schema,
+            _add_actions(files, data_change=True),
+            mode="error",
+            partition_by=list(partition_by) or None,
+            storage_options=dict(storage_options or {}),
+            commit_properties=properties,
+        )
+        return int(DeltaTable(uri, storage_options=dict(storage_options or {})).version())
+    if snapshot is None:
+        raise InvalidArgumentError(f"mode {mode!r} needs the snapshot it applies to")
+    if mode == "rewrite" and any(f.has_vector for f in removed):
+        return _commit_purge(
+            uri, delta_schema, files, snapshot, removed, clustering, storage_options
+        )
+    if mode == "rewrite":
+        return _commit_rewrite(
+            uri, delta_schema, files, snapshot, removed, clustering, storage_options
+        )
+    table = snapshot.table
+    try:
+        adds: list[AddAction | RemoveAction] = [*_add_actions(files, data_change=True)]
+        table.create_write_transaction(
+            adds,
+            mode=mode,
+            schema=delta_schema,
+            partition_by=list(snapshot.partition_columns) or None,
+            commit_properties=properties,
+        )
+    except CommitFailedError as error:
+        _refuse_unsupported(uri, error)
+        raise ConcurrentCommitError(
+            f"the commit to {uri} conflicts with a concurrent commit made after version "
+            f"{snapshot.version}: {error}. Nothing was committed; run again on the new version."
+        ) from error
+    return _committed_version(table, clustering)
+
+
+def _commit_purge(
+    uri: str,
+    delta_schema: DeltaSchema,
+    files: Sequence[WrittenFile],
+    snapshot: TableSnapshot,
+    removed: Sequence[DataFile],
+    clustering: CommitClustering | None,
+    storage_options: Mapping[str, str] | None,
+) -> int:
+    """A rewrite that removes files with deletion vectors: every file of their partitions.
+
+    deltalake's ``RemoveAction`` carries no deletion vector, and a remove
+    without it leaves the logical file (path, vector) live: its rows would
+    be read twice. An overwrite of the partitions, made from ``snapshot``,
+    removes each of its files with its vector. delta-rs checks it against
+    what was committed meanwhile: blind appends stay, and a commit that
+    removed or changed a file read here (a DELETE's new vector, another
+    optimize) fails it. The removes say ``dataChange = true`` (deltalake sets
+    it), the adds ``false``.
+    """
+    _refuse_purge(snapshot)
+    filters = overwrite_filters(snapshot.partition_columns, {f.partition for f in removed})
+    scope = {f.path for f in _files_matching(snapshot, filters)}
+    if scope != {f.path for f in removed}:
+        raise ZorderError(  # the caller must rewrite rewrite_scope(files), not less
+            f"a rewrite of {uri} with deleted rows must replace every file of its partitions"
+        )
+    adds: list[AddAction | RemoveAction] = [*_add_actions(files, data_change=False)]
+    try:
+        snapshot.table.create_write_transaction(
+            adds,
+            mode="overwrite",
+            schema=delta_schema,
+            partition_by=list(snapshot.partition_columns) or None,
+            partition_filters=filters,
+            commit_properties=_commit_properties(clustering),
+        )
+    except CommitFailedError as error:
+        _refuse_unsupported(uri, error)
+        raise ConcurrentCommitError(
+            f"a concurrent commit to {uri} after version {snapshot.version} removed or "
+            f"changed files this optimize rewrote ({error}). Nothing was committed; the table is "
+            "as the other writer left it. Run again on the new version."
+        ) from error
+    version = _committed_version(snapshot.table, clustering)
+    # The overwrite chose its removes by the partition filter; had delta-rs chosen fewer
+    # than the files read here, their rows would now be live twice. Say so, loudly.
+    committed = load_snapshot(uri, storage_options, version=version)
+    left = sorted({f.path for f in removed} & {f.path for f in committed.files})
+    if left:
+        raise ZorderError(
+            f"version {version} of {uri} keeps {len(left)} file(s) this optimize rewrote "
+            f"(e.g. {left[0]!r}): their rows are there twice. Restore version {version - 1} "
+            "(RESTORE TABLE ... TO VERSION AS OF) and report this as a bug"
+        )
+    return version
+
+
+def _refuse_unsupported(uri: str, error: CommitFailedError) -> None:
+    """deltalake's refusal of a table feature is no conflict: raise it as what it is."""
+    if "Unsupported table features" in str(error):
+        raise UnsupportedTableError(
+            f"deltalake refused to commit to {uri}: {error}. Nothing was committed"
+        ) from error
+
+
+def _committed_version(table: DeltaTable, clustering: CommitClustering | None) -> int:
+    """The version this process's commit on ``table`` became (later ones may exist)."""
+    table.update_incremental()
+    if clustering is not None:
+        for commit in table.history(_HISTORY_SEARCH):
+            raw = commit.get(COMMIT_METADATA_KEY)
+            recorded = json.loads(raw) if isinstance(raw, str) else raw
+            if isinstance(recorded, dict) and recorded.get("runId") == clustering.run.id:
+                return int(commit["version"])
+    return int(table.version())
+
+
+def _commit_rewrite(
+    uri: str,
+    delta_schema: DeltaSchema,
+    files: Sequence[WrittenFile],
+    snapshot: TableSnapshot,
+    removed: Sequence[DataFile],
+    clustering: CommitClustering | None,
+    storage_options: Mapping[str, str] | None,
+) -> int:
+    """Optimize's commit, with optimistic concurrency checked here, not by delta-rs.
+
+    delta-rs treats a transaction of adds and removes in mode "append" as a
+    blind append and lets it through whatever was committed meanwhile, so two
+    optimize runs could both remove the same files and both add their copies
+    of the rows. Instead: read the newest version V, check that every file
+    this run removes is still live in it and the schema is the one read, and
+    commit as exactly V + 1 (no retries inside delta-rs); if another writer
+    took V + 1 first, check again on the newer version.
+    """
+    now = int(time.time() * 1000)
+    actions: list[AddAction | RemoveAction] = [*_add_actions(files, data_change=False)]
+    actions += [
+        RemoveAction(path=f.path, data_change=False, deletion_timestamp=now, size=f.size)
+        for f in removed
+    ]
+    exact = _commit_properties(clustering, max_commit_retries=0)
+    for _ in range(_REWRITE_ATTEMPTS):
+        latest = load_snapshot(uri, storage_options)
+        live = {f.path for f in latest.files}
+        # A file that gained a deletion vector meanwhile is another logical file
+        # (path, vector): a remove of the old one would leave the new one live.
+        gone = [f.path for f in removed if f.path not in live or f.path in latest.deleted_positions]
+        if gone or json.loads(latest.schema_json) != json.loads(snapshot.schema_json):
+            what = (
+                f"{len(gone)} of the {len(removed)} files it rewrote (e.g. {gone[0]!r})"
+                if gone
+                else "the table's schema"
+            )
+            raise ConcurrentCommitError(
+                f"a concurrent commit to {uri} after version {snapshot.version} changed {what} "
+                f"(now at version {latest.version}). Nothing was committed; the table is as the "
+                "other writer left it. Run again on the new version."
+            )
+        try:
+            latest.table.create_write_transaction(
+                actions,
+                mode="append",
+                schema=delta_schema,
+                partition_by=list(snapshot.partition_columns) or None,
+                commit_properties=exact,
+            )
+        except CommitFailedError as error:
+            _refuse_unsupported(uri, error)
+            continue  # another commit took version V + 1 first: check against it
+        return latest.version + 1  # no retries: exactly the version after the one checked
+    raise ConcurrentCommitError(
+        f"gave up committing to {uri} after {_REWRITE_ATTEMPTS} attempts: other writers kept "
+        "committing first. Nothing was committed; run again."
+    )
+
+
+def record_properties(
+    uri: str,
+    properties: Mapping[str, str],
+    *,
+    storage_options: Mapping[str, str] | None = None,
+) -> int | None:
+    """Set the table's ``properties`` in a commit of their own; None when all already hold.
+
+    A metadata change: Delta fails writers that started before it and commit
+    after it, so it is made only when a value changes.
+    """
+    table = DeltaTable(uri, storage_options=dict(storage_options or {}))
+    current = table.metadata().configuration
+    changed = {k: v for k, v in properties.items() if current.get(k) != v}
+    if not changed or table.protocol().min_writer_version >= _FEATURES_WRITER_VERSION:
+        # deltalake 1.6's set_table_properties adds features to such a protocol
+        # (variantType among its reader features: older readers would refuse the
+        # table). zorder changes no protocol; the spec is found in its commits.
+        return None
+    try:
+        table.alter.set_table_properties(changed, raise_if_not_exists=False)
+    except CommitFailedError as error:
+        raise ConcurrentCommitError(
+            f"recording table properties {changed} on {uri} conflicts with a concurrent "
+            f"commit: {error}. The data commit stands; run again to record them."
+        ) from error
+    table.update_incremental()
+    return int(table.version())
+
+
+def rewrite_scope(snapshot: TableSnapshot, files: Sequence[DataFile]) -> tuple[DataFile, ...]:
+    """What a rewrite of ``files`` must replace: ``files``, or, when one has deleted rows,
+    every file of their partitions (see :func:`_commit_purge`)."""
+    if not any(f.has_vector for f in files):
+        return tuple(files)
+    _refuse_purge(snapshot)
+    filters = overwrite_filters(snapshot.partition_columns, {f.partition for f in files})
+    scope = _files_matching(snapshot, filters)
+    missing = {f.path for f in files} - {f.path for f in scope}
+    if missing:
+        raise UnsupportedTableError(
+            f"table {snapshot.uri} (version {snapshot.version}): the partition filter {filters} "
+            f"does not select {sorted(missing)[0]!r}, which the rewrite needs to replace"
+        )
+    return scope
+
+
+def _files_matching(
+    snapshot: TableSnapshot, filters: Sequence[PartitionFilter] | None
+) -> tuple[DataFile, ...]:
+    """The files delta-rs selects with ``filters`` (as its overwrite does), checked by ours."""
+    if filters is None:
+        return snapshot.files
+    by_uri = {snapshot.file_uri(f): f for f in snapshot.files}
+    listed = snapshot.table.file_uris(file_pruning_predicate=list(filters))
+    with warnings.catch_warnings():  # the overwrite chooses its removes this older way
+        warnings.simplefilter("ignore", DeprecationWarning)
+        legacy = snapshot.table.file_uris(partition_filters=list(filters))
+    selected = tuple(by_uri[uri] for uri in listed if uri in by_uri)
+    columns = snapshot.partition_columns
+    ours = tuple(f for f in snapshot.files if satisfies(f.partition, columns, filters))
+    agreed = set(selected) == set(ours) and set(legacy) == set(listed)
+    if len(selected) != len(listed) or not agreed:
+        raise UnsupportedTableError(
+            f"table {snapshot.uri} (version {snapshot.version}): delta-rs and zorder disagree on "
+            f"which files the partition filter {list(filters)} selects; nothing was written"
+        )
+    return selected
+
+
+# Table properties under which a rewrite may not say dataChange = true (its removes do).
+_NO_DATA_CHANGE_REWRITES = {
+    "delta.appendOnly": "the table is append-only",
+    "delta.enableChangeDataFeed": "the change data feed would report the rows as changed",
+}
+
+
+def _refuse_purge(snapshot: TableSnapshot) -> None:
+    for key, why in _NO_DATA_CHANGE_REWRITES.items():
+        if str(snapshot.configuration.get(key) or "").lower() == "true":
+            raise UnsupportedTableError(
+                f"table {snapshot.uri} (version {snapshot.version}) has files with deleted rows, "
+                f"which zorder can only rewrite as a data change, and {key} is true: {why}. "
+                "Nothing was written; purge the deleted rows with Delta's REORG TABLE ... "
+                "APPLY (PURGE) first, or optimize partitions without deleted rows (where=...)"
+            )

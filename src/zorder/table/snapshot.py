@@ -1,0 +1,484 @@
+"""A pinned version of a Delta table, from its log alone: files, statistics, schema.
+
+Metadata only: nothing here reads a data file or imports pyspark. The
+engines read a snapshot's files elsewhere (:mod:`zorder.spark.scan`,
+:mod:`zorder.table.arrow_scan`); commits are in :mod:`zorder.table.commit`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import functools
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.fs as pafs
+from deltalake import DeltaTable
+from deltalake import Schema as DeltaSchema
+from deltalake.exceptions import DeltaError, DeltaProtocolError
+
+from zorder.columns import match_column
+from zorder.curves.encodings import canonical_type_name
+from zorder.curves.kinds import ClusteringSpec
+from zorder.errors import (
+    BrokenTableError,
+    NotADeltaTableError,
+    UnsupportedTableError,
+    ZorderError,
+)
+from zorder.skipping.predicates import is_utc
+from zorder.skipping.rows import session_zone
+from zorder.stats import (
+    STATS_COLUMNS,
+)
+from zorder.table.actions import (
+    delta_partition_value,
+    logical_statistics,
+    partition_tuples,
+    with_partition_statistics,
+)
+from zorder.table.clustering import (
+    Run,
+    recorded_spec,
+    recorded_target_file_size,
+)
+from zorder.table.features import (
+    COLUMN_MAPPING_MODE,
+    DELETION_VECTORS,
+    Protocol,
+    WriteOperation,
+    unreadable,
+    unwritable,
+)
+from zorder.table.mapping import ColumnMapping
+from zorder.table.timestamps import instant, is_zoned, wall_clocks_in_zone
+from zorder.table.versions import AsOf, open_table
+
+__all__ = [
+    "DataFile",
+    "TableSnapshot",
+    "by_partition",
+    "has_scheme",
+    "is_delta_table",
+    "load_snapshot",
+    "normalize_uri",
+    "open_storage",
+]
+
+
+def normalize_uri(path: str | os.PathLike[str]) -> str:
+    """Absolute local path, or the URI unchanged when it has a scheme (s3://, abfss://, ...)."""
+    text = os.fspath(path)
+    scheme = urlparse(text).scheme
+    if scheme and len(scheme) > 1 and scheme != "file":
+        return text.rstrip("/")
+    if scheme == "file":
+        text = urlparse(text).path
+    return os.path.abspath(text)
+
+
+def is_delta_table(uri: str, storage_options: Mapping[str, str] | None = None) -> bool:
+    return bool(DeltaTable.is_deltatable(uri, dict(storage_options or {})))
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """One data file of a table, as its add action describes it."""
+
+    # Relative to the table root (or absolute), decoded: the name on storage. The log
+    # holds it percent-encoded; deltalake encodes the paths of the actions it commits.
+    path: str
+    size: int
+    # Live rows: the file's numRecords less the rows its deletion vector deletes.
+    num_records: int | None
+    partition: tuple[Any, ...] = ()  # values of the table's partition columns, in order
+    deleted: int = 0  # rows of the file its deletion vector deletes
+    # Whether the log gives the file a deletion vector (one may delete no row): a rewrite
+    # must then remove the file with its vector (see rewrite_scope).
+    has_vector: bool = False
+
+
+def has_scheme(path: str) -> bool:
+    scheme = urlparse(path).scheme
+    return len(scheme) > 1  # a drive letter is no scheme
+
+
+@dataclass(frozen=True)
+class TableSnapshot:
+    """A version of a table, pinned: what optimize reads and conflict-checks against."""
+
+    uri: str
+    table: DeltaTable
+    version: int
+    configuration: Mapping[str, str | None]
+    partition_columns: tuple[str, ...]
+    actions: pa.Table  # get_add_actions(flatten=False): path, size_bytes, num_records, min, ...
+
+    @functools.cached_property
+    def files(self) -> tuple[DataFile, ...]:
+        return self.files_where(None)
+
+    def files_where(
+        self, keep: Sequence[bool] | npt.NDArray[np.bool_] | None
+    ) -> tuple[DataFile, ...]:
+        """The data files, or those whose ``keep`` flag is set (made only for them)."""
+        actions = self.actions
+        if keep is not None:
+            actions = actions.filter(pa.array(np.asarray(keep, dtype=bool)))
+        records = (
+            actions.column("num_records").to_pylist()
+            if "num_records" in actions.column_names
+            else [None] * actions.num_rows
+        )
+        partitions = partition_tuples(actions, self.partition_columns)
+        deleted = self.deleted_positions
+        files = []
+        for path, size, count, values in zip(
+            actions.column("path").to_pylist(),
+            actions.column("size_bytes").to_pylist(),
+            records,
+            partitions,
+            strict=True,
+        ):
+            decoded = unquote(path)
+            gone = len(deleted[decoded]) if decoded in deleted else 0
+            live = None if count is None else count - gone
+            files.append(DataFile(decoded, int(size), live, values, gone, decoded in deleted))
+        return tuple(files)
+
+    def in_time_zone(self, time_zone: str) -> TableSnapshot:
+        """This snapshot with zone-less timestamp partition values read in ``time_zone``.
+
+        Delta Spark writes a ``timestamp`` partition value as wall-clock text
+        (``2021-09-08 11:11:11``) and reads it in the session's zone; ISO-8601
+        text with a zone (``...T18:11:11Z``) means that instant everywhere.
+        deltalake reads both in UTC. Only reads take the zone: a rewrite keeps
+        each partition's text as the log has it.
+        """
+        columns = [c for c in self.partition_columns if self.column_types.get(c) == "timestamp"]
+        if not columns or is_utc(time_zone):
+            return self
+        zone = session_zone(time_zone)
+        raw = self.table.partitions()
+        partition = self.actions.column("partition").combine_chunks()
+        fields = {
+            partition.type.field(i).name: partition.field(i)
+            for i in range(partition.type.num_fields)
+        }
+        for column in columns:
+            texts = {str(t) for entry in raw if (t := entry.get(column)) is not None}
+            moved, clashes = wall_clocks_in_zone(texts, zone)
+            if clashes:
+                raise UnsupportedTableError(
+                    f"table {self.uri} column {column}: partition values with and without a "
+                    f"zone both read as {min(clashes)} in deltalake, so zorder cannot tell "
+                    "which files hold which; read it in UTC"
+                )
+            values = fields[column]
+            fields[column] = pa.array(
+                [moved.get(v, v) if v is not None else None for v in values.to_pylist()],
+                values.type,
+            )
+        struct = pa.StructArray.from_arrays(list(fields.values()), names=list(fields))
+        actions = self.actions.set_column(
+            self.actions.column_names.index("partition"), "partition", struct
+        )
+        actions = with_partition_statistics(actions, self.partition_columns)
+        in_zone = dataclasses.replace(self, actions=actions)
+        if "deleted_positions" in self.__dict__:  # read once: the same files, the same vectors
+            in_zone.__dict__["deleted_positions"] = self.deleted_positions
+        return in_zone
+
+    def partition_text(self, column: str, value: Any, *, time_zone: str | None) -> str | None:
+        """``value`` of partition column ``column`` as text for the log.
+
+        A timestamp goes as the log already writes it where a partition of
+        that instant exists (its text says in which zone it is read): the
+        instant ``value`` is in a session of ``time_zone``, or, for None, as
+        deltalake reads the text (values an optimize took from the log).
+        Anything else as :func:`delta_partition_value` writes it.
+        """
+        if isinstance(value, dt.datetime) and self._timestamp_texts.get(column):
+            zone = dt.UTC if time_zone is None else session_zone(time_zone)
+            texts = [
+                t
+                for t in self._timestamp_texts[column]
+                if instant(t, zone) == value.astimezone(dt.UTC)
+            ]
+            if len({is_zoned(t) for t in texts}) > 1:
+                raise UnsupportedTableError(
+                    f"table {self.uri}: partition {column} = {value} is written both with and "
+                    f"without a zone ({sorted(texts)}), which mean different instants in "
+                    "sessions outside UTC; zorder will not merge them"
+                )
+            if texts:
+                return min(texts)
+        return delta_partition_value(value)
+
+    @functools.cached_property
+    def _timestamp_texts(self) -> dict[str, list[str]]:
+        """Each timestamp partition column's distinct texts in the log."""
+        columns = [c for c in self.partition_columns if self.column_types.get(c) == "timestamp"]
+        if not columns:
+            return {}
+        texts: dict[str, set[str]] = {c: set() for c in columns}
+        for entry in self.table.partitions():
+            for column in columns:
+                if entry.get(column) is not None:
+                    texts[column].add(str(entry[column]).strip())
+        return {c: sorted(t) for c, t in texts.items()}
+
+    def check_writable(self, operation: WriteOperation) -> None:
+        """Refuse ``operation`` on this table, before anything is written, if zorder would
+        not honour one of the table's features."""
+        reasons = unwritable(
+            Protocol.of(self.table.protocol()),
+            self.configuration,
+            self.schema_json,
+            operation,
+        )
+        if reasons:
+            raise UnsupportedTableError(
+                f"zorder cannot {operation} table {self.uri} (version {self.version}): "
+                f"{'; '.join(reasons)}. Nothing was written"
+            )
+
+    @functools.cached_property
+    def deleted_positions(self) -> Mapping[str, npt.NDArray[np.int64]]:
+        """Per file with a deletion vector (by its decoded path): its deleted rows' positions.
+
+        deltalake reads the vectors (inline, relative and absolute storage
+        alike) into keep masks; only tables with the ``deletionVectors``
+        reader feature can hold any.
+        """
+        if DELETION_VECTORS not in (self.table.protocol().reader_features or ()):
+            return {}
+        try:
+            vectors = pa.RecordBatchReader.from_stream(self.table.deletion_vectors()).read_all()
+        except DeltaError as error:
+            raise UnsupportedTableError(
+                f"table {self.uri} (version {self.version}): its deletion vectors cannot be "
+                f"read ({error}); nothing was read"
+            ) from error
+        if vectors.num_rows == 0:
+            return {}
+        masks = vectors.column("selection_vector").combine_chunks()
+        kept = masks.values.to_numpy(zero_copy_only=False)
+        bounds = masks.offsets.to_numpy()
+        root = self.table.table_uri.rstrip("/") + "/"
+        paths = {unquote(str(p)) for p in self.actions.column("path").to_pylist()}
+        deleted: dict[str, npt.NDArray[np.int64]] = {}
+        for index, uri in enumerate(vectors.column("filepath").to_pylist()):
+            path = unquote(uri[len(root) :] if uri.startswith(root) else uri)
+            if path not in paths:
+                raise UnsupportedTableError(
+                    f"table {self.uri} (version {self.version}): deltalake gives a deletion "
+                    f"vector for {uri}, which is no data file of the version; nothing was read"
+                )
+            mask = kept[bounds[index] : bounds[index + 1]]
+            deleted[path] = np.flatnonzero(~mask).astype(np.int64)
+        return deleted
+
+    @functools.cached_property
+    def nan_free_bounds(self) -> npt.NDArray[np.bool_]:
+        """Per file: are its double bounds left out whenever it holds NaN?
+
+        True only for files of a run whose commit recorded the run's ``txn``
+        (see :mod:`zorder.table.clustering`): zorder writes them with Spark,
+        whose Parquet statistics count NaN, and then leaves such a column
+        unbounded. Other writers (pyarrow's among them) leave NaN out of their
+        bounds, so nothing is assumed of their files, wherever they lie.
+        """
+        return np.array([run is not None for run in self.runs], dtype=bool)
+
+    @functools.cached_property
+    def runs(self) -> tuple[Run | None, ...]:
+        """Per file: the zorder run that wrote it, None for any other file.
+
+        A file belongs to a run when it lies in the run's directory and the
+        run's commit recorded the run's ``txn``; a directory name alone is
+        not trusted.
+        """
+        paths = self.actions.column("path").to_pylist()
+        runs = [Run.of_path(str(path)) for path in paths]
+        trusted = {
+            run: self.table.transaction_version(run.transaction_id) == run.transaction_version
+            for run in set(runs)
+            if run is not None
+        }
+        return tuple(run if run is not None and trusted[run] else None for run in runs)
+
+    @property
+    def recorded_spec(self) -> ClusteringSpec | None:
+        """The clustering spec the table's properties record, if any."""
+        return recorded_spec(self.configuration)
+
+    @property
+    def recorded_target_file_size(self) -> int | None:
+        """``delta.targetFileSize`` in bytes, if the table sets it."""
+        return recorded_target_file_size(self.configuration)
+
+    @property
+    def total_bytes(self) -> int:
+        total = pc.sum(self.actions.column("size_bytes")).as_py()
+        return int(total or 0)
+
+    @property
+    def total_rows(self) -> int:
+        """Live rows of the files whose statistics count them."""
+        return sum(f.num_records or 0 for f in self.files)
+
+    @property
+    def counted_rows(self) -> int | None:
+        """Live rows in the snapshot when every file's statistics count them, else None."""
+        counts = [f.num_records for f in self.files]
+        return None if None in counts else sum(c or 0 for c in counts)
+
+    def file_uri(self, data_file: DataFile) -> str:
+        if has_scheme(data_file.path):
+            return data_file.path
+        return f"{self.uri.rstrip('/')}/{data_file.path}"
+
+    @functools.cached_property
+    def schema_json(self) -> str:
+        """The table's schema as the log holds it (Delta's JSON form)."""
+        return str(self.table.schema().to_json())
+
+    @functools.cached_property
+    def column_types(self) -> dict[str, str]:
+        """Each top-level column's Spark type name (``bigint``, ``decimal(12,3)``, ...).
+
+        Read from the Delta schema itself, so that planning a read needs no
+        pyspark. A nested column's type is named by its kind (``struct``...).
+        """
+        types = {}
+        for entry in json.loads(self.schema_json)["fields"]:
+            kind = entry["type"]
+            name = kind if isinstance(kind, str) else str(kind.get("type", "nested"))
+            try:
+                types[entry["name"]] = canonical_type_name(name)
+            except ValueError:
+                types[entry["name"]] = name  # binary, nested: comparisons stay Unknown
+        return types
+
+    @functools.cached_property
+    def mapping(self) -> ColumnMapping | None:
+        """The table's column mapping (``name`` or ``id`` mode), None without one."""
+        mode = str(self.configuration.get(COLUMN_MAPPING_MODE) or "none")
+        if mode not in ("name", "id"):
+            return None
+        return ColumnMapping.of(self.schema_json, "id" if mode == "id" else "name")
+
+    def stored_name(self, column: str) -> str:
+        """The name files, statistics and partition values give the top-level ``column``."""
+        return column if self.mapping is None else self.mapping.physical[column]
+
+    @property
+    def stored_configuration(self) -> Mapping[str, str | None]:
+        """The configuration, with ``delta.dataSkippingStatsColumns`` naming the columns as
+        files name them (the property lists logical names)."""
+        listed = self.configuration.get(STATS_COLUMNS)
+        if self.mapping is None or not listed:
+            return self.configuration
+        stored = []
+        for name in listed.split(","):
+            logical = match_column(name.strip().strip("`"), self.column_types)
+            if logical is not None:
+                stored.append(self.stored_name(logical))
+        return {**self.configuration, STATS_COLUMNS: ",".join(stored)}
+
+    @functools.cached_property
+    def arrow_schema(self) -> pa.Schema:
+        """The table's schema in Arrow types, as Delta readers give them."""
+        return pa.schema(self.table.schema().to_arrow())
+
+    @functools.cached_property
+    def stored_arrow_schema(self) -> pa.Schema:
+        """:attr:`stored_schema` in Arrow types."""
+        if self.mapping is None:
+            return self.arrow_schema
+        return pa.schema(DeltaSchema.from_json(self.mapping.physical_schema_json()).to_arrow())
+
+    @functools.cached_property
+    def storage(self) -> tuple[pafs.FileSystem, str]:
+        return open_storage(self.uri)
+
+    def files_by_partition(self) -> dict[tuple[Any, ...], list[DataFile]]:
+        """The files of each partition (one group of all files when unpartitioned)."""
+        return by_partition(self.files)
+
+
+def by_partition(files: Sequence[DataFile]) -> dict[tuple[Any, ...], list[DataFile]]:
+    groups: dict[tuple[Any, ...], list[DataFile]] = {}
+    for data_file in files:
+        groups.setdefault(data_file.partition, []).append(data_file)
+    return groups
+
+
+def load_snapshot(
+    uri: str,
+    storage_options: Mapping[str, str] | None = None,
+    *,
+    version: int | None = None,
+    timestamp: AsOf | None = None,
+    time_zone: str = "UTC",
+) -> TableSnapshot:
+    """Pin the table's newest version, or the one asked for (see :func:`open_table`), and
+    list its files with their statistics."""
+    if not is_delta_table(uri, storage_options):
+        raise NotADeltaTableError(f"not a Delta table: {uri} (no readable _delta_log found)")
+    asked = f"version {version}" if version is not None else f"as of {timestamp}"
+    where = f"table {uri} ({asked if version is not None or timestamp else 'latest version'})"
+    try:
+        table = open_table(
+            uri, storage_options, version=version, timestamp=timestamp, time_zone=time_zone
+        )
+        metadata = table.metadata()
+        _refuse_unreadable(uri, table, metadata.configuration)
+        actions = pa.table(table.get_add_actions(flatten=False))
+    except DeltaError as error:  # DeltaProtocolError and TableNotFoundError among them
+        raise _log_error(where, error) from error
+    partition_columns = tuple(metadata.partition_columns)
+    if str(metadata.configuration.get(COLUMN_MAPPING_MODE) or "none") != "none":
+        actions = logical_statistics(actions, ColumnMapping.of(table.schema().to_json()))
+    actions = with_partition_statistics(actions, partition_columns)
+    return TableSnapshot(
+        uri=uri,
+        table=table,
+        version=table.version(),
+        configuration=dict(metadata.configuration),
+        partition_columns=partition_columns,
+        actions=actions,
+    )
+
+
+def _log_error(where: str, error: DeltaError) -> ZorderError:
+    """A deltalake error on loading a table as zorder's own: what is wrong, named."""
+    text = str(error)
+    if isinstance(error, DeltaProtocolError) or "unsupported" in text.lower():
+        return UnsupportedTableError(f"{where} cannot be read: {text}; nothing was read")
+    return BrokenTableError(f"{where}: its log cannot be read ({text}); nothing was read")
+
+
+def _refuse_unreadable(uri: str, table: DeltaTable, configuration: Mapping[str, Any]) -> None:
+    """Refuse a table that zorder would read wrong, before any row is read."""
+    reasons = unreadable(Protocol.of(table.protocol()), configuration)
+    if reasons:
+        raise UnsupportedTableError(
+            f"table {uri} (version {table.version()}) uses Delta features zorder cannot yet "
+            f"read or write exactly: {'; '.join(reasons)}. Nothing was read or written"
+        )
+
+
+def open_storage(uri: str) -> tuple[pafs.FileSystem, str]:
+    filesystem, root = pafs.FileSystem.from_uri(uri)
+    return filesystem, root

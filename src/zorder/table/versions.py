@@ -1,0 +1,130 @@
+"""Time travel: which version of a table a read asks for, by number or by time.
+
+As Delta Spark's ``versionAsOf`` and ``timestampAsOf``: a timestamp picks
+the newest version committed at or before it, and a timestamp before the
+first version still in the log, or after the newest commit, is an error,
+not silently the nearest version. Commit times are the ``timestamp`` of each
+commit's ``commitInfo``, as deltalake's history gives them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from typing import Any
+
+from deltalake import DeltaTable
+from deltalake.exceptions import DeltaError
+
+from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError, VersionNotFoundError
+from zorder.skipping.rows import session_zone
+
+__all__ = ["AsOf", "open_table"]
+
+AsOf = dt.datetime | dt.date | str
+
+
+def open_table(
+    uri: str,
+    storage_options: Mapping[str, str] | None = None,
+    *,
+    version: int | None = None,
+    timestamp: AsOf | None = None,
+    time_zone: str = "UTC",
+) -> DeltaTable:
+    """The table at ``uri`` as of ``version`` or ``timestamp`` (the newest without either).
+
+    A zone-less ``timestamp`` (text or datetime) is read in ``time_zone``.
+    Raises :class:`~zorder.errors.VersionNotFoundError` naming the versions
+    the log holds when the one asked for is not among them.
+    """
+    options = dict(storage_options or {})
+    if version is not None and timestamp is not None:
+        raise InvalidArgumentError(
+            f"give version or timestamp, not both (got version={version!r}, "
+            f"timestamp={timestamp!r})"
+        )
+    if version is not None and (
+        isinstance(version, bool) or not isinstance(version, int) or version < 0
+    ):
+        raise InvalidArgumentError(f"version must be an int >= 0, got {version!r}")
+    instant = None if timestamp is None else _instant(timestamp, time_zone)
+    table = DeltaTable(uri, storage_options=options)
+    if version is None and instant is None:
+        return table
+    history = _commit_times(table)
+    if instant is not None:
+        version = _version_at(uri, instant, history)
+    assert version is not None
+    latest = table.version()
+    if version > latest:
+        raise VersionNotFoundError(
+            f"table {uri} has no version {version} yet: {_held(history, latest)}"
+        )
+    if version == latest:
+        return table
+    try:
+        return DeltaTable(uri, version=version, storage_options=options)
+    except DeltaError as error:
+        raise VersionNotFoundError(
+            f"version {version} of table {uri} cannot be read ({error}); its log may have "
+            f"been cleaned up: {_held(history, latest)}"
+        ) from error
+
+
+def _instant(value: Any, time_zone: str) -> dt.datetime:
+    """``value`` as an aware datetime; zone-less text or datetimes are in ``time_zone``."""
+    if isinstance(value, str):
+        try:
+            parsed = dt.datetime.fromisoformat(value.strip().replace(" ", "T", 1))
+        except ValueError as error:
+            raise InvalidArgumentError(
+                f"timestamp {value!r} is not ISO-8601 text; accepted: '2026-11-24', "
+                "'2026-11-24 13:45:00', '2026-11-24T13:45:00+01:00', or a datetime"
+            ) from error
+        value = parsed
+    elif isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        value = dt.datetime.combine(value, dt.time())
+    if not isinstance(value, dt.datetime):
+        raise InvalidArgumentTypeError(
+            f"timestamp must be a datetime, a date or ISO-8601 text, got {type(value).__name__}"
+        )
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=session_zone(time_zone))
+    moment: dt.datetime = value.astimezone(dt.UTC)
+    return moment
+
+
+def _commit_times(table: DeltaTable) -> list[tuple[int, dt.datetime]]:
+    """(version, commit time) of every commit still in the log, oldest first."""
+    times = []
+    for commit in table.history():
+        stamp = commit.get("timestamp")
+        if isinstance(stamp, int) and isinstance(commit.get("version"), int):
+            times.append((int(commit["version"]), dt.datetime.fromtimestamp(stamp / 1000, dt.UTC)))
+    return sorted(times)
+
+
+def _version_at(uri: str, instant: dt.datetime, history: list[tuple[int, dt.datetime]]) -> int:
+    """The newest version committed at or before ``instant``."""
+    if not history:
+        raise VersionNotFoundError(f"table {uri}: its log records no commit times")
+    first_version, first = history[0]
+    last_version, last = history[-1]
+    if instant > last:
+        raise VersionNotFoundError(
+            f"timestamp {instant.isoformat()} is after the newest commit of table {uri} "
+            f"(version {last_version} at {last.isoformat()}); use a time at or before it"
+        )
+    at_or_before = [v for v, time in history if time <= instant]
+    if not at_or_before:
+        raise VersionNotFoundError(
+            f"timestamp {instant.isoformat()} is before the oldest commit still in the log of "
+            f"table {uri} (version {first_version} at {first.isoformat()})"
+        )
+    return max(at_or_before)
+
+
+def _held(history: list[tuple[int, dt.datetime]], latest: int) -> str:
+    oldest = history[0][0] if history else latest
+    return f"its log holds versions {oldest} to {latest}"
