@@ -54,6 +54,7 @@ bench: java $(VENV)/.installed-dev
 	$(BIN)/python -m benchmarks.reads --write-markdown
 	$(BIN)/python -m benchmarks.lookups --write-markdown
 	$(BIN)/python -m benchmarks.product --write-markdown
+	$(BIN)/python -m benchmarks.phases --write-markdown
 	$(BIN)/python -m benchmarks.partitions --write-markdown
 	$(BIN)/python -m benchmarks.growth --write-markdown
 

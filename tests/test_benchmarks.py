@@ -155,3 +155,18 @@ def test_growth_benchmark_smoke(spark: object) -> None:
     text = growth.markdown(payload)
     assert text.count("| zorder |") == 2
     assert "write amplification" in text
+
+
+@pytest.mark.spark
+def test_phases_benchmark_smoke(spark: object) -> None:
+    from benchmarks import phases
+
+    payload = phases.main(["--rows", "3000", "--files", "3", "--repeat", "1"])
+    best = payload["scales"][0]["best"]
+    assert set(best) == {"zorder", "hilbert", "plain sort"}
+    for name in ("zorder", "hilbert"):
+        seen = best[name]["phases"]
+        assert {"sampling", "clustering and writing", "commit"} <= set(seen)
+        assert sum(seen.values()) == pytest.approx(best[name]["seconds"], rel=0.2)
+    text = phases.markdown(payload)
+    assert text.count("| 3,000 |") == 3

@@ -248,18 +248,27 @@ def test_vacuum_keeps_what_the_table_says_to_keep(tmp_path: Path) -> None:
     assert vacuum_json(month, "--retain-hours", "1000")["retention_from"] == "argument"
 
 
-def test_a_table_retention_under_a_week_needs_force(tmp_path: Path) -> None:
+def test_a_table_that_keeps_less_than_a_week_is_vacuumed_by_its_own_retention(
+    tmp_path: Path,
+) -> None:
+    # As Delta's VACUUM: the table's own retention is the floor, not Delta's default week.
     day = retention_table(tmp_path / "day", "interval 1 day")
-    refused = runner.invoke(app, ["vacuum", day])
+    kept = vacuum_json(day)
+    assert (kept["retain_hours"], kept["retention_from"]) == (24, "table")
+    assert zorder.vacuum(day).retain_hours == 24
+    assert vacuum_json(day, "--retain-hours", "30")["retain_hours"] == 30
+    refused = runner.invoke(app, ["vacuum", day, "--retain-hours", "12"])
     assert refused.exit_code == 2
     message = " ".join(refused.stderr.split())
-    assert "delta.deletedFileRetentionDuration ('interval 1 day', 24 hours)" in message
-    assert "below the safe minimum of 168 hours" in message
+    assert "below the 24 hours the table keeps" in message
     assert "--force" in message
-    forced = vacuum_json(day, "--force")
-    assert (forced["retain_hours"], forced["retention_from"]) == (24, "table")
-    with pytest.raises(zorder.InvalidArgumentError, match="safe minimum"):
-        zorder.vacuum(day)
+    with pytest.raises(zorder.InvalidArgumentError, match="below the 24 hours"):
+        zorder.vacuum(day, retain_hours=1)
+    # A table that sets nothing keeps Delta's week.
+    plain = retention_table(tmp_path / "plain", None)
+    with pytest.raises(zorder.InvalidArgumentError, match="safe minimum of 168 hours"):
+        zorder.vacuum(plain, retain_hours=24)
+    assert zorder.vacuum(plain, retain_hours=24, force=True).retain_hours == 24
 
 
 def test_a_retention_zorder_cannot_read_is_named(tmp_path: Path) -> None:
@@ -294,7 +303,8 @@ def test_time_travel_from_the_command_line(tmp_path: Path) -> None:
     assert rows() == [9]
     assert rows("--version", "0") == [1, 2, 3]
     assert rows("--version", "1", "--where", "a > 2") == [3, 4, 5]
-    second = next(c for c in DeltaTable(path).history() if c["version"] == 1)["timestamp"]
+    # A commit's time is its commit file's modification time, as in Delta Spark.
+    second = (Path(path) / "_delta_log" / f"{1:020d}.json").stat().st_mtime_ns // 1_000_000
     as_of = dt.datetime.fromtimestamp(second / 1000, dt.UTC).isoformat()
     assert rows("--as-of", as_of) == [1, 2, 3, 4, 5]
     described = runner.invoke(app, ["describe", path, "--version", "1", "--json"])

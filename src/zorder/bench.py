@@ -57,6 +57,7 @@ from zorder.demo import (
     write_as_written,
 )
 from zorder.errors import BenchmarkError
+from zorder.spark.progress import is_connect
 
 __all__ = [
     "DEFAULT",
@@ -200,8 +201,10 @@ def _vm_hwm_mib(pid: int) -> float | None:
 
 
 def _driver_peaks(spark: SparkSession) -> _Peaks:
-    jvm = spark.sparkContext._jvm
     pids = {"python driver": os.getpid()}
+    if is_connect(spark):  # the server's JVM is another process, out of this client's reach
+        return _Peaks(pids)
+    jvm = spark.sparkContext._jvm
     if jvm is not None:
         pids["driver JVM"] = int(jvm.java.lang.ProcessHandle.current().pid())
     return _Peaks(pids)

@@ -87,8 +87,14 @@ def test_a_filter_on_an_old_version_skips_by_its_own_statistics(
         assert report.files_scanned < report.files_total
 
 
+def commit_times(path: str) -> dict[int, int]:
+    """Each commit's time in ms, as Delta Spark takes it: its commit file's modification time."""
+    log = Path(path) / "_delta_log"
+    return {int(f.name[:20]): f.stat().st_mtime_ns // 1_000_000 for f in log.glob("*.json")}
+
+
 def test_a_timestamp_picks_the_newest_version_at_or_before_it(table: str) -> None:
-    times = {c["version"]: c["timestamp"] for c in DeltaTable(table).history()}
+    times = commit_times(table)
     for version in range(6):
         at = dt.datetime.fromtimestamp(times[version] / 1000, dt.UTC)
         assert zorder.scan(table, timestamp=at).report.version == version
@@ -101,7 +107,7 @@ def test_a_timestamp_picks_the_newest_version_at_or_before_it(table: str) -> Non
 
 
 def test_a_zone_less_timestamp_is_read_in_the_zone(table: str) -> None:
-    times = {c["version"]: c["timestamp"] for c in DeltaTable(table).history()}
+    times = commit_times(table)
     at = dt.datetime.fromtimestamp(times[3] / 1000, dt.UTC)
     wall = at.astimezone(dt.timezone(dt.timedelta(hours=5))).replace(tzinfo=None)
     assert zorder.scan(table, timestamp=wall, time_zone="+05:00").report.version == 3
@@ -110,7 +116,7 @@ def test_a_zone_less_timestamp_is_read_in_the_zone(table: str) -> None:
 def test_versions_the_log_does_not_hold_are_named(table: str, tmp_path: Path) -> None:
     with pytest.raises(zorder.VersionNotFoundError, match="holds versions 0 to 5"):
         zorder.scan(table, version=7)
-    newest = max(c["timestamp"] for c in DeltaTable(table).history())
+    newest = max(commit_times(table).values())
     later = dt.datetime.fromtimestamp(newest / 1000 + 60, dt.UTC)
     with pytest.raises(zorder.VersionNotFoundError, match="after the newest commit"):
         zorder.to_arrow(table, timestamp=later)
@@ -138,6 +144,36 @@ def test_a_version_whose_log_was_cleaned_up_is_named(tmp_path: Path) -> None:
         zorder.to_arrow(uri, version=0)
     assert zorder.to_arrow(uri, version=3).num_rows == 40
     assert zorder.scan(uri).report.version == 3
+
+
+def test_commit_times_come_from_the_commit_files_not_the_history(tmp_path: Path) -> None:
+    # A commit without commitInfo (the protocol allows it) shifts deltalake's history
+    # versions; a clock that went back makes two commit times out of order.
+    uri = str(tmp_path / "t")
+    for value in range(4):
+        write_deltalake(uri, pa.table({"v": pa.array([value], pa.int64())}), mode="append")
+    log = Path(uri) / "_delta_log"
+    second = log / f"{2:020d}.json"
+    kept = [line for line in second.read_text().splitlines() if '"commitInfo"' not in line]
+    second.write_text("\n".join(kept) + "\n")
+    base = 1_700_000_000
+    for version, seconds in enumerate([base, base + 1000, base + 2000, base + 1500]):
+        os.utime(log / f"{version:020d}.json", (seconds, seconds))
+
+    def at(seconds: float) -> int:
+        instant = dt.datetime.fromtimestamp(seconds, dt.UTC)
+        return zorder.scan(uri, timestamp=instant).report.version
+
+    assert at(base + 500) == 0
+    assert at(base + 1500) == 1
+    assert at(base + 2000) == 2
+    assert at(base + 2000.001) == 3  # committed "before" 2: it counts as 1 ms after it
+    rows = zorder.to_arrow(uri, timestamp=dt.datetime.fromtimestamp(base + 1999, dt.UTC))
+    assert sorted(rows.column("v").to_pylist()) == [0, 1]
+    with pytest.raises(zorder.VersionNotFoundError, match="after the newest commit"):
+        at(base + 2001)
+    with pytest.raises(zorder.VersionNotFoundError, match="before the oldest commit"):
+        at(base - 1)
 
 
 def test_the_newest_version_still_agrees_with_other_readers(table: str, kernel: Any) -> None:

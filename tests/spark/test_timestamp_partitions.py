@@ -119,3 +119,28 @@ def test_written_outside_utc_read_back_in_any_zone(
         assert got == {i: moments[i % 2] for i in range(40)}, zone
     found = kernel.sql(f"SELECT x, ts FROM delta_scan('{path}') WHERE x < 40").fetchall()
     assert {x: ts.astimezone(dt.UTC) for x, ts in found} == {i: moments[i % 2] for i in range(40)}
+
+
+def test_a_scan_planned_in_another_zone_reads_as_the_session_does(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    # Zone-less partition text (deltalake writes it so), read in a UTC session.
+    path = str(tmp_path / "t")
+    instants = [dt.datetime(2021, 9, 8, h, tzinfo=dt.UTC) for h in (11, 15)]
+    table = pa.table({"ts": pa.array(instants, pa.timestamp("us", tz="UTC")), "x": [1, 2]})
+    write_deltalake(path, table, partition_by=["ts"])
+    assert spark.conf.get("spark.sql.session.timeZone") == "UTC"
+    where = "ts = '2021-09-08 11:00:00'"
+    full = [r.asDict() for r in zorder.read(spark, path).where(where).collect()]
+    assert [r["x"] for r in full] == [1]
+    planned = zorder.scan(path, where, columns=["x"], time_zone="America/New_York")
+    # In New York both the text and the literal are New York's wall clock: the same row.
+    assert planned.to_arrow().column("x").to_pylist() == [1]
+    got = planned.to_spark(spark)  # planned again in the session's zone
+    assert got.columns == ["x"]
+    assert [r.x for r in got.collect()] == [1]
+    # Everything the session reads has the log's instants, not instants moved twice.
+    every = zorder.scan(path, time_zone="America/New_York").to_spark(spark)
+    assert sorted(r.ts for r in every.collect()) == [i.replace(tzinfo=None) for i in instants]
+    with pytest.raises(zorder.InvalidArgumentError, match="differs from the session's zone"):
+        zorder.read(spark, path, where, time_zone="America/New_York")

@@ -406,3 +406,19 @@ def test_clustering_is_recorded_in_the_commit(spark: SparkSession, tmp_path: Pat
     assert table.transaction_version(recorded.run.transaction_id) == int(
         recorded.spec.fingerprint, 16
     )
+
+
+def test_an_append_indexes_the_tables_first_columns_whatever_the_frames_order(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    path = str(tmp_path / "t")
+    first = pa.table({c: pa.array([1, 2], pa.int64()) for c in ("a", "b", "c")})
+    write_deltalake(path, first, configuration={"delta.dataSkippingNumIndexedCols": "1"})
+    df = spark.createDataFrame([(i, i, i) for i in range(100)], "c long, b long, a long")
+    zorder.write(df, path, by=["b"], mode="append", num_files=2)
+    actions = pa.RecordBatchReader.from_stream(DeltaTable(path).get_add_actions(flatten=True))
+    for add in actions.read_all().to_pylist():
+        indexed = sorted(
+            k.removeprefix("min.") for k in add if k.startswith("min.") and add[k] is not None
+        )
+        assert indexed == ["a"], add

@@ -149,7 +149,7 @@ def _file_by_file(
         others = read_file(snapshot, data_file, rest)
         rows = {name: probe.column(name) for name in probed}
         rows |= {name: others.column(name) for name in rest}
-        return pa.table([rows[c] for c in wanted], schema=schema).filter(keep)
+        return pa.Table.from_arrays([rows[c] for c in wanted], schema=schema).filter(keep)
 
     parts: list[pa.Table] = []
     found = 0

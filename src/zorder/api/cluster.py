@@ -21,7 +21,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from zorder.api.jobs import ClusterJob, file_count, optimize_job, write_job
 from zorder.api.modes import WriteMode
-from zorder.api.progress import phase, progress_of
+from zorder.api.progress import phase, phase_seconds, progress_of, timed_phases
 from zorder.api.scanning import session_time_zone
 from zorder.curves.kinds import Curve, KeyMethod
 from zorder.spark.layout import cluster
@@ -78,6 +78,9 @@ class ClusterMetrics:
     bytes_added: int
     bytes_removed: int
     seconds: float
+    # Wall seconds of each phase, in order: checking, counting, sampling, clustering and
+    # writing (the key, shuffle, sort and Parquet write: one Spark job), statistics, commit.
+    phase_seconds: tuple[tuple[str, float], ...] = ()
 
 
 def _unchanged(job: ClusterJob, started: float) -> ClusterMetrics:
@@ -109,6 +112,7 @@ def _metrics(
         bytes_added=sum(f.size for f in written),
         bytes_removed=sum(f.size for f in removed),
         seconds=time.perf_counter() - started,
+        phase_seconds=phase_seconds(),
     )
 
 
@@ -157,28 +161,33 @@ def write(
     seconds) in the terminal or notebook while Spark works.
     """
     started = time.perf_counter()
-    job = write_job(
-        df,
-        path,
-        by=by,
-        mode=mode,
-        curve=curve,
-        num_files=num_files,
-        target_file_size=target_file_size,
-        method=method,
-        sample_size=sample_size,
-        partition_by=partition_by,
-        storage_options=storage_options,
-    )
-    with progress_of(progress, f"Clustering into {job.uri}...", df.sparkSession):
-        phase("counting")
-        estimated = estimated_bytes(df) if num_files is None else 0
-        layout = _partitioned_layout(job, df, bytes_total=estimated) if job.partition_by else None
-        if layout is not None:
-            files = layout.first_file[-1]
-        else:  # unpartitioned, or no rows (one empty file makes the table)
-            files = num_files if num_files is not None else file_count(None, job.target, estimated)
-        return _write_and_commit(job, df, files=files, started=started, partitioned=layout)
+    with timed_phases():
+        job = write_job(
+            df,
+            path,
+            by=by,
+            mode=mode,
+            curve=curve,
+            num_files=num_files,
+            target_file_size=target_file_size,
+            method=method,
+            sample_size=sample_size,
+            partition_by=partition_by,
+            storage_options=storage_options,
+        )
+        with progress_of(progress, f"Clustering into {job.uri}...", df.sparkSession):
+            phase("counting")
+            estimated = estimated_bytes(df) if num_files is None else 0
+            layout = (
+                _partitioned_layout(job, df, bytes_total=estimated) if job.partition_by else None
+            )
+            if layout is not None:
+                files = layout.first_file[-1]
+            else:  # unpartitioned, or no rows (one empty file makes the table)
+                files = (
+                    num_files if num_files is not None else file_count(None, job.target, estimated)
+                )
+            return _write_and_commit(job, df, files=files, started=started, partitioned=layout)
 
 
 def optimize(
@@ -230,39 +239,45 @@ def optimize(
     line (running tasks, seconds) in the terminal or notebook meanwhile.
     """
     started = time.perf_counter()
-    job = optimize_job(
-        spark,
-        path,
-        by=by,
-        curve=curve,
-        num_files=num_files,
-        target_file_size=target_file_size,
-        method=method,
-        sample_size=sample_size,
-        where=where,
-        fanout=fanout,
-        storage_options=storage_options,
-    )
-    snapshot = job.snapshot
-    assert snapshot is not None
-    with progress_of(progress, f"Optimizing {job.uri}...", spark):
-        phase("planning")
-        partitions = list(snapshot.files_by_partition())
-        chosen = (
-            set(partitions)
-            if where is None
-            else chosen_partitions(spark, snapshot, partitions, where)
+    with timed_phases():
+        job = optimize_job(
+            spark,
+            path,
+            by=by,
+            curve=curve,
+            num_files=num_files,
+            target_file_size=target_file_size,
+            method=method,
+            sample_size=sample_size,
+            where=where,
+            fanout=fanout,
+            storage_options=storage_options,
         )
-        picked = files_to_optimize(
-            snapshot, job.plan.spec, chosen, full=full, target_file_size=job.target, fanout=fanout
-        )
-        read = rewrite_scope(snapshot, picked)
-        if not read:
-            record_properties(
-                job.uri, job.remember.properties(snapshot, []), storage_options=storage_options
+        snapshot = job.snapshot
+        assert snapshot is not None
+        with progress_of(progress, f"Optimizing {job.uri}...", spark):
+            phase("planning")
+            partitions = list(snapshot.files_by_partition())
+            chosen = (
+                set(partitions)
+                if where is None
+                else chosen_partitions(spark, snapshot, partitions, where)
             )
-            return _unchanged(job, started)
-        return _rewrite(job, spark, snapshot, read, started)
+            picked = files_to_optimize(
+                snapshot,
+                job.plan.spec,
+                chosen,
+                full=full,
+                target_file_size=job.target,
+                fanout=fanout,
+            )
+            read = rewrite_scope(snapshot, picked)
+            if not read:
+                record_properties(
+                    job.uri, job.remember.properties(snapshot, []), storage_options=storage_options
+                )
+                return _unchanged(job, started)
+            return _rewrite(job, spark, snapshot, read, started)
 
 
 def _rewrite(
@@ -392,6 +407,7 @@ def _write_and_commit(
     # After the data commit, in a commit of its own (Delta refuses unknown properties
     # at creation): a crash in between leaves the rows committed and the properties
     # as they were; see api/jobs._resolved_spec for how the spec is then found again.
+    phase("properties")
     properties = job.remember.properties(snapshot, written)
     record_properties(uri, properties, storage_options=job.storage_options)
     return _metrics(job, version, run.id, written, removed, files, started)

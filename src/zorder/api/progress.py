@@ -25,7 +25,7 @@ from rich.console import Console
 
 from zorder.spark.progress import JobProgress, watch_jobs
 
-__all__ = ["phase", "progress_of", "spark_status", "status_text"]
+__all__ = ["phase", "phase_seconds", "progress_of", "spark_status", "status_text", "timed_phases"]
 
 
 class _Phase:
@@ -41,10 +41,39 @@ class _Phase:
 
 
 _SHOWING: ContextVar[_Phase | None] = ContextVar("zorder_progress_phase", default=None)
+# When each phase of the running operation began (see timed_phases).
+_MARKS: ContextVar[list[tuple[str, float]] | None] = ContextVar("zorder_phase_marks", default=None)
+
+
+@contextmanager
+def timed_phases() -> Iterator[None]:
+    """Time the phases :func:`phase` names inside the block (read with :func:`phase_seconds`)."""
+    token = _MARKS.set([("checking", time.perf_counter())])
+    try:
+        yield
+    finally:
+        _MARKS.reset(token)
+
+
+def phase_seconds() -> tuple[tuple[str, float], ...]:
+    """Each phase so far in the :func:`timed_phases` block and its seconds, in order; a phase
+    named twice (a partitioned write counts, then samples) adds up."""
+    marks = _MARKS.get()
+    if not marks:
+        return ()
+    ends = [at for _, at in marks[1:]] + [time.perf_counter()]
+    totals: dict[str, float] = {}
+    for (name, began), ended in zip(marks, ends, strict=True):
+        totals[name] = totals.get(name, 0.0) + ended - began
+    return tuple(totals.items())
 
 
 def phase(name: str) -> None:
-    """Say what the operation does now (``"sampling"``...) on the display, if one shows."""
+    """Say what the operation does now (``"sampling"``...): on the display, if one shows,
+    and to the phase timing of :func:`timed_phases`."""
+    marks = _MARKS.get()
+    if marks is not None:
+        marks.append((name, time.perf_counter()))
     current = _SHOWING.get()
     if current is not None:
         current.name = name

@@ -35,9 +35,16 @@ def read(
 ) -> DataFrame:
     """The table's rows matching ``where`` (SQL text or Column); only files that may match.
 
-    ``columns``, ``version``, ``timestamp`` and ``time_zone`` as for
-    :func:`zorder.scan` (the zone defaults to ``spark``'s).
+    ``columns``, ``version`` and ``timestamp`` as for :func:`zorder.scan`.
+    Spark filters the rows in its session's zone, so ``time_zone``, if
+    given, must be that zone (``spark.sql.session.timeZone``).
     """
+    zone = session_time_zone(spark)
+    if time_zone is not None and time_zone != zone:
+        raise InvalidArgumentError(
+            f"time_zone={time_zone!r} differs from the session's zone {zone!r}, in which Spark "
+            "filters the rows; set spark.sql.session.timeZone instead"
+        )
     planned = open_scan(
         path,
         where,

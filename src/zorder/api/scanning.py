@@ -70,6 +70,7 @@ class Scan:
     """A read of one version of a table, planned: which files may hold matching rows."""
 
     snapshot: TableSnapshot  # in the scan's zone (timestamp partition values read in it)
+    source: TableSnapshot  # as loaded: what a plan in another zone starts from
     where: Where  # as given
     columns: tuple[str, ...] | None  # resolved to the table's names; None: all
     time_zone: str
@@ -98,7 +99,10 @@ class Scan:
         """
         zone = session_time_zone(spark)
         if zone != self.time_zone:
-            return plan_scan(self.snapshot, self.where, spark=spark, time_zone=zone).to_spark(spark)
+            again = plan_scan(
+                self.source, self.where, spark=spark, time_zone=zone, columns=self.columns
+            )
+            return again.to_spark(spark)
         from pyspark.sql import functions as F
 
         from zorder.spark.scan import read_files
@@ -182,7 +186,7 @@ def plan_scan(
     Zone-less timestamps are read in ``time_zone``, else in the session's.
     """
     zone = time_zone if time_zone is not None else session_time_zone(spark)
-    snapshot = snapshot.in_time_zone(zone)
+    source, snapshot = snapshot, snapshot.in_time_zone(zone)
     types = snapshot.column_types
     picked = None if columns is None else tuple(_resolved_columns(columns, types))
     text, predicate = _predicate(where, snapshot, spark)
@@ -205,7 +209,7 @@ def plan_scan(
         partitions_total=len({f.partition for f in snapshot.files}) if partitioned else None,
         partitions_scanned=len({f.partition for f in kept}) if partitioned else None,
     )
-    return Scan(snapshot, where, picked, zone, mask, kept, report)
+    return Scan(snapshot, source, where, picked, zone, mask, kept, report)
 
 
 def _resolved_columns(columns: Sequence[str], types: Mapping[str, str]) -> list[str]:

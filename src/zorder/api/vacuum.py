@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from zorder.errors import InvalidArgumentError
-from zorder.table import MIN_VACUUM_RETENTION_HOURS, load_snapshot, normalize_uri, vacuum_files
+from zorder.table import load_snapshot, normalize_uri, vacuum_files
 from zorder.table.retention import RETENTION_PROPERTY, Retention, table_retention
 
 __all__ = ["VacuumResult", "vacuum"]
@@ -43,19 +43,20 @@ def vacuum(
     at all (the files of a run that died before its commit) and older than
     ``retain_hours``. Without ``retain_hours`` the table's own
     ``delta.deletedFileRetentionDuration`` applies (one week when it sets none).
-    A retention below a week, or below the table's own, is refused unless
-    ``force``, as in Delta's VACUUM, because older versions' readers may still
-    need the files.
+    A retention below the table's own (a week when it sets none) is refused
+    unless ``force``, as in Delta's VACUUM, because older versions' readers
+    may still need the files.
     """
     uri = normalize_uri(path)
     if retain_hours is not None and retain_hours < 0:
         raise InvalidArgumentError(f"retain_hours must be >= 0, got {retain_hours:g}")
-    retention = _retention(uri, retain_hours, force, storage_options)
+    retention, floor = _retention(uri, retain_hours, force, storage_options)
     files = vacuum_files(
         uri,
         retain_hours=retention.hours,
         dry_run=dry_run,
         force=force,
+        floor_hours=floor,
         storage_options=storage_options,
     )
     return VacuumResult(uri, tuple(sorted(files)), dry_run, retention.hours, retention.source)
@@ -63,15 +64,17 @@ def vacuum(
 
 def _retention(
     uri: str, retain_hours: float | None, force: bool, storage_options: Mapping[str, str] | None
-) -> Retention:
-    """The retention to vacuum with, refused (unless ``force``) below what the table keeps.
+) -> tuple[Retention, float]:
+    """The retention to vacuum with, and the floor below which only ``force`` vacuums.
 
-    deltalake enforces the table's retention too, but as an error of its own
-    (and reads a property it cannot parse as a week); checked here, it is a
+    The floor is what the table keeps: its ``delta.deletedFileRetentionDuration``,
+    or Delta's week when it sets none (as Delta's VACUUM checks). deltalake
+    enforces the table's retention too, but as an error of its own (and reads
+    a property it cannot parse as a week); checked here, it is a
     :class:`~zorder.errors.ZorderError` that names the property.
     """
     if retain_hours is not None and force:
-        return Retention(retain_hours, "argument", f"{retain_hours:g} hours")
+        return Retention(retain_hours, "argument", f"{retain_hours:g} hours"), 0.0
     configuration = load_snapshot(uri, storage_options).configuration
     try:
         kept = table_retention(configuration)
@@ -81,19 +84,17 @@ def _retention(
             "(CLI: --retain-hours) with force=True (CLI: --force)"
         ) from None
     if retain_hours is None:
-        if kept.hours < MIN_VACUUM_RETENTION_HOURS and not force:
-            raise InvalidArgumentError(
-                f"the table's {RETENTION_PROPERTY} ({kept.text!r}, {kept.hours:g} hours) is "
-                f"below the safe minimum of {MIN_VACUUM_RETENTION_HOURS} hours: readers of older "
-                "versions and writers still running may need those files; pass force=True "
-                "(CLI: --force) to vacuum with it anyway, or a longer retain_hours "
-                "(CLI: --retain-hours)"
-            )
-        return kept
-    if kept.source == "table" and retain_hours < kept.hours:
-        raise InvalidArgumentError(
-            f"retain_hours={retain_hours:g} is below the {kept.hours:g} hours the table keeps "
-            f"({RETENTION_PROPERTY} = {kept.text!r}): readers of versions it still keeps may "
-            "need those files; pass force=True (CLI: --force) to vacuum anyway"
+        return kept, kept.hours
+    if retain_hours < kept.hours:
+        what = (
+            f"the {kept.hours:g} hours the table keeps ({RETENTION_PROPERTY} = {kept.text!r})"
+            if kept.source == "table"
+            else f"the safe minimum of {kept.hours:g} hours (Delta's default; the table sets "
+            f"no {RETENTION_PROPERTY})"
         )
-    return Retention(retain_hours, "argument", f"{retain_hours:g} hours")
+        raise InvalidArgumentError(
+            f"retain_hours={retain_hours:g} is below {what}: readers of older versions and "
+            "writers still running may need those files; pass force=True (CLI: --force) to "
+            "vacuum anyway"
+        )
+    return Retention(retain_hours, "argument", f"{retain_hours:g} hours"), kept.hours

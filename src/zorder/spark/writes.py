@@ -23,7 +23,7 @@ from zorder.errors import InvalidArgumentError, ZorderError
 from zorder.skipping.sql import referenced_columns
 from zorder.spark.partitions import Partition
 from zorder.spark.progress import is_connect
-from zorder.spark.scan import spark_schema, stored_frame
+from zorder.spark.scan import spark_schema, stored_frame, stored_schema
 from zorder.table import DataFile, TableSnapshot
 from zorder.table.clustering import SPARK_PART_FILE
 
@@ -105,7 +105,8 @@ def write_run(
     snapshot: TableSnapshot | None,
     partition_by: Sequence[str],
 ) -> list[str]:
-    """Write ``laid_out`` as Parquet under ``location``; returns the columns the files hold.
+    """Write ``laid_out`` as Parquet under ``location``; returns the columns the files hold,
+    in the table's order (Delta's ``dataSkippingNumIndexedCols`` counts the table's first).
 
     Into an existing table the files hold its own (under column mapping,
     physical) names.
@@ -117,7 +118,9 @@ def write_run(
         if partitions:
             writer = writer.partitionBy(*partitions)
         writer.parquet(location)
-    return list(frame.columns)
+    if snapshot is None:  # a new table: the DataFrame's order is the table's
+        return list(frame.columns)
+    return [f.name for f in stored_schema(snapshot).fields]
 
 
 def file_number(path: str) -> int:

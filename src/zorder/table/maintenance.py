@@ -41,7 +41,7 @@ _DELETION_VECTOR_FILE_PREFIX = "deletion_vector_"
 def file_statistics(uri: str, storage_options: Mapping[str, str] | None = None) -> pa.Table:
     """One row per data file: path, size_bytes, num_records, min.<c>, max.<c>, null_count.<c>."""
     table = load_snapshot(uri, storage_options).table
-    return pa.table(table.get_add_actions(flatten=True))
+    return pa.RecordBatchReader.from_stream(table.get_add_actions(flatten=True)).read_all()
 
 
 def latest_clustering(
@@ -68,6 +68,7 @@ def vacuum_files(
     retain_hours: float,
     dry_run: bool,
     force: bool = False,
+    floor_hours: float = MIN_VACUUM_RETENTION_HOURS,
     storage_options: Mapping[str, str] | None = None,
 ) -> list[str]:
     """Files under the table that no version within ``retain_hours`` references.
@@ -75,16 +76,17 @@ def vacuum_files(
     Both files removed by commits older than the retention and files never
     committed (left by a run that died before its commit) count; names that
     start with ``_`` or ``.`` (the log itself) never do. Deletes them unless
-    ``dry_run``. Below :data:`MIN_VACUUM_RETENTION_HOURS` (or the table's own
-    ``delta.deletedFileRetentionDuration``) only with ``force``, because a
-    reader of an older version or a writer still running could need them.
+    ``dry_run``. Below ``floor_hours`` (what the table's own
+    ``delta.deletedFileRetentionDuration`` keeps; by default
+    :data:`MIN_VACUUM_RETENTION_HOURS`, Delta's week) only with ``force``,
+    because a reader of an older version or a writer still running could need them.
     """
     if retain_hours < 0:
         raise InvalidArgumentError(f"retain_hours must be >= 0, got {retain_hours}")
-    if retain_hours < MIN_VACUUM_RETENTION_HOURS and not force:
+    if retain_hours < floor_hours and not force:
         raise InvalidArgumentError(
             f"retain_hours={retain_hours:g} is below the safe minimum of "
-            f"{MIN_VACUUM_RETENTION_HOURS} hours: readers of older versions and writers still "
+            f"{floor_hours:g} hours: readers of older versions and writers still "
             "running may need those files; pass force=True (CLI: --force) to vacuum anyway"
         )
     snapshot = load_snapshot(uri, storage_options)

@@ -122,6 +122,9 @@ class TableSnapshot:
     configuration: Mapping[str, str | None]
     partition_columns: tuple[str, ...]
     actions: pa.Table  # get_add_actions(flatten=False): path, size_bytes, num_records, min, ...
+    # The zone zone-less timestamp partition values were read in (in_time_zone); None: as
+    # deltalake reads them, in UTC.
+    time_zone: str | None = None
 
     @functools.cached_property
     def files(self) -> tuple[DataFile, ...]:
@@ -164,6 +167,14 @@ class TableSnapshot:
         deltalake reads both in UTC. Only reads take the zone: a rewrite keeps
         each partition's text as the log has it.
         """
+        if self.time_zone is not None:
+            if self.time_zone == time_zone:
+                return self
+            # Its values were moved from deltalake's readings already: moving them again
+            # would misplace them. Read in another zone from the snapshot as loaded.
+            raise ZorderError(
+                f"snapshot of {self.uri} is read in {self.time_zone} already, not {time_zone}"
+            )
         columns = [c for c in self.partition_columns if self.column_types.get(c) == "timestamp"]
         if not columns or is_utc(time_zone):
             return self
@@ -193,7 +204,7 @@ class TableSnapshot:
             self.actions.column_names.index("partition"), "partition", struct
         )
         actions = with_partition_statistics(actions, self.partition_columns)
-        in_zone = dataclasses.replace(self, actions=actions)
+        in_zone = dataclasses.replace(self, actions=actions, time_zone=time_zone)
         if "deleted_positions" in self.__dict__:  # read once: the same files, the same vectors
             in_zone.__dict__["deleted_positions"] = self.deleted_positions
         return in_zone
@@ -444,7 +455,8 @@ def load_snapshot(
         )
         metadata = table.metadata()
         _refuse_unreadable(uri, table, metadata.configuration)
-        actions = pa.table(table.get_add_actions(flatten=False))
+        # Not pa.table(): it imports pandas (0.2 s) to ask whether this is a DataFrame.
+        actions = pa.RecordBatchReader.from_stream(table.get_add_actions(flatten=False)).read_all()
     except DeltaError as error:  # DeltaProtocolError and TableNotFoundError among them
         raise _log_error(where, error) from error
     partition_columns = tuple(metadata.partition_columns)

@@ -2,17 +2,23 @@
 
 As Delta Spark's ``versionAsOf`` and ``timestampAsOf``: a timestamp picks
 the newest version committed at or before it, and a timestamp before the
-first version still in the log, or after the newest commit, is an error,
-not silently the nearest version. Commit times are the ``timestamp`` of each
-commit's ``commitInfo``, as deltalake's history gives them.
+first commit still in the log, or after the newest commit, is an error,
+not silently the nearest version. A commit's time is, as Delta Spark takes
+it, its commit file's modification time, made strictly increasing (a commit
+no later than the one before it counts as 1 ms after it); on a table with
+in-commit timestamps, from the version that enabled them on, the
+``inCommitTimestamp`` its ``commitInfo`` records.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
+import pyarrow.fs as pafs
 from deltalake import DeltaTable
 from deltalake.exceptions import DeltaError
 
@@ -22,6 +28,10 @@ from zorder.skipping.rows import session_zone
 __all__ = ["AsOf", "open_table"]
 
 AsOf = dt.datetime | dt.date | str
+
+_COMMIT_FILE = re.compile(r"(\d{20})\.json")
+_IN_COMMIT_TIMESTAMPS = "delta.enableInCommitTimestamps"
+_ENABLED_AT = "delta.inCommitTimestampEnablementVersion"
 
 
 def open_table(
@@ -52,15 +62,12 @@ def open_table(
     table = DeltaTable(uri, storage_options=options)
     if version is None and instant is None:
         return table
-    history = _commit_times(table)
     if instant is not None:
-        version = _version_at(uri, instant, history)
+        version = _version_at(uri, instant, _commit_times(uri, table))
     assert version is not None
     latest = table.version()
     if version > latest:
-        raise VersionNotFoundError(
-            f"table {uri} has no version {version} yet: {_held(history, latest)}"
-        )
+        raise VersionNotFoundError(f"table {uri} has no version {version} yet: {_held(uri)}")
     if version == latest:
         return table
     try:
@@ -68,7 +75,7 @@ def open_table(
     except DeltaError as error:
         raise VersionNotFoundError(
             f"version {version} of table {uri} cannot be read ({error}); its log may have "
-            f"been cleaned up: {_held(history, latest)}"
+            f"been cleaned up: {_held(uri)}"
         ) from error
 
 
@@ -95,14 +102,46 @@ def _instant(value: Any, time_zone: str) -> dt.datetime:
     return moment
 
 
-def _commit_times(table: DeltaTable) -> list[tuple[int, dt.datetime]]:
+def _commit_files(uri: str) -> tuple[pafs.FileSystem, dict[int, pafs.FileInfo]]:
+    filesystem, root = pafs.FileSystem.from_uri(uri)
+    selector = pafs.FileSelector(f"{root.rstrip('/')}/_delta_log", allow_not_found=True)
+    commits = {}
+    for info in filesystem.get_file_info(selector):
+        match = _COMMIT_FILE.fullmatch(info.base_name)
+        if match is not None and info.type == pafs.FileType.File:
+            commits[int(match.group(1))] = info
+    return filesystem, commits
+
+
+def _commit_times(uri: str, table: DeltaTable) -> list[tuple[int, dt.datetime]]:
     """(version, commit time) of every commit still in the log, oldest first."""
-    times = []
-    for commit in table.history():
-        stamp = commit.get("timestamp")
-        if isinstance(stamp, int) and isinstance(commit.get("version"), int):
-            times.append((int(commit["version"]), dt.datetime.fromtimestamp(stamp / 1000, dt.UTC)))
-    return sorted(times)
+    filesystem, commits = _commit_files(uri)
+    configuration = table.metadata().configuration
+    in_commit = str(configuration.get(_IN_COMMIT_TIMESTAMPS) or "").lower() == "true"
+    enabled_at = int(configuration.get(_ENABLED_AT) or 0) if in_commit else None
+    times: list[tuple[int, dt.datetime]] = []
+    for version in sorted(commits):
+        info = commits[version]
+        if enabled_at is not None and version >= enabled_at:
+            moment = _in_commit_timestamp(filesystem, info.path)
+        else:
+            moment = info.mtime if isinstance(info.mtime, dt.datetime) else None
+        if moment is None:
+            raise VersionNotFoundError(f"table {uri}: no commit time for version {version}")
+        moment = moment.replace(microsecond=moment.microsecond // 1000 * 1000)  # ms, as Delta
+        if times and moment <= times[-1][1]:  # strictly increasing, as Delta makes them
+            moment = times[-1][1] + dt.timedelta(milliseconds=1)
+        times.append((version, moment.astimezone(dt.UTC)))
+    return times
+
+
+def _in_commit_timestamp(filesystem: pafs.FileSystem, path: str) -> dt.datetime | None:
+    with filesystem.open_input_stream(path) as stream:
+        for line in stream.read().decode().splitlines():
+            info = json.loads(line).get("commitInfo") if line.strip() else None
+            if isinstance(info, dict) and isinstance(info.get("inCommitTimestamp"), int):
+                return dt.datetime.fromtimestamp(info["inCommitTimestamp"] / 1000, dt.UTC)
+    return None
 
 
 def _version_at(uri: str, instant: dt.datetime, history: list[tuple[int, dt.datetime]]) -> int:
@@ -125,6 +164,8 @@ def _version_at(uri: str, instant: dt.datetime, history: list[tuple[int, dt.date
     return max(at_or_before)
 
 
-def _held(history: list[tuple[int, dt.datetime]], latest: int) -> str:
-    oldest = history[0][0] if history else latest
-    return f"its log holds versions {oldest} to {latest}"
+def _held(uri: str) -> str:
+    versions = sorted(_commit_files(uri)[1])
+    if not versions:
+        return "its log holds no commit files"
+    return f"its log holds versions {versions[0]} to {versions[-1]}"

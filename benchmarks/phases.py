@@ -1,0 +1,135 @@
+"""Where a clustering write's time goes, phase by phase, against a plain range sort.
+
+The same rows (network connections, read from Parquet) into the same number
+of files, in one local session: ``zorder.write`` by four columns, Z-order and
+Hilbert, and the floor, a plain ``repartitionByRange(F, src_ip)
+.sortWithinPartitions(src_ip).write.parquet``. zorder's phases are the wall
+seconds of :attr:`zorder.ClusterMetrics.phase_seconds`:
+
+- counting: the input's size (Spark's plan statistics; a job only when the
+  plan has none);
+- sampling: the sample job and the boundaries fitted on the driver;
+- clustering and writing: one Spark job, the key UDF and the shuffle in its
+  first stage, the sort and the Parquet write in its second;
+- statistics: the written footers read back; commit and properties: the
+  Delta commits.
+
+Each contender: the fastest of ``--repeat`` runs (the later runs in reverse
+order, so that none always runs first on a cold JVM); a phase is shown from
+the fastest run.
+
+    .venv/bin/python -m benchmarks.phases --write-markdown
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+import uuid
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+import zorder
+from benchmarks.report import command_line, machine_facts, replace_section, write_json
+from zorder.demo import NETWORK_COLUMNS, network_frame
+from zorder.spark import local_session
+
+PHASES = ("counting", "sampling", "clustering and writing", "statistics", "commit", "properties")
+
+
+def _zorder(spark: SparkSession, source: str, out: str, curve: str, files: int) -> dict[str, Any]:
+    frame = spark.read.parquet(source)
+    metrics = zorder.write(frame, out, by=list(NETWORK_COLUMNS), curve=curve, num_files=files)
+    return {"seconds": metrics.seconds, "phases": dict(metrics.phase_seconds)}
+
+
+def _plain(spark: SparkSession, source: str, out: str, files: int) -> dict[str, Any]:
+    started = time.perf_counter()
+    frame = spark.read.parquet(source)
+    frame.repartitionByRange(files, "src_ip").sortWithinPartitions("src_ip").write.parquet(out)
+    return {"seconds": time.perf_counter() - started, "phases": {}}
+
+
+def measure(spark: SparkSession, tmp: str, rows: int, files: int, repeat: int) -> dict[str, Any]:
+    source = f"{tmp}/source-{rows}"
+    network_frame(spark, rows).write.parquet(source)
+    contenders = ["zorder", "hilbert", "plain sort"]
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in contenders}
+    for attempt in range(repeat):
+        order = contenders if attempt % 2 == 0 else list(reversed(contenders))
+        for name in order:
+            out = f"{tmp}/{name.replace(' ', '-')}-{uuid.uuid4().hex[:8]}"
+            if name == "plain sort":
+                runs[name].append(_plain(spark, source, out, files))
+            else:
+                runs[name].append(_zorder(spark, source, out, name, files))
+    best = {name: min(results, key=lambda r: r["seconds"]) for name, results in runs.items()}
+    return {"rows": rows, "files": files, "best": best}
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--rows", type=int, nargs="+", default=[100_000, 1_000_000, 10_000_000], help="scales"
+    )
+    parser.add_argument("--files", type=int, default=100)
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each contender")
+    parser.add_argument("--write-markdown", action="store_true", help="update BENCHMARKS.md")
+    args = parser.parse_args(argv)
+    spark = local_session(app_name="zorder-bench-phases")
+    spark.sparkContext.setLogLevel("ERROR")
+    with tempfile.TemporaryDirectory(prefix="zorder-phases-") as tmp:
+        scales = [measure(spark, tmp, rows, args.files, args.repeat) for rows in args.rows]
+    payload = {
+        "command": command_line(__spec__.name, argv),
+        "machine": machine_facts(),
+        "repeat": args.repeat,
+        "scales": scales,
+    }
+    text = markdown(payload)
+    print(text)
+    if args.write_markdown:
+        write_json("phases", payload)
+        replace_section("phases", text)
+    return payload
+
+
+def markdown(payload: dict[str, Any]) -> str:
+    machine = payload["machine"]
+    lines = [
+        "## Where a clustering write's time goes: phases against a plain sort",
+        "",
+        f"`{payload['command']}`",
+        "",
+        "The same rows read from Parquet into the same number of files in one local session: "
+        "`zorder.write` by four columns (Z-order, Hilbert) and the floor, a plain "
+        "`repartitionByRange(F, src_ip).sortWithinPartitions(src_ip).write.parquet`. Phases "
+        "are zorder's own wall seconds (`ClusterMetrics.phase_seconds`): *clustering and "
+        "writing* is one Spark job (key UDF and shuffle, then sort and Parquet write). Each "
+        f"contender the fastest of {payload['repeat']} runs, the later runs in reverse order.",
+        "",
+        "| rows | contender | total | " + " | ".join(PHASES) + " | / plain sort |",
+        "| ---: | --- | ---: | " + " | ".join("---:" for _ in PHASES) + " | ---: |",
+    ]
+    for scale in payload["scales"]:
+        plain = scale["best"]["plain sort"]["seconds"]
+        for name in ("zorder", "hilbert", "plain sort"):
+            result = scale["best"][name]
+            phases = result["phases"]
+            cells = [f"{phases[p]:.2f}" if p in phases else "" for p in PHASES]
+            lines.append(
+                f"| {scale['rows']:,} | {name} | {result['seconds']:.2f} | "
+                + " | ".join(cells)
+                + f" | {result['seconds'] / plain:.2f} |"
+            )
+    lines += [
+        "",
+        f"Measured {machine['date']} on {machine['cpus']} CPUs, Python {machine['python']}.",
+    ]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
