@@ -42,6 +42,10 @@ from zorder.spark import local_session
 
 COLUMNS = ("src_ip", "dst_ip", "src_port", "dst_port")
 ENGINES = ("to_arrow", "duckdb", "polars", "read")
+# Goals (issue 25): to_arrow at DuckDB's speed (DuckDB reads inside it), and a cold
+# `zorder query` well under a second.
+RATIO_GOAL = 1.1
+COLD_GOAL_S = 0.6
 
 
 def best(run: Callable[[], int], repeat: int) -> tuple[float, int]:
@@ -153,13 +157,14 @@ def markdown(payload: dict[str, Any]) -> str:
         f"{medians['duckdb'] * 1000:.0f} ms | {medians['polars'] * 1000:.0f} ms | "
         f"{medians['read'] * 1000:.0f} ms |",
         "",
-        f"Median of to_arrow / DuckDB over the lookups: {ratio:.2f}; goal at most 2: "
-        f"**{'pass' if ratio <= 2 else 'FAIL'}**.",
+        f"Median of to_arrow / DuckDB over the lookups: {ratio:.2f}; goal at most "
+        f"{RATIO_GOAL}: **{'pass' if ratio <= RATIO_GOAL else 'FAIL'}**.",
         "",
         f"A cold `zorder query PATH --where ... --limit 5` (a new Python process: start, "
         f"imports, log, read, print), one run for each of {len(payload['cold_s'])} lookups: "
         f"median {cold:.2f} s (min {min(payload['cold_s']):.2f}, max "
-        f"{max(payload['cold_s']):.2f}); goal under 1 s: **{'pass' if cold < 1 else 'FAIL'}**. "
+        f"{max(payload['cold_s']):.2f}); goal at most {COLD_GOAL_S} s: "
+        f"**{'pass' if cold <= COLD_GOAL_S else 'FAIL'}**. "
         "The files are in the operating system's cache, as after any earlier query.",
         "",
         f"Measured {machine['date']} on {machine['cpus']} CPUs, Python {machine['python']}.",
