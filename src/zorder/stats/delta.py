@@ -8,10 +8,9 @@ import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from zorder.columns import match_column
 
@@ -24,6 +23,9 @@ __all__ = [
     "truncate_max_string",
     "truncate_min_string",
 ]
+
+if TYPE_CHECKING:  # loaded where used: a lookup reads no footer and lists no directory
+    import pyarrow.parquet as pq
 
 DEFAULT_NUM_INDEXED_COLS = 32
 STRING_PREFIX_LENGTH = 32

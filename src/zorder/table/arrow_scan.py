@@ -16,8 +16,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.fs as pafs
-import pyarrow.parquet as pq
 
 from zorder.errors import (
     BrokenTableError,
@@ -39,6 +37,9 @@ def read_file(snapshot: TableSnapshot, data_file: DataFile, columns: Sequence[st
     As Spark reads the file: a column the file lacks is NULL throughout,
     and partition columns hold the log's values for the file.
     """
+    import pyarrow.fs as pafs
+    import pyarrow.parquet as pq
+
     if has_scheme(data_file.path):
         filesystem, location = pafs.FileSystem.from_uri(data_file.path)
     else:

@@ -17,8 +17,6 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import pyarrow as pa
-import pyarrow.fs as pafs
-import pyarrow.parquet as pq
 from deltalake import DeltaTable
 from deltalake import Schema as DeltaSchema
 from deltalake.exceptions import CommitFailedError
@@ -97,6 +95,9 @@ def describe_written_files(
     Only footers travel to the driver. Files without rows (Spark writes one
     for an empty input) are left out.
     """
+    import pyarrow.fs as pafs
+    import pyarrow.parquet as pq
+
     filesystem, root = open_storage(uri)
     directory = f"{root.rstrip('/')}/{relative_dir}"
     infos = filesystem.get_file_info(pafs.FileSelector(directory, recursive=True))
@@ -126,6 +127,8 @@ def remove_writer_markers(uri: str, relative_dir: str) -> None:
     No Delta reader wants them, and as files the log never references they
     would show up in every vacuum of the table.
     """
+    import pyarrow.fs as pafs
+
     filesystem, root = open_storage(uri)
     selector = pafs.FileSelector(f"{root}/{relative_dir}", recursive=True)
     for info in filesystem.get_file_info(selector):

@@ -14,14 +14,13 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.fs as pafs
 from deltalake import DeltaTable
 from deltalake import Schema as DeltaSchema
 from deltalake.exceptions import DeltaError, DeltaProtocolError
@@ -73,6 +72,9 @@ __all__ = [
     "normalize_uri",
     "open_storage",
 ]
+
+if TYPE_CHECKING:  # loaded where used: a lookup reads no footer and lists no directory
+    import pyarrow.fs as pafs
 
 
 def normalize_uri(path: str | os.PathLike[str]) -> str:
@@ -492,5 +494,7 @@ def _refuse_unreadable(uri: str, table: DeltaTable, configuration: Mapping[str, 
 
 
 def open_storage(uri: str) -> tuple[pafs.FileSystem, str]:
+    import pyarrow.fs as pafs
+
     filesystem, root = pafs.FileSystem.from_uri(uri)
     return filesystem, root

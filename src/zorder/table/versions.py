@@ -16,9 +16,8 @@ import datetime as dt
 import json
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pyarrow.fs as pafs
 from deltalake import DeltaTable
 from deltalake.exceptions import DeltaError
 
@@ -26,6 +25,9 @@ from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError, Versio
 from zorder.skipping.rows import session_zone
 
 __all__ = ["AsOf", "open_table"]
+
+if TYPE_CHECKING:  # loaded where used: a lookup reads no footer and lists no directory
+    import pyarrow.fs as pafs
 
 AsOf = dt.datetime | dt.date | str
 
@@ -103,6 +105,8 @@ def _instant(value: Any, time_zone: str) -> dt.datetime:
 
 
 def _commit_files(uri: str) -> tuple[pafs.FileSystem, dict[int, pafs.FileInfo]]:
+    import pyarrow.fs as pafs
+
     filesystem, root = pafs.FileSystem.from_uri(uri)
     selector = pafs.FileSelector(f"{root.rstrip('/')}/_delta_log", allow_not_found=True)
     commits = {}
