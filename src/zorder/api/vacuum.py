@@ -50,20 +50,16 @@ def vacuum(
     uri = normalize_uri(path)
     if retain_hours is not None and retain_hours < 0:
         raise InvalidArgumentError(f"retain_hours must be >= 0, got {retain_hours:g}")
-    retention, floor = _retention(uri, retain_hours, force, storage_options)
+    snapshot = load_snapshot(uri, storage_options)
+    retention, floor = _retention(snapshot.configuration, retain_hours, force)
     files = vacuum_files(
-        uri,
-        retain_hours=retention.hours,
-        dry_run=dry_run,
-        force=force,
-        floor_hours=floor,
-        storage_options=storage_options,
+        snapshot, retain_hours=retention.hours, dry_run=dry_run, force=force, floor_hours=floor
     )
     return VacuumResult(uri, tuple(sorted(files)), dry_run, retention.hours, retention.source)
 
 
 def _retention(
-    uri: str, retain_hours: float | None, force: bool, storage_options: Mapping[str, str] | None
+    configuration: Mapping[str, str | None], retain_hours: float | None, force: bool
 ) -> tuple[Retention, float]:
     """The retention to vacuum with, and the floor below which only ``force`` vacuums.
 
@@ -75,7 +71,6 @@ def _retention(
     """
     if retain_hours is not None and force:
         return Retention(retain_hours, "argument", f"{retain_hours:g} hours"), 0.0
-    configuration = load_snapshot(uri, storage_options).configuration
     try:
         kept = table_retention(configuration)
     except InvalidArgumentError as error:

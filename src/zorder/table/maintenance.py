@@ -23,7 +23,7 @@ from zorder.table.features import (
     DELETION_VECTORS,
 )
 from zorder.table.retention import DEFAULT_RETENTION_HOURS
-from zorder.table.snapshot import load_snapshot
+from zorder.table.snapshot import TableSnapshot, load_snapshot
 
 __all__ = ["MIN_VACUUM_RETENTION_HOURS", "file_statistics", "latest_clustering", "vacuum_files"]
 
@@ -63,15 +63,14 @@ def latest_clustering(
 
 
 def vacuum_files(
-    uri: str,
+    snapshot: TableSnapshot,
     *,
     retain_hours: float,
     dry_run: bool,
     force: bool = False,
     floor_hours: float = MIN_VACUUM_RETENTION_HOURS,
-    storage_options: Mapping[str, str] | None = None,
 ) -> list[str]:
-    """Files under the table that no version within ``retain_hours`` references.
+    """Files under ``snapshot``'s table that no version within ``retain_hours`` references.
 
     Both files removed by commits older than the retention and files never
     committed (left by a run that died before its commit) count; names that
@@ -89,7 +88,6 @@ def vacuum_files(
             f"{floor_hours:g} hours: readers of older versions and writers still "
             "running may need those files; pass force=True (CLI: --force) to vacuum anyway"
         )
-    snapshot = load_snapshot(uri, storage_options)
     snapshot.check_writable("vacuum")
     table = snapshot.table
     hours = math.ceil(retain_hours)

@@ -61,20 +61,22 @@ def open_table(
     ):
         raise InvalidArgumentError(f"version must be an int >= 0, got {version!r}")
     instant = None if timestamp is None else _instant(timestamp, time_zone)
-    table = DeltaTable(uri, storage_options=options)
     if version is None and instant is None:
-        return table
+        return DeltaTable(uri, storage_options=options)
     if instant is not None:
-        version = _version_at(uri, instant, _commit_times(uri, table))
+        newest = DeltaTable(uri, storage_options=options)
+        version = _version_at(uri, instant, _commit_times(uri, newest))
+        if version == newest.version():
+            return newest
     assert version is not None
-    latest = table.version()
-    if version > latest:
-        raise VersionNotFoundError(f"table {uri} has no version {version} yet: {_held(uri)}")
-    if version == latest:
-        return table
     try:
         return DeltaTable(uri, version=version, storage_options=options)
     except DeltaError as error:
+        # Only now is the newest version read: to say which versions there are.
+        if version > DeltaTable(uri, storage_options=options).version():
+            raise VersionNotFoundError(
+                f"table {uri} has no version {version} yet: {_held(uri)}"
+            ) from error
         raise VersionNotFoundError(
             f"version {version} of table {uri} cannot be read ({error}); its log may have "
             f"been cleaned up: {_held(uri)}"
