@@ -7,7 +7,13 @@ Every test under ``tests/spark/`` is marked ``spark``, so ``-m "not spark"``
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -55,3 +61,69 @@ def kernel() -> Iterator[object]:
     connection.load_extension(str(next(package.glob("extensions/*/delta.duckdb_extension"))))
     yield connection
     connection.close()
+
+
+@dataclass(frozen=True)
+class S3Server:
+    """A local S3-compatible server (moto's server mode) on 127.0.0.1."""
+
+    endpoint: str
+
+    def options(self) -> dict[str, str]:
+        """deltalake's storage options for it: nothing comes from the environment."""
+        return {
+            "AWS_ENDPOINT_URL": self.endpoint,
+            "AWS_ACCESS_KEY_ID": "zorder-test-key",
+            "AWS_SECRET_ACCESS_KEY": "zorder-test-secret",
+            "AWS_REGION": "us-east-1",
+            "AWS_ALLOW_HTTP": "true",
+        }
+
+    def new_bucket(self) -> str:
+        import boto3
+
+        name = f"zorder-{uuid.uuid4().hex[:12]}"
+        options = self.options()
+        boto3.client(
+            "s3",
+            endpoint_url=self.endpoint,
+            aws_access_key_id=options["AWS_ACCESS_KEY_ID"],
+            aws_secret_access_key=options["AWS_SECRET_ACCESS_KEY"],
+            region_name=options["AWS_REGION"],
+        ).create_bucket(Bucket=name)
+        return name
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[S3Server]:
+    """moto's S3 server in a process of its own, bound to loopback, for the whole run."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("moto's S3 server did not start") from None
+                time.sleep(0.1)
+        yield S3Server(f"http://127.0.0.1:{port}")
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.fixture
+def no_cloud_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No AWS, Azure or Google setting from the environment: only what a test passes counts."""
+    for name in list(os.environ):
+        if name.startswith(("AWS_", "AZURE_", "GOOGLE_")):
+            monkeypatch.delenv(name)

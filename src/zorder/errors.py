@@ -24,6 +24,7 @@ __all__ = [
     "SchemaMismatchError",
     "SourceNotFoundError",
     "TableExistsError",
+    "UnsafeCommitWarning",
     "UnsupportedColumnTypeError",
     "UnsupportedFilterError",
     "UnsupportedTableError",
@@ -116,3 +117,8 @@ class BenchmarkError(ZorderError, RuntimeError):
 
 class ConcurrentCommitError(ZorderError, RuntimeError):
     """Another writer committed something this commit conflicts with; nothing was committed."""
+
+
+class UnsafeCommitWarning(UserWarning):
+    """The storage configuration may let two writers overwrite each other's commit (a store
+    that may not honour conditional puts, or a lock setting deltalake no longer uses)."""

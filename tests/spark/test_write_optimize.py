@@ -25,6 +25,14 @@ from tests.spark.helpers import (
     spark_rows,
 )
 from zorder.curves import ClusteringSpec
+from zorder.spark.keys import (
+    bits_per_column,
+    cell_key,
+    file_cells,
+    fit_rank_buckets,
+    sample_columns,
+)
+from zorder.spark.layout import plan_clustering
 from zorder.spark.scan import read_files
 from zorder.table import latest_clustering
 
@@ -84,6 +92,42 @@ def test_write_keeps_every_row_and_stats_bound_data(
     assert spark_rows(read_files(zorder.table.load_snapshot(str(path)), spark, None)) == expected
 
 
+def test_few_tasks_write_many_files_each_sorted_along_the_curve(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """An unpartitioned run: a file a number (its directory), fewer tasks than files, and
+    each file in key order: its rows' Z-order keys never decrease."""
+    from zorder.spark.layout import write_tasks
+
+    assert write_tasks(spark, 40, None) == 40  # size unknown: one task a file
+    assert write_tasks(spark, 40, 1 << 20) == 4  # the test session's shuffle width
+    assert write_tasks(spark, 40, 60 << 20) == 15  # at most 4 MB a task
+    assert write_tasks(spark, 3, 1 << 20) == 3
+    frame = spark.range(20_000).select(
+        (F.col("id") * 7919 % 5000).alias("a"), (F.col("id") * 104729 % 3000).alias("b")
+    )
+    path = tmp_path / "t"
+    metrics = zorder.write(frame, str(path), by=["a", "b"], num_files=12)
+    files = sorted(path.glob("zorder-*/__zorder_file=*/*.parquet"))
+    assert metrics.files_added == len(files) == 12
+    numbers = sorted(int(f.parent.name.removeprefix("__zorder_file=")) for f in files)
+    assert numbers == list(range(12))
+    tasks = {int(f.name.split("-")[1]) for f in files}
+    assert len(tasks) <= 4  # written by the shuffle's 4 tasks, not 12
+    assert delta_rows(path, ["a", "b"]) == spark_rows(frame)
+    # The key the run computed, again: the sample is every row, so the same buckets.
+    plan = plan_clustering(frame, ["a", "b"])
+    bits = bits_per_column(2)
+    ranks = fit_rank_buckets(sample_columns(frame, plan.columns), plan.columns, bits=bits)
+    cells = file_cells(ranks, count=12)
+    key = cell_key(plan.columns, ranks.buckets, cells, curve="zorder", bits=bits)
+    for data_file in files:
+        read = spark.read.parquet(str(data_file)).coalesce(1)
+        ordered = read.select(F.monotonically_increasing_id().alias("i"), key.alias("k"))
+        keys = [r["k"] for r in ordered.orderBy("i").collect()]
+        assert keys == sorted(keys), data_file.name
+
+
 def test_optimize_rewrites_in_one_commit_and_keeps_rows(
     spark: SparkSession, tmp_path: Path
 ) -> None:
@@ -140,7 +184,7 @@ def test_optimize_takes_the_row_count_from_the_log_when_every_file_has_one(
     assert counts_given == [1200]  # no count job: the sample fraction came from the log
 
     # A file whose add action carries no statistics leaves the count to Spark.
-    data_file = next((Path(path)).glob("zorder-*/*.parquet"))
+    data_file = next((Path(path)).glob("zorder-*/**/*.parquet"))
     copy = Path(path) / "copy.parquet"
     copy.write_bytes(data_file.read_bytes())
     relative = copy.relative_to(path).as_posix()

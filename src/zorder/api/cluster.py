@@ -34,12 +34,14 @@ from zorder.spark.partitions import (
     partition_key,
 )
 from zorder.spark.scan import read_files, read_partitions
+from zorder.spark.storage import spark_path
 from zorder.spark.writes import (
     chosen_partitions,
     delta_schema,
     estimated_bytes,
     file_number,
     logged_partitions,
+    planned_bytes,
     write_run,
 )
 from zorder.table import (
@@ -177,9 +179,11 @@ def write(
         )
         with progress_of(progress, f"Clustering into {job.uri}...", df.sparkSession):
             phase("counting")
-            estimated = estimated_bytes(df) if num_files is None else 0
+            estimated = estimated_bytes(df) if num_files is None else planned_bytes(df)
             layout = (
-                _partitioned_layout(job, df, bytes_total=estimated) if job.partition_by else None
+                _partitioned_layout(job, df, bytes_total=estimated or 0)
+                if job.partition_by
+                else None
             )
             if layout is not None:
                 files = layout.first_file[-1]
@@ -187,7 +191,9 @@ def write(
                 files = (
                     num_files if num_files is not None else file_count(None, job.target, estimated)
                 )
-            return _write_and_commit(job, df, files=files, started=started, partitioned=layout)
+            return _write_and_commit(
+                job, df, files=files, started=started, partitioned=layout, input_bytes=estimated
+            )
 
 
 def optimize(
@@ -300,6 +306,7 @@ def _rewrite(
             started=started,
             removed=read,
             rows=None if None in counts else sum(c or 0 for c in counts),
+            input_bytes=bytes_read,
         )
     groups: dict[tuple[Any, ...], tuple[DataFile, ...]] = {}
     for data_file in read:
@@ -351,7 +358,9 @@ def _partitioned_layout(
         partitions, num_files=job.num_files, bytes_total=bytes_total, target=job.target
     )
     phase("sampling")
-    return cluster_partitions(df, key, job.plan, partitions, per_partition)
+    return cluster_partitions(
+        df, key, job.plan, partitions, per_partition, partition_by=job.partition_by
+    )
 
 
 def _write_and_commit(
@@ -363,11 +372,13 @@ def _write_and_commit(
     partitioned: PartitionedLayout | None = None,
     removed: Sequence[DataFile] = (),
     rows: int | None = None,
+    input_bytes: int | None = None,
 ) -> ClusterMetrics:
     """Lay out, write, commit; then record what the table should remember.
 
     ``rows`` is the exact row count of ``df`` when the log knows it (saves
-    the sample its count job).
+    the sample its count job); ``input_bytes`` its size when known (fewer
+    write tasks, see :func:`zorder.spark.layout.in_files`).
     """
     snapshot, uri = job.snapshot, job.uri
     run = Run.new(job.plan.spec)
@@ -375,16 +386,24 @@ def _write_and_commit(
         laid_out = partitioned.frame
     else:
         phase("sampling")
-        laid_out = cluster(df, job.plan, num_files=files, sample_size=job.sample_size, rows=rows)
+        laid_out = cluster(
+            df,
+            job.plan,
+            num_files=files,
+            sample_size=job.sample_size,
+            rows=rows,
+            input_bytes=input_bytes,
+        )
     try:
         phase("clustering and writing")
-        stored = write_run(
-            laid_out, f"{uri}/{run.directory}", snapshot=snapshot, partition_by=job.partition_by
-        )
-        remove_writer_markers(uri, run.directory)
+        location = spark_path(df.sparkSession, f"{uri}/{run.directory}")
+        stored = write_run(laid_out, location, snapshot=snapshot, partition_by=job.partition_by)
+        remove_writer_markers(uri, run.directory, job.storage_options)
         phase("statistics")
         configuration = snapshot.stored_configuration if snapshot else {}
-        written = describe_written_files(uri, run.directory, stored, configuration)
+        written = describe_written_files(
+            uri, run.directory, stored, configuration, job.storage_options
+        )
         if partitioned is not None:
             # An optimize's values come from the log; a write's rows are the session's.
             zone = None if job.operation == "optimize" else session_time_zone(df.sparkSession)
@@ -402,7 +421,7 @@ def _write_and_commit(
             storage_options=job.storage_options,
         )
     except BaseException:
-        delete_directory(uri, run.directory)  # never committed, never referenced
+        delete_directory(uri, run.directory, job.storage_options)  # never committed
         raise
     # After the data commit, in a commit of its own (Delta refuses unknown properties
     # at creation): a crash in between leaves the rows committed and the properties

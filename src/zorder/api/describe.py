@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from zorder.api.scanning import session_time_zone
+from zorder.api.scanning import session_time_zone, table_storage_options
 from zorder.columns import resolve_columns
 from zorder.curves.kinds import ClusteringSpec
 from zorder.stats import action_stats_field
@@ -138,10 +138,9 @@ def describe(
     """
     uri = normalize_uri(path)
     zone = time_zone if time_zone is not None else session_time_zone(None)
-    snapshot = load_snapshot(
-        uri, storage_options, version=version, timestamp=timestamp, time_zone=zone
-    )
-    clustering = latest_clustering(uri, storage_options, at_version=snapshot.version)
+    options = table_storage_options(uri, storage_options, None)
+    snapshot = load_snapshot(uri, options, version=version, timestamp=timestamp, time_zone=zone)
+    clustering = latest_clustering(uri, options, at_version=snapshot.version)
     spec = snapshot.recorded_spec
     shown = _shown_columns(snapshot, columns, spec or (clustering.spec if clustering else None))
     lows = {c: _values(snapshot, "min", c) for c in shown}

@@ -18,6 +18,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
 from zorder.api.modes import WRITE_MODES, WriteMode
+from zorder.api.scanning import table_storage_options
 from zorder.curves.kinds import ClusteringSpec, Curve, KeyMethod, as_curve, as_key_method
 from zorder.errors import InvalidArgumentError, SchemaMismatchError, TableExistsError
 from zorder.sizes import DEFAULT_TARGET_FILE_SIZE, parse_size
@@ -26,6 +27,7 @@ from zorder.spark.partitions import resolve_partition_columns
 from zorder.spark.scan import schema_frame, spark_schema
 from zorder.table import (
     CommitMode,
+    Storage,
     TableSnapshot,
     WrittenFile,
     is_delta_table,
@@ -110,6 +112,7 @@ def write_job(
     if mode not in WRITE_MODES:
         raise InvalidArgumentError(f"unknown mode {mode!r}; accepted: {', '.join(WRITE_MODES)}")
     uri = normalize_uri(path)
+    storage_options = _writable_storage(uri, storage_options, df.sparkSession)
     _check_size(num_files, target_file_size)
     snapshot = None
     commit_mode: CommitMode = "create"
@@ -165,6 +168,7 @@ def optimize_job(
     """``zorder.optimize``'s request, checked against the table's newest version."""
     check_fanout(fanout)
     uri = normalize_uri(path)
+    storage_options = _writable_storage(uri, storage_options, spark)
     snapshot = load_snapshot(uri, storage_options)
     snapshot.check_writable("optimize")
     spec = _resolved_spec(by, curve, method, snapshot, uri, storage_options)
@@ -189,6 +193,16 @@ def optimize_job(
         uri, "optimize", "rewrite", snapshot, plan, columns, num_files, target, sample_size,
         remember, storage_options,
     )  # fmt: skip
+
+
+def _writable_storage(
+    uri: str, storage_options: Mapping[str, str] | None, spark: SparkSession
+) -> dict[str, str]:
+    """The options that reach the table (the session's, then the explicit ones), checked to
+    commit safely before anything is written."""
+    options = table_storage_options(uri, storage_options, spark)
+    Storage.of(uri, options).warn_if_commits_unsafe()
+    return options
 
 
 def _check_size(num_files: int | None, target_file_size: int | str | None) -> None:

@@ -12,7 +12,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from zorder.api.scanning import ScanReport, Where, open_scan, plan_scan, session_time_zone
+from zorder.api.scanning import (
+    ScanReport,
+    Where,
+    open_scan,
+    plan_scan,
+    session_time_zone,
+    table_storage_options,
+)
 from zorder.errors import InvalidArgumentError
 from zorder.table import AsOf, load_snapshot, normalize_uri
 
@@ -100,9 +107,9 @@ def skipping_effectiveness(
     if not filters:
         raise InvalidArgumentError("skipping_effectiveness needs at least one filter")
     zone = time_zone if time_zone is not None else session_time_zone(spark)
-    snapshot = load_snapshot(
-        normalize_uri(path), storage_options, version=version, timestamp=timestamp, time_zone=zone
-    )
+    uri = normalize_uri(path)
+    options = table_storage_options(uri, storage_options, spark)
+    snapshot = load_snapshot(uri, options, version=version, timestamp=timestamp, time_zone=zone)
     fractions = []
     for where in filters:
         report = plan_scan(snapshot, where, spark=spark, time_zone=zone).report

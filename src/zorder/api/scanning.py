@@ -163,9 +163,10 @@ def open_scan(
 ) -> Scan:
     """:func:`scan`, with the session that resolves a Column and gives the default zone."""
     zone = time_zone if time_zone is not None else session_time_zone(spark)
+    uri = normalize_uri(path)
     snapshot = load_snapshot(
-        normalize_uri(path),
-        storage_options,
+        uri,
+        table_storage_options(uri, storage_options, spark),
         version=version,
         timestamp=timestamp,
         time_zone=zone,
@@ -258,6 +259,26 @@ def _column_sql(where: Column, snapshot: TableSnapshot, spark: SparkSession) -> 
     frame = schema_frame(snapshot, spark).where(where)
     analyzed = frame._jdf.queryExecution().analyzed()
     return str(analyzed.condition().sql())
+
+
+def table_storage_options(
+    uri: str, storage_options: Mapping[str, str] | None, spark: SparkSession | None
+) -> dict[str, str]:
+    """The options that reach the table at ``uri``: ``storage_options`` over the object-store
+    settings of ``spark``, else of the active session (see :mod:`zorder.spark.storage`).
+
+    Without pyspark imported no session can be active: nothing loads it to ask.
+    """
+    if spark is None and "pyspark.sql" not in sys.modules:
+        return dict(storage_options or {})
+    from pyspark.sql import SparkSession
+
+    session = spark or SparkSession.getActiveSession()
+    if session is None:
+        return dict(storage_options or {})
+    from zorder.spark.storage import session_storage_options
+
+    return session_storage_options(session, uri, storage_options)
 
 
 def session_time_zone(spark: SparkSession | None) -> str:

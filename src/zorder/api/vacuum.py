@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from zorder.api.scanning import table_storage_options
 from zorder.errors import InvalidArgumentError
 from zorder.table import load_snapshot, normalize_uri, vacuum_files
 from zorder.table.retention import RETENTION_PROPERTY, Retention, table_retention
@@ -50,7 +51,7 @@ def vacuum(
     uri = normalize_uri(path)
     if retain_hours is not None and retain_hours < 0:
         raise InvalidArgumentError(f"retain_hours must be >= 0, got {retain_hours:g}")
-    snapshot = load_snapshot(uri, storage_options)
+    snapshot = load_snapshot(uri, table_storage_options(uri, storage_options, None))
     retention, floor = _retention(snapshot.configuration, retain_hours, force)
     files = vacuum_files(
         snapshot, retain_hours=retention.hours, dry_run=dry_run, force=force, floor_hours=floor

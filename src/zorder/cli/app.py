@@ -30,7 +30,7 @@ from zorder.cli.output import Output, output_for
 from zorder.cli.spark import session, spark_log
 from zorder.curves.kinds import Curve, KeyMethod, SpaceFillingCurve
 from zorder.errors import InvalidArgumentError
-from zorder.table import MIN_VACUUM_RETENTION_HOURS
+from zorder.table import MIN_VACUUM_RETENTION_HOURS, parse_storage_options
 from zorder.table.retention import DEFAULT_RETENTION_HOURS, RETENTION_PROPERTY
 from zorder.table.tiering import DEFAULT_FANOUT
 
@@ -56,6 +56,14 @@ RemoteOption = Annotated[
 ConfOption = Annotated[
     list[str] | None,
     typer.Option("--conf", help="Extra Spark setting KEY=VALUE (repeatable)."),
+]
+StorageOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--storage-option",
+        help="Object-store setting KEY=VALUE as deltalake takes it (repeatable), e.g. "
+        "AWS_ENDPOINT_URL=http://127.0.0.1:9000; unset ones come from the environment.",
+    ),
 ]
 CurveOption = Annotated[
     Curve | None, typer.Option(help="Curve to cluster along (default: the table's, else zorder).")
@@ -247,6 +255,7 @@ def write(
         str | None,
         typer.Option(help="Partition columns of a new table, comma-separated (e.g. day)."),
     ] = None,
+    storage_option: StorageOption = None,
     master: MasterOption = "local[*]",
     remote: RemoteOption = None,
     conf: ConfOption = None,
@@ -259,7 +268,8 @@ def write(
     from zorder.api import read_input
 
     spark = session(out, master, conf, remote)
-    df = read_input(spark, source, format=source_format)
+    options = parse_storage_options(storage_option or [])
+    df = read_input(spark, source, format=source_format, storage_options=options)
     with out.working(f"Clustering {source} into {dest}...", spark):
         metrics = zorder.write(
             df,
@@ -271,6 +281,7 @@ def write(
             target_file_size=target_file_size,
             method=method,
             partition_by=_columns(partition_by) if partition_by else None,
+            storage_options=options,
         )
     out.result(metrics, render.metrics)
 
@@ -294,6 +305,7 @@ def optimize(
     fanout: Annotated[
         int, typer.Option(min=2, help="Runs of a size tier merged into one (incremental).")
     ] = DEFAULT_FANOUT,
+    storage_option: StorageOption = None,
     master: MasterOption = "local[*]",
     remote: RemoteOption = None,
     conf: ConfOption = None,
@@ -316,6 +328,7 @@ def optimize(
             where=where,
             full=full,
             fanout=fanout,
+            storage_options=parse_storage_options(storage_option or []),
         )
     out.result(metrics, render.metrics)
 
@@ -327,10 +340,17 @@ def describe(
     version: VersionOption = None,
     as_of: AsOfOption = None,
     time_zone: Annotated[str, typer.Option(help="Zone of an --as-of without one.")] = "UTC",
+    storage_option: StorageOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """The table's clustering spec, file size target, runs, and what is not clustered yet."""
-    described = zorder.describe(path, version=version, timestamp=as_of, time_zone=time_zone)
+    described = zorder.describe(
+        path,
+        version=version,
+        timestamp=as_of,
+        time_zone=time_zone,
+        storage_options=parse_storage_options(storage_option or []),
+    )
     out.result(described, render.runs)
 
 
@@ -356,13 +376,20 @@ def vacuum(
             "table's own (unsafe for old readers)."
         ),
     ] = False,
+    storage_option: StorageOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """List (or delete) files no version within the retention uses, orphans of crashed runs too.
 
     The result says which retention applied and where it came from.
     """
-    result = zorder.vacuum(path, retain_hours=retain_hours, dry_run=dry_run, force=force)
+    result = zorder.vacuum(
+        path,
+        retain_hours=retain_hours,
+        dry_run=dry_run,
+        force=force,
+        storage_options=parse_storage_options(storage_option or []),
+    )
     out.result(result, render.vacuumed)
 
 
@@ -391,6 +418,7 @@ def query(
     ] = "UTC",
     version: VersionOption = None,
     as_of: AsOfOption = None,
+    storage_option: StorageOption = None,
     master: MasterOption = "local[*]",
     remote: RemoteOption = None,
     conf: ConfOption = None,
@@ -405,17 +433,30 @@ def query(
     (zorder.to_arrow), with Spark's semantics, or the filter is refused.
     """
     picked = _columns(columns) if columns else None
+    options = parse_storage_options(storage_option or [])
     if use_spark and not explain_only:
         zone = [f"spark.sql.session.timeZone={time_zone}"]
         spark = session(out, master, [*zone, *(conf or [])], remote)
         with out.working(f"Reading {path}...", spark):
             planned = zorder.scan(
-                path, where, columns=picked, version=version, timestamp=as_of, time_zone=time_zone
+                path,
+                where,
+                columns=picked,
+                version=version,
+                timestamp=as_of,
+                time_zone=time_zone,
+                storage_options=options,
             )
             rows = planned.to_spark(spark).limit(limit).toArrow()
     else:
         planned = zorder.scan(
-            path, where, columns=picked, version=version, timestamp=as_of, time_zone=time_zone
+            path,
+            where,
+            columns=picked,
+            version=version,
+            timestamp=as_of,
+            time_zone=time_zone,
+            storage_options=options,
         )
         if explain_only:
             out.result(planned.report, render.scan)
@@ -461,6 +502,7 @@ def stats(
     version: VersionOption = None,
     as_of: AsOfOption = None,
     time_zone: Annotated[str, typer.Option(help="Zone of an --as-of without one.")] = "UTC",
+    storage_option: StorageOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """One row per file: its run, record count and min/max of the clustering columns."""
@@ -470,6 +512,7 @@ def stats(
         version=version,
         timestamp=as_of,
         time_zone=time_zone,
+        storage_options=parse_storage_options(storage_option or []),
     )
     out.result(description, render.stats, as_json=render.stats_json)
 

@@ -18,7 +18,7 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from zorder.table.clustering import SPARK_PART_FILE
+from zorder.table.clustering import RUN_FILE, SPARK_PART_FILE
 
 if TYPE_CHECKING:
     from zorder.api import ClusterMetrics, ScanReport, TableDescription, VacuumResult
@@ -138,9 +138,12 @@ def stats_json(description: TableDescription) -> list[dict[str, Any]]:
     return files
 
 
-# Spark names a file part-<task>-<write uuid>-c<n>.<codec>.parquet; inside a run the task
-# number alone tells its files apart, so tables show that and --json the whole path.
+# Inside a run the file number alone tells its files apart (its directory's, else the
+# task's in Spark's part-<task>-<write uuid>...), so tables show that and --json the path.
 def _short_name(name: str) -> str:
+    numbered = RUN_FILE.search(name)
+    if numbered:
+        return f"file {int(numbered['number'])}"
     match = SPARK_PART_FILE.match(name)
     return match["short"] if match else name
 

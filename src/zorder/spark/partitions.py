@@ -48,7 +48,7 @@ from zorder.spark.keys import (
     key_ids,
     key_ranges,
 )
-from zorder.spark.layout import ClusteringPlan
+from zorder.spark.layout import ClusteringPlan, in_files
 
 __all__ = [
     "PARTITIONABLE_TYPES",
@@ -156,10 +156,10 @@ def files_per_partition(
 
 @dataclass(frozen=True)
 class PartitionedLayout:
-    """The laid-out rows (one partition a Spark partition) and where each partition's files start.
+    """The laid-out rows (numbered by file) and where each partition's files start.
 
-    Written with ``partitionBy`` on the partition columns, each task writes one
-    file into its partition's hive-style directory (``day=2026-11-01/``), as
+    Written with ``partitionBy`` on the partition columns, each file goes into
+    its partition's hive-style directory (``day=2026-11-01/``), as
     Spark and delta-rs lay partitions out: the log holds the values, and
     readers that take them from the directory names (Polars) agree.
     """
@@ -195,12 +195,14 @@ def cluster_partitions(
     partitions: Sequence[Partition],
     files: Sequence[int],
     *,
+    partition_by: Sequence[str],
     seed: int = DEFAULT_SAMPLE_SEED,
 ) -> PartitionedLayout:
     """``df`` laid out so that each file holds one partition's rows, clustered along the curve.
 
     ``key`` names the column of ``df`` that holds each row's partition key
-    (dropped from the result); ``files`` gives each partition's file count.
+    (dropped from the result); ``files`` gives each partition's file count;
+    ``partition_by`` names the partition columns.
     Rank keys along Z-order or Hilbert; one clustering column is cut and
     sorted by its own ranks.
     """
@@ -251,7 +253,8 @@ def cluster_partitions(
     order = [F.col(key_name)]
     if len(plan.columns) == 1:  # the key holds only its rank bucket: the value orders the rest
         order.append(F.col(f"`{plan.columns[0].name}`").asc_nulls_first())
-    frame = keyed.repartitionById(total, number).sortWithinPartitions(*order).drop(key_name, key)
+    frame = in_files(keyed, number, order, count=total, input_bytes=None, partition_by=partition_by)
+    frame = frame.drop(key_name, key)
     return PartitionedLayout(frame, tuple(partitions), tuple(first_file))
 
 

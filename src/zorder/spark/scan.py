@@ -34,6 +34,7 @@ from pyspark.sql.types import (
 
 from zorder.errors import BrokenTableError, UnsupportedTableError
 from zorder.skipping.sql import sql_literal
+from zorder.spark.storage import spark_paths
 from zorder.table.snapshot import DataFile, TableSnapshot, by_partition
 
 __all__ = [
@@ -75,7 +76,8 @@ def _struct(schema_json: str) -> StructType:
 
 
 def stored_frame(snapshot: TableSnapshot, df: DataFrame) -> DataFrame:
-    """``df`` (the table's logical columns) with the names and nested names files hold."""
+    """``df`` (the table's logical columns) with the names and nested names files hold;
+    columns the table lacks (a run's file numbers) pass through as they are."""
     if snapshot.mapping is None:
         return df
 
@@ -85,6 +87,8 @@ def stored_frame(snapshot: TableSnapshot, df: DataFrame) -> DataFrame:
         target = stored[snapshot.stored_name(logical.name)]  # in id mode with its field ids
         cast = F.col(f"`{logical.name}`").cast(target.dataType)
         columns.append(cast.alias(target.name, metadata=target.metadata))
+    table_columns = {f.name for f in spark_schema(snapshot).fields}
+    columns += [F.col(f"`{c}`") for c in df.columns if c not in table_columns]
     return df.select(*columns)
 
 
@@ -122,11 +126,11 @@ def read_files(
         return spark.createDataFrame([], spark_schema(snapshot))
     reader = _reader(snapshot, spark, keep)
     if not snapshot.partition_columns:
-        frame = _without_deleted_rows(snapshot, _parquet(snapshot, reader, files), files)
+        frame = _without_deleted_rows(snapshot, _parquet(snapshot, spark, reader, files), files)
         if snapshot.mapping is None:
             return frame
         return frame.select(*[stored_column(snapshot, f) for f in spark_schema(snapshot).fields])
-    return _union_of_partitions(snapshot, reader, by_partition(files))
+    return _union_of_partitions(snapshot, spark, reader, by_partition(files))
 
 
 def read_partitions(
@@ -152,7 +156,7 @@ def read_partitions(
         )
         return spark.createDataFrame([], schema)
     return _union_of_partitions(
-        snapshot, _reader(snapshot, spark, keep), groups, tags=(index_column, indices)
+        snapshot, spark, _reader(snapshot, spark, keep), groups, tags=(index_column, indices)
     )
 
 
@@ -178,6 +182,7 @@ def _reader(
 
 def _union_of_partitions(
     snapshot: TableSnapshot,
+    spark: SparkSession,
     reader: DataFrameReader,
     groups: Mapping[tuple[Any, ...], Sequence[DataFile]],
     *,
@@ -199,18 +204,22 @@ def _union_of_partitions(
         if tags is not None:
             name, indices = tags
             columns.append(F.lit(indices[values]).cast("long").alias(name))
-        frame = _parquet(snapshot, reader, members)
+        frame = _parquet(snapshot, spark, reader, members)
         frames.append(_without_deleted_rows(snapshot, frame, members).select(*columns))
     return functools.reduce(DataFrame.union, frames)
 
 
 def _parquet(
-    snapshot: TableSnapshot, reader: DataFrameReader, files: Sequence[DataFile]
+    snapshot: TableSnapshot,
+    spark: SparkSession,
+    reader: DataFrameReader,
+    files: Sequence[DataFile],
 ) -> DataFrame:
     """``files`` read by Spark; one storage lacks is named as the table's breakage."""
 
+    uris = spark_paths(spark, [snapshot.file_uri(f) for f in files])
     try:
-        return reader.parquet(*[snapshot.file_uri(f) for f in files])
+        return reader.parquet(*uris)
     except AnalysisException as error:
         if "PATH_NOT_FOUND" not in str(error):
             raise

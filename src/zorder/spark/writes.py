@@ -21,11 +21,12 @@ from pyspark.sql.types import LongType, StructField, StructType
 from zorder.columns import match_column
 from zorder.errors import InvalidArgumentError, ZorderError
 from zorder.skipping.sql import referenced_columns
+from zorder.spark.layout import FILE_COLUMN
 from zorder.spark.partitions import Partition
 from zorder.spark.progress import is_connect
 from zorder.spark.scan import spark_schema, stored_frame, stored_schema
 from zorder.table import DataFile, TableSnapshot
-from zorder.table.clustering import SPARK_PART_FILE
+from zorder.table.clustering import RUN_FILE, SPARK_PART_FILE
 
 __all__ = [
     "chosen_partitions",
@@ -33,6 +34,7 @@ __all__ = [
     "estimated_bytes",
     "file_number",
     "logged_partitions",
+    "planned_bytes",
     "write_run",
 ]
 
@@ -50,21 +52,25 @@ def delta_schema(schema: StructType) -> DeltaSchema:
     return DeltaSchema.from_json(schema.json())
 
 
-def estimated_bytes(df: DataFrame) -> int:
-    """Spark's estimate of the input size, or rows x a sampled row width when unknown.
+def planned_bytes(df: DataFrame) -> int | None:
+    """Spark's estimate of the input size from the optimized plan's statistics (no job), or
+    None: unknown, or a Connect client, which cannot reach the plan."""
+    if is_connect(df.sparkSession):
+        return None
+    try:
+        stats = df._jdf.queryExecution().optimizedPlan().stats()
+        size = int(str(stats.sizeInBytes()))  # a Scala BigInt, which py4j may give as an int
+    except Exception as error:  # a plan whose statistics cannot be computed
+        _log.info("no size estimate from Spark's plan (%s)", error)
+        return None
+    return size if 0 < size < 1 << 50 else None
 
-    A classic session asks the optimized plan's statistics (no job). A
-    Connect client cannot reach them and always counts and samples.
-    """
-    if not is_connect(df.sparkSession):
-        try:
-            stats = df._jdf.queryExecution().optimizedPlan().stats()
-            size = int(stats.sizeInBytes().toString())
-        except Exception as error:  # a plan whose statistics cannot be computed
-            _log.info("no size estimate from Spark's plan (%s); counting the rows", error)
-            size = -1
-        if 0 < size < 1 << 50:
-            return size
+
+def estimated_bytes(df: DataFrame) -> int:
+    """:func:`planned_bytes`, else rows x a sampled row width (a count and a small job)."""
+    size = planned_bytes(df)
+    if size is not None:
+        return size
     rows = df.count()
     sample = df.limit(1000).toArrow()
     return int(rows * sample.nbytes / max(1, sample.num_rows))
@@ -109,23 +115,27 @@ def write_run(
     in the table's order (Delta's ``dataSkippingNumIndexedCols`` counts the table's first).
 
     Into an existing table the files hold its own (under column mapping,
-    physical) names.
+    physical) names. Rows numbered by file (:data:`FILE_COLUMN`) go to one file
+    a number, in a directory named after it.
     """
     frame = stored_frame(snapshot, laid_out) if snapshot is not None else laid_out
     partitions = [snapshot.stored_name(c) if snapshot else c for c in partition_by]
+    if FILE_COLUMN in laid_out.columns:
+        partitions.append(FILE_COLUMN)
     with _write_settings(laid_out.sparkSession):
         writer = frame.write.mode("error")  # "error": the one spelling Spark Connect accepts too
         if partitions:
             writer = writer.partitionBy(*partitions)
         writer.parquet(location)
     if snapshot is None:  # a new table: the DataFrame's order is the table's
-        return list(frame.columns)
+        return [c for c in frame.columns if c != FILE_COLUMN]
     return [f.name for f in stored_schema(snapshot).fields]
 
 
 def file_number(path: str) -> int:
-    """The number of the file of a run Spark wrote as ``path``."""
-    match = SPARK_PART_FILE.match(path)
+    """The number of the file of a run Spark wrote as ``path``: its file directory's, else
+    (rows not numbered by file) its task's."""
+    match = RUN_FILE.search(path) or SPARK_PART_FILE.match(path)
     if match is None:  # pragma: no cover (Spark's naming is part of its file format contract)
         raise ZorderError(f"cannot tell which file of the run Spark wrote as {path!r}")
     return int(match["number"])

@@ -43,7 +43,13 @@ from zorder.table.snapshot import (
     TableSnapshot,
     is_delta_table,
     load_snapshot,
+)
+from zorder.table.storage import (
+    Storage,
+    UnsafeCommitWarning,
     normalize_uri,
+    options_from_hadoop,
+    parse_storage_options,
 )
 from zorder.table.versions import AsOf
 
@@ -56,7 +62,9 @@ __all__ = [
     "DataFile",
     "Operation",
     "Run",
+    "Storage",
     "TableSnapshot",
+    "UnsafeCommitWarning",
     "WrittenFile",
     "commit_files",
     "delete_directory",
@@ -67,6 +75,8 @@ __all__ = [
     "latest_clustering",
     "load_snapshot",
     "normalize_uri",
+    "options_from_hadoop",
+    "parse_storage_options",
     "record_properties",
     "remove_writer_markers",
     "rewrite_scope",

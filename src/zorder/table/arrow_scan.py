@@ -21,7 +21,7 @@ from zorder.errors import (
     BrokenTableError,
 )
 from zorder.skipping.rows import quoted_name
-from zorder.table.snapshot import DataFile, TableSnapshot, by_partition, has_scheme
+from zorder.table.snapshot import DataFile, TableSnapshot, by_partition, has_scheme, open_storage
 
 _log = logging.getLogger(__name__)
 
@@ -37,11 +37,10 @@ def read_file(snapshot: TableSnapshot, data_file: DataFile, columns: Sequence[st
     As Spark reads the file: a column the file lacks is NULL throughout,
     and partition columns hold the log's values for the file.
     """
-    import pyarrow.fs as pafs
     import pyarrow.parquet as pq
 
-    if has_scheme(data_file.path):
-        filesystem, location = pafs.FileSystem.from_uri(data_file.path)
+    if has_scheme(data_file.path):  # an absolute path, reached with the table's options
+        filesystem, location = open_storage(data_file.path, snapshot.storage_options)
     else:
         filesystem, root = snapshot.storage
         location = f"{root.rstrip('/')}/{data_file.path}"

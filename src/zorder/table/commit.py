@@ -89,6 +89,7 @@ def describe_written_files(
     relative_dir: str,
     columns: Sequence[str],
     configuration: Mapping[str, str | None],
+    storage_options: Mapping[str, str] | None = None,
 ) -> list[WrittenFile]:
     """List the Parquet files under ``relative_dir`` and read each footer's statistics.
 
@@ -98,7 +99,7 @@ def describe_written_files(
     import pyarrow.fs as pafs
     import pyarrow.parquet as pq
 
-    filesystem, root = open_storage(uri)
+    filesystem, root = open_storage(uri, storage_options)
     directory = f"{root.rstrip('/')}/{relative_dir}"
     infos = filesystem.get_file_info(pafs.FileSelector(directory, recursive=True))
     written = []
@@ -121,7 +122,9 @@ def describe_written_files(
     return written
 
 
-def remove_writer_markers(uri: str, relative_dir: str) -> None:
+def remove_writer_markers(
+    uri: str, relative_dir: str, storage_options: Mapping[str, str] | None = None
+) -> None:
     """Drop the ``_SUCCESS`` and ``.crc`` files Spark's writer leaves next to the data.
 
     No Delta reader wants them, and as files the log never references they
@@ -129,7 +132,7 @@ def remove_writer_markers(uri: str, relative_dir: str) -> None:
     """
     import pyarrow.fs as pafs
 
-    filesystem, root = open_storage(uri)
+    filesystem, root = open_storage(uri, storage_options)
     selector = pafs.FileSelector(f"{root}/{relative_dir}", recursive=True)
     for info in filesystem.get_file_info(selector):
         if info.type == pafs.FileType.File and info.base_name.startswith(("_", ".")):
@@ -137,9 +140,11 @@ def remove_writer_markers(uri: str, relative_dir: str) -> None:
                 filesystem.delete_file(info.path)
 
 
-def delete_directory(uri: str, relative_dir: str) -> None:
+def delete_directory(
+    uri: str, relative_dir: str, storage_options: Mapping[str, str] | None = None
+) -> None:
     """Best-effort removal of a run's directory (its files were never committed)."""
-    filesystem, root = open_storage(uri)
+    filesystem, root = open_storage(uri, storage_options)
     with contextlib.suppress(OSError):
         filesystem.delete_dir(f"{root.rstrip('/')}/{relative_dir}")
 

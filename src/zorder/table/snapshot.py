@@ -11,9 +11,8 @@ import dataclasses
 import datetime as dt
 import functools
 import json
-import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
@@ -59,6 +58,7 @@ from zorder.table.features import (
     unwritable,
 )
 from zorder.table.mapping import ColumnMapping
+from zorder.table.storage import Storage, normalize_uri
 from zorder.table.timestamps import instant, is_zoned, wall_clocks_in_zone
 from zorder.table.versions import AsOf, open_table
 
@@ -75,17 +75,6 @@ __all__ = [
 
 if TYPE_CHECKING:  # loaded where used: a lookup reads no footer and lists no directory
     import pyarrow.fs as pafs
-
-
-def normalize_uri(path: str | os.PathLike[str]) -> str:
-    """Absolute local path, or the URI unchanged when it has a scheme (s3://, abfss://, ...)."""
-    text = os.fspath(path)
-    scheme = urlparse(text).scheme
-    if scheme and len(scheme) > 1 and scheme != "file":
-        return text.rstrip("/")
-    if scheme == "file":
-        text = urlparse(text).path
-    return os.path.abspath(text)
 
 
 def is_delta_table(uri: str, storage_options: Mapping[str, str] | None = None) -> bool:
@@ -127,6 +116,7 @@ class TableSnapshot:
     # The zone zone-less timestamp partition values were read in (in_time_zone); None: as
     # deltalake reads them, in UTC.
     time_zone: str | None = None
+    storage_options: Mapping[str, str] = field(default_factory=dict)
 
     @functools.cached_property
     def files(self) -> tuple[DataFile, ...]:
@@ -423,7 +413,8 @@ class TableSnapshot:
 
     @functools.cached_property
     def storage(self) -> tuple[pafs.FileSystem, str]:
-        return open_storage(self.uri)
+        """The filesystem that holds the table, configured by its storage options, and its root."""
+        return open_storage(self.uri, self.storage_options)
 
     def files_by_partition(self) -> dict[tuple[Any, ...], list[DataFile]]:
         """The files of each partition (one group of all files when unpartitioned)."""
@@ -472,6 +463,7 @@ def load_snapshot(
         configuration=dict(metadata.configuration),
         partition_columns=partition_columns,
         actions=actions,
+        storage_options=dict(storage_options or {}),
     )
 
 
@@ -493,8 +485,9 @@ def _refuse_unreadable(uri: str, table: DeltaTable, configuration: Mapping[str, 
         )
 
 
-def open_storage(uri: str) -> tuple[pafs.FileSystem, str]:
-    import pyarrow.fs as pafs
-
-    filesystem, root = pafs.FileSystem.from_uri(uri)
-    return filesystem, root
+def open_storage(
+    uri: str, storage_options: Mapping[str, str] | None = None
+) -> tuple[pafs.FileSystem, str]:
+    """The filesystem holding ``uri``, as deltalake reaches it with ``storage_options``,
+    and the path of ``uri`` in it."""
+    return Storage.of(uri, storage_options).filesystem()

@@ -23,6 +23,7 @@ from deltalake.exceptions import DeltaError
 
 from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError, VersionNotFoundError
 from zorder.skipping.rows import session_zone
+from zorder.table.storage import Storage
 
 __all__ = ["AsOf", "open_table"]
 
@@ -65,7 +66,7 @@ def open_table(
         return DeltaTable(uri, storage_options=options)
     if instant is not None:
         newest = DeltaTable(uri, storage_options=options)
-        version = _version_at(uri, instant, _commit_times(uri, newest))
+        version = _version_at(uri, instant, _commit_times(uri, newest, options))
         if version == newest.version():
             return newest
     assert version is not None
@@ -75,11 +76,11 @@ def open_table(
         # Only now is the newest version read: to say which versions there are.
         if version > DeltaTable(uri, storage_options=options).version():
             raise VersionNotFoundError(
-                f"table {uri} has no version {version} yet: {_held(uri)}"
+                f"table {uri} has no version {version} yet: {_held(uri, options)}"
             ) from error
         raise VersionNotFoundError(
             f"version {version} of table {uri} cannot be read ({error}); its log may have "
-            f"been cleaned up: {_held(uri)}"
+            f"been cleaned up: {_held(uri, options)}"
         ) from error
 
 
@@ -106,10 +107,12 @@ def _instant(value: Any, time_zone: str) -> dt.datetime:
     return moment
 
 
-def _commit_files(uri: str) -> tuple[pafs.FileSystem, dict[int, pafs.FileInfo]]:
+def _commit_files(
+    uri: str, options: Mapping[str, str]
+) -> tuple[pafs.FileSystem, dict[int, pafs.FileInfo]]:
     import pyarrow.fs as pafs
 
-    filesystem, root = pafs.FileSystem.from_uri(uri)
+    filesystem, root = Storage.of(uri, options).filesystem()
     selector = pafs.FileSelector(f"{root.rstrip('/')}/_delta_log", allow_not_found=True)
     commits = {}
     for info in filesystem.get_file_info(selector):
@@ -119,9 +122,11 @@ def _commit_files(uri: str) -> tuple[pafs.FileSystem, dict[int, pafs.FileInfo]]:
     return filesystem, commits
 
 
-def _commit_times(uri: str, table: DeltaTable) -> list[tuple[int, dt.datetime]]:
+def _commit_times(
+    uri: str, table: DeltaTable, options: Mapping[str, str]
+) -> list[tuple[int, dt.datetime]]:
     """(version, commit time) of every commit still in the log, oldest first."""
-    filesystem, commits = _commit_files(uri)
+    filesystem, commits = _commit_files(uri, options)
     configuration = table.metadata().configuration
     in_commit = str(configuration.get(_IN_COMMIT_TIMESTAMPS) or "").lower() == "true"
     enabled_at = int(configuration.get(_ENABLED_AT) or 0) if in_commit else None
@@ -170,8 +175,8 @@ def _version_at(uri: str, instant: dt.datetime, history: list[tuple[int, dt.date
     return max(at_or_before)
 
 
-def _held(uri: str) -> str:
-    versions = sorted(_commit_files(uri)[1])
+def _held(uri: str, options: Mapping[str, str]) -> str:
+    versions = sorted(_commit_files(uri, options)[1])
     if not versions:
         return "its log holds no commit files"
     return f"its log holds versions {versions[0]} to {versions[-1]}"

@@ -1,0 +1,72 @@
+"""A Spark session's object-store settings, as deltalake's storage options; paths for Spark.
+
+A PySpark user configures the store once, in the session's Hadoop
+configuration (``spark.hadoop.fs.s3a.endpoint``, ...). zorder reads the log
+with deltalake and files with pyarrow, outside the JVM: they get the same
+settings, mapped by :func:`zorder.table.options_from_hadoop`. Explicit
+``storage_options`` win, setting by setting.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from urllib.parse import urlparse
+
+from pyspark.sql import SparkSession
+
+from zorder.spark.progress import is_connect
+from zorder.table.storage import merge_options, options_from_hadoop
+
+__all__ = ["hadoop_settings", "session_storage_options", "spark_path", "spark_paths"]
+
+_log = logging.getLogger(__name__)
+
+# The Hadoop settings that say how to reach an object store.
+_STORE_SETTINGS = r"^(fs\.s3a\.|fs\.s3\.impl|fs\.azure\.|fs\.gs\.|google\.cloud\.)"
+
+
+def hadoop_settings(spark: SparkSession) -> dict[str, str]:
+    """The session's object-store settings: its Hadoop configuration (classic sessions),
+    overridden by ``spark.hadoop.*`` keys of its SQL configuration, prefix removed."""
+    settings: dict[str, str] = {}
+    if not is_connect(spark):
+        try:
+            found = spark.sparkContext._jsc.hadoopConfiguration().getValByRegex(_STORE_SETTINGS)
+            settings.update({str(k): str(v) for k, v in found.items()})
+        except Exception as error:  # a session without a reachable JVM context
+            _log.info("no Hadoop configuration from the session (%s)", error)
+    try:
+        conf = spark.conf.getAll
+    except Exception as error:  # older servers
+        _log.info("no SQL configuration listing from the session (%s)", error)
+        conf = {}
+    for key, value in conf.items():
+        if key.startswith("spark.hadoop.") and value is not None:
+            settings[key.removeprefix("spark.hadoop.")] = str(value)
+    return settings
+
+
+def session_storage_options(
+    spark: SparkSession, uri: str, storage_options: Mapping[str, str] | None
+) -> dict[str, str]:
+    """deltalake's options for ``uri``: the session's settings, then ``storage_options``."""
+    scheme = urlparse(uri).scheme
+    if len(scheme) <= 1 or scheme == "file":
+        return dict(storage_options or {})
+    return merge_options(options_from_hadoop(hadoop_settings(spark), uri), storage_options)
+
+
+def spark_paths(spark: SparkSession, uris: Sequence[str]) -> list[str]:
+    """``uris`` as the session's Hadoop filesystems name them: S3 as ``s3a://`` (hadoop-aws)
+    unless the session maps ``s3://`` to a filesystem of its own (EMR's, Databricks')."""
+    if not any(urlparse(u).scheme.lower() == "s3" for u in uris):
+        return list(uris)
+    if hadoop_settings(spark).get("fs.s3.impl"):
+        return list(uris)
+    return [f"s3a{u[2:]}" if urlparse(u).scheme.lower() == "s3" else u for u in uris]
+
+
+def spark_path(spark: SparkSession, uri: str) -> str:
+    """One of :func:`spark_paths`."""
+    return spark_paths(spark, [uri])[0]
