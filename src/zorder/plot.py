@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import random
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from matplotlib.patches import Rectangle
 
 from zorder.curves import deinterleave_bits, hilbert_point
 from zorder.curves.kinds import SPACE_FILLING_CURVES, SpaceFillingCurve
-from zorder.table import load_snapshot, normalize_uri
+from zorder.table import TableSnapshot, load_snapshot, normalize_uri
 
 __all__ = ["plot_curve", "plot_layout"]
 
@@ -46,9 +47,8 @@ def _rank(sorted_sample: list[Any], value: Any, *, upper: bool) -> float:
     return position / len(sorted_sample)
 
 
-def _sample(uri: str, columns: list[str], size: int, seed: int) -> pa.Table:
-    snapshot = load_snapshot(uri)
-    dataset = snapshot.table.to_pyarrow_dataset()
+def _sample(snapshot: TableSnapshot, columns: list[str], size: int, seed: int) -> pa.Table:
+    dataset = snapshot.table.to_pyarrow_dataset()  # reaches storage as the snapshot's table does
     total = dataset.count_rows()
     if total == 0:
         return pa.table({c: pa.array([], dataset.schema.field(c).type) for c in columns})
@@ -64,12 +64,12 @@ def plot_layout(
     y: str,
     sample: int = 5000,
     seed: int = 7,
+    storage_options: Mapping[str, str] | None = None,
 ) -> Path:
     """Draw every file's box in columns ``x`` and ``y`` over a sample of rows; returns the PNG."""
-    uri = normalize_uri(path)
-    snapshot = load_snapshot(uri)
+    snapshot = load_snapshot(normalize_uri(path), storage_options)
     x, y = resolve_columns([x, y], snapshot.column_types)
-    points = _sample(uri, [x, y], sample, seed)
+    points = _sample(snapshot, [x, y], sample, seed)
     xs = [v for v in points.column(x).to_pylist()]
     ys = [v for v in points.column(y).to_pylist()]
     sorted_x = sorted(v for v in xs if v is not None)
@@ -111,7 +111,8 @@ def plot_layout(
     axes.set_ylim(0, 1)
     axes.set_xlabel(f"rank of {x}")
     axes.set_ylabel(f"rank of {y}")
-    axes.set_title(f"{boxes} file boxes of {Path(uri).name} over {len(pairs):,} sampled rows")
+    name = Path(snapshot.uri).name
+    axes.set_title(f"{boxes} file boxes of {name} over {len(pairs):,} sampled rows")
     return _save(figure, output)
 
 

@@ -83,3 +83,12 @@ def test_spark_is_handed_s3a_paths(spark: SparkSession) -> None:
         assert spark_paths(spark, ["s3://b/t/f.parquet"]) == ["s3://b/t/f.parquet"]
     finally:
         spark.conf.unset("spark.hadoop.fs.s3.impl")
+
+
+def test_a_session_that_sets_nothing_adds_nothing(spark: SparkSession) -> None:
+    """Hadoop's own defaults (core-default.xml: path style off, SSL on) are listed by the
+    session's configuration too; they must not override what a user gives zorder."""
+    assert hadoop_settings(spark).get("fs.s3a.path.style.access") in (None, "false")
+    assert session_storage_options(spark, "s3://b/t", None) == {}
+    given = {"AWS_ENDPOINT_URL": "http://127.0.0.1:9000"}
+    assert session_storage_options(spark, "s3://b/t", given) == given

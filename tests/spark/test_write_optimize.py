@@ -101,16 +101,17 @@ def test_few_tasks_write_many_files_each_sorted_along_the_curve(
 
     assert write_tasks(spark, 40, None) == 40  # size unknown: one task a file
     assert write_tasks(spark, 40, 1 << 20) == 4  # the test session's shuffle width
-    assert write_tasks(spark, 40, 60 << 20) == 15  # at most 4 MB a task
+    assert write_tasks(spark, 400, 60 << 20) == 15  # at most 4 MB a task
+    assert write_tasks(spark, 40, 60 << 20) == 40  # files of 1 MB or more: a task each
     assert write_tasks(spark, 3, 1 << 20) == 3
     frame = spark.range(20_000).select(
         (F.col("id") * 7919 % 5000).alias("a"), (F.col("id") * 104729 % 3000).alias("b")
     )
     path = tmp_path / "t"
     metrics = zorder.write(frame, str(path), by=["a", "b"], num_files=12)
-    files = sorted(path.glob("zorder-*/__zorder_file=*/*.parquet"))
+    files = sorted(path.glob("zorder-*/zorder_file=*/*.parquet"))
     assert metrics.files_added == len(files) == 12
-    numbers = sorted(int(f.parent.name.removeprefix("__zorder_file=")) for f in files)
+    numbers = sorted(int(f.parent.name.removeprefix("zorder_file=")) for f in files)
     assert numbers == list(range(12))
     tasks = {int(f.name.split("-")[1]) for f in files}
     assert len(tasks) <= 4  # written by the shuffle's 4 tasks, not 12
@@ -466,3 +467,42 @@ def test_an_append_indexes_the_tables_first_columns_whatever_the_frames_order(
             k.removeprefix("min.") for k in add if k.startswith("min.") and add[k] is not None
         )
         assert indexed == ["a"], add
+
+
+def test_a_run_written_where_zorder_cannot_see_it_is_not_committed(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Spark and zorder reaching different stores must not commit a table without the rows."""
+    path = tmp_path / "t"
+    frame = spark.range(300).select((F.col("id") % 17).alias("a"), "id")
+    zorder.write(frame, str(path), by=["a", "id"], num_files=3)
+    before = DeltaTable(str(path)).version()
+    elsewhere = tmp_path / "elsewhere"
+    monkeypatch.setattr(
+        zorder.api.cluster, "spark_path", lambda _spark, uri: str(elsewhere / Path(uri).name)
+    )
+    with pytest.raises(zorder.ZorderError, match="reach different stores"):
+        zorder.optimize(spark, str(path), full=True)
+    assert any(elsewhere.rglob("*.parquet"))  # Spark did write, elsewhere
+    assert DeltaTable(str(path)).version() == before
+    assert delta_rows(path, ["a", "id"]) == spark_rows(frame)
+
+
+def test_an_optimize_whose_files_lost_rows_is_not_committed(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "t"
+    frame = spark.range(400).select((F.col("id") % 13).alias("a"), "id")
+    zorder.write(frame, str(path), by=["a", "id"], num_files=4)
+    before = DeltaTable(str(path)).version()
+    real = zorder.api.cluster.describe_written_files
+
+    def one_file_short(*args, **kwargs):  # type: ignore[no-untyped-def]
+        return real(*args, **kwargs)[1:]
+
+    monkeypatch.setattr(zorder.api.cluster, "describe_written_files", one_file_short)
+    with pytest.raises(zorder.ZorderError, match="read 400 rows but its files hold"):
+        zorder.optimize(spark, str(path), full=True)
+    assert DeltaTable(str(path)).version() == before
+    assert not list(path.glob("zorder-*/**/*.parquet"))[4:]  # the failed run's files went
+    assert delta_rows(path, ["a", "id"]) == spark_rows(frame)

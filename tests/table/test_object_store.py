@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import uuid
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -144,7 +145,7 @@ def test_vacuum_removes_orphans_and_crashed_runs_and_nothing_live(
     uri, options = table
     filesystem, root = Storage.of(uri, options).filesystem()
     live = _data_files(uri, options)
-    crashed = f"zorder-00000000-{uuid.uuid4().hex[:12]}/__zorder_file=0/part-00000-x.parquet"
+    crashed = f"zorder-00000000-{uuid.uuid4().hex[:12]}/zorder_file=0/part-00000-x.parquet"
     for orphan in ("orphan.parquet", f"day={DAYS[0]}/stray.parquet", crashed):
         with filesystem.open_output_stream(f"{root}/{orphan}") as out:
             out.write(b"not referenced by any version")
@@ -161,7 +162,7 @@ def test_vacuum_removes_orphans_and_crashed_runs_and_nothing_live(
     assert zorder.to_arrow(uri, storage_options=options).num_rows == 900
 
 
-def test_cli_takes_storage_options(table: tuple[str, dict[str, str]]) -> None:
+def test_cli_takes_storage_options(table: tuple[str, dict[str, str]], tmp_path: Path) -> None:
     uri, options = table
     flags = [f for key, value in options.items() for f in ("--storage-option", f"{key}={value}")]
     queried = runner.invoke(
@@ -179,6 +180,12 @@ def test_cli_takes_storage_options(table: tuple[str, dict[str, str]]) -> None:
     vacuumed = runner.invoke(app, ["vacuum", uri, "--json", *flags])
     assert vacuumed.exit_code == 0, vacuumed.output
     assert json.loads(vacuumed.stdout)["files"] == []
+    picture = tmp_path / "layout.png"
+    plotted = runner.invoke(
+        app, ["plot", uri, "--x", "port", "--y", "host", "-o", str(picture), *flags]
+    )
+    assert plotted.exit_code == 0, plotted.output
+    assert picture.stat().st_size > 0
 
 
 def test_cli_refuses_a_storage_option_that_is_not_key_value(tmp_path: object) -> None:

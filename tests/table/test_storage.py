@@ -27,6 +27,7 @@ def test_s3a_settings_map_to_deltalake_options() -> None:
         "fs.s3a.session.token": "TOKEN",
         "fs.s3a.path.style.access": "true",
         "fs.s3a.bucket.other.access.key": "OTHER",
+        "fs.s3a.bucket.other.path.style.access": "false",
     }
     assert options_from_hadoop(settings, "s3a://bucket/table") == {
         "aws_access_key_id": "AK",
@@ -38,7 +39,9 @@ def test_s3a_settings_map_to_deltalake_options() -> None:
         "aws_virtual_hosted_style_request": "false",
     }
     # A bucket's own settings win over the base ones.
-    assert options_from_hadoop(settings, "s3://other/t")["aws_access_key_id"] == "OTHER"
+    other = options_from_hadoop(settings, "s3://other/t")
+    assert other["aws_access_key_id"] == "OTHER"
+    assert "aws_virtual_hosted_style_request" not in other  # Hadoop's default: each client's
 
 
 def test_s3a_on_aws_keeps_the_region_and_virtual_hosts() -> None:

@@ -24,6 +24,7 @@ from zorder.api.modes import WriteMode
 from zorder.api.progress import phase, phase_seconds, progress_of, timed_phases
 from zorder.api.scanning import session_time_zone
 from zorder.curves.kinds import Curve, KeyMethod
+from zorder.errors import ZorderError
 from zorder.spark.layout import cluster
 from zorder.spark.partitions import (
     Partition,
@@ -280,7 +281,9 @@ def optimize(
             read = rewrite_scope(snapshot, picked)
             if not read:
                 record_properties(
-                    job.uri, job.remember.properties(snapshot, []), storage_options=storage_options
+                    job.uri,
+                    job.remember.properties(snapshot, []),
+                    storage_options=job.storage_options,
                 )
                 return _unchanged(job, started)
             return _rewrite(job, spark, snapshot, read, started)
@@ -398,12 +401,18 @@ def _write_and_commit(
         phase("clustering and writing")
         location = spark_path(df.sparkSession, f"{uri}/{run.directory}")
         stored = write_run(laid_out, location, snapshot=snapshot, partition_by=job.partition_by)
-        remove_writer_markers(uri, run.directory, job.storage_options)
+        if not remove_writer_markers(uri, run.directory, job.storage_options):
+            raise ZorderError(
+                f"Spark wrote {location}, but zorder finds no file in {uri}/{run.directory}: "
+                "Spark (the session's fs.* settings) and zorder (storage_options, else the "
+                "environment) reach different stores. Nothing was committed"
+            )
         phase("statistics")
         configuration = snapshot.stored_configuration if snapshot else {}
         written = describe_written_files(
             uri, run.directory, stored, configuration, job.storage_options
         )
+        _check_rows_kept(job, written, rows, partitioned)
         if partitioned is not None:
             # An optimize's values come from the log; a write's rows are the session's.
             zone = None if job.operation == "optimize" else session_time_zone(df.sparkSession)
@@ -430,6 +439,31 @@ def _write_and_commit(
     properties = job.remember.properties(snapshot, written)
     record_properties(uri, properties, storage_options=job.storage_options)
     return _metrics(job, version, run.id, written, removed, files, started)
+
+
+def _check_rows_kept(
+    job: ClusterJob,
+    written: Sequence[WrittenFile],
+    rows: int | None,
+    partitioned: PartitionedLayout | None,
+) -> None:
+    """Refuse to commit an optimize whose files hold other than the rows it read.
+
+    The rows an optimize reads are known from the log (or counted): a
+    rewrite that lost or doubled any, for whatever reason, must not replace
+    the files it read.
+    """
+    if job.operation != "optimize":
+        return  # a write's input may be any DataFrame, read again by each job
+    expected = rows
+    if expected is None and partitioned is not None:
+        expected = sum(p.rows for p in partitioned.partitions)
+    found = sum(f.stats.num_records for f in written)
+    if expected is not None and found != expected:
+        raise ZorderError(
+            f"optimize of {job.uri} read {expected:,} rows but its files hold {found:,}; "
+            "nothing was committed"
+        )
 
 
 def _in_partition(

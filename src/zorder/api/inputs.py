@@ -8,9 +8,10 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 
 from zorder.api.modes import INPUT_FORMATS, InputFormat
-from zorder.api.scanning import session_time_zone
+from zorder.api.scanning import session_time_zone, table_storage_options
 from zorder.errors import InvalidArgumentError, SourceNotFoundError
 from zorder.spark.scan import read_files
+from zorder.spark.storage import spark_path
 from zorder.table import load_snapshot, normalize_uri
 
 __all__ = ["INPUT_FORMATS", "InputFormat", "read_input"]
@@ -33,12 +34,14 @@ def read_input(
             f"unknown input format {format!r}; accepted: {', '.join(INPUT_FORMATS)}"
         )
     if format == "delta":
-        snapshot = load_snapshot(normalize_uri(path), storage_options)
+        uri = normalize_uri(path)
+        snapshot = load_snapshot(uri, table_storage_options(uri, storage_options, spark))
         return read_files(snapshot.in_time_zone(session_time_zone(spark)), spark, None)
+    location = spark_path(spark, path)
     try:
         if format == "csv":
-            return spark.read.option("header", True).option("inferSchema", True).csv(path)
-        return spark.read.parquet(path)
+            return spark.read.option("header", True).option("inferSchema", True).csv(location)
+        return spark.read.parquet(location)
     except AnalysisException as error:
         if "PATH_NOT_FOUND" in str(error.getCondition() or error):
             raise SourceNotFoundError(f"no {format} input at {path}") from None

@@ -201,7 +201,9 @@ def _writable_storage(
     """The options that reach the table (the session's, then the explicit ones), checked to
     commit safely before anything is written."""
     options = table_storage_options(uri, storage_options, spark)
-    Storage.of(uri, options).warn_if_commits_unsafe()
+    storage = Storage.of(uri, options)
+    storage.warn_if_commits_unsafe()
+    storage.filesystem()  # a configuration pyarrow refuses is refused before Spark writes
     return options
 
 

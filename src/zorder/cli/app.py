@@ -478,6 +478,7 @@ def plot(
     bits: Annotated[int, typer.Option(min=1, max=6, help="Bits per dimension (--curve).")] = 3,
     sample: Annotated[int, typer.Option(min=1, help="Rows sampled for the points.")] = 5000,
     picture: Annotated[str, typer.Option("-o", "--output", help="PNG to write.")] = "layout.png",
+    storage_option: StorageOption = None,
 ) -> None:
     """Picture of each file's box in two columns (--x, --y), or of a curve (--curve)."""
     from zorder.plot import plot_curve, plot_layout
@@ -487,7 +488,14 @@ def plot(
     elif path is None or x is None or y is None:
         raise InvalidArgumentError("give PATH with --x and --y, or --curve zorder|hilbert")
     else:
-        written = plot_layout(path, picture, x=x, y=y, sample=sample)
+        written = plot_layout(
+            path,
+            picture,
+            x=x,
+            y=y,
+            sample=sample,
+            storage_options=parse_storage_options(storage_option or []),
+        )
     out.result(written, render.wrote)
 
 

@@ -141,7 +141,7 @@ def stats_json(description: TableDescription) -> list[dict[str, Any]]:
 # Inside a run the file number alone tells its files apart (its directory's, else the
 # task's in Spark's part-<task>-<write uuid>...), so tables show that and --json the path.
 def _short_name(name: str) -> str:
-    numbered = RUN_FILE.search(name)
+    numbered = RUN_FILE.match(name)  # an unpartitioned run: no partition directory first
     if numbered:
         return f"file {int(numbered['number'])}"
     match = SPARK_PART_FILE.match(name)

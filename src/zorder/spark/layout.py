@@ -7,11 +7,11 @@ Direct keys (binary) go to equal-mass ranges of the key cut on the sample.
 The file and the key are computed together in one pass over the rows; one
 column or the linear baseline is a plain range sort.
 
-A few write tasks write all the files of an unpartitioned table: each takes
+Small files of an unpartitioned table are written by a few tasks: each takes
 a contiguous run of file numbers, sorted by file then key, and the writer's
 ``partitionBy`` on the file column (:data:`FILE_COLUMN`) starts a new file
 at each number. One task a file spent most of a small job scheduling tasks
-(benchmarks/phases.py).
+(benchmarks/phases.py); larger files keep a task each.
 """
 
 from __future__ import annotations
@@ -45,12 +45,17 @@ from zorder.spark.keys import (
 __all__ = ["FILE_COLUMN", "ClusteringPlan", "cluster", "in_files", "plan_clustering", "write_tasks"]
 
 # Each row's file number, a hidden partition column of the write: the files of a run go
-# to <run>/[<table partitions>/]__zorder_file=<n>/ (Delta paths may name any directory).
-FILE_COLUMN = "__zorder_file"
-# Stored bytes one write task takes at most. Into 100 files on 2 cores (benchmarks/
-# phases.py), 8 tasks wrote 100,000 and 1,000,000 rows 0.6-1.1 s faster than 100 tasks;
-# on 10,000,000 rows (280 MB) 8 tasks took 21 s against 18 s and 35 tasks 20.7 against 19.9.
+# to <run>/zorder_file=<n>/ (Delta paths may name any directory). No leading underscore:
+# Delta Spark's VACUUM skips directories whose names start with one.
+FILE_COLUMN = "zorder_file"
+# Stored bytes one write task takes at most, and the mean file size from which each
+# file gets a task of its own. Writing by a hidden partition column costs each row a
+# projection and a comparison; fewer tasks save each file a task's scheduling. Into 100
+# files on 2 cores (benchmarks/phases.py): at 100,000 and 1,000,000 rows (28 KB and
+# 280 KB a file) 8 tasks took 0.6-1.1 s less than 100; at 10,000,000 rows (2.8 MB a
+# file) 35 to 70 tasks took 1-5 s more.
 _TASK_BYTES = 4 << 20
+_SMALL_FILE_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -142,13 +147,17 @@ def cluster(
 
 
 def write_tasks(spark: SparkSession, files: int, input_bytes: int | None) -> int:
-    """How many tasks write ``files`` files of ``input_bytes`` in all: the session's shuffle
-    width (``spark.sql.shuffle.partitions``), more where a task would take over
-    ``_TASK_BYTES``, never more than one a file. Unknown sizes, or a width that is not a
-    number ("auto"), give one task a file.
+    """How many tasks write ``files`` files of ``input_bytes`` in all.
+
+    Small files (under ``_SMALL_FILE_BYTES`` on average) share the session's
+    shuffle width of tasks (``spark.sql.shuffle.partitions``), more where a
+    task would take over ``_TASK_BYTES``. Larger files, an unknown size, or a
+    width that is not a number ("auto") get one task a file.
     """
     width = str(spark.conf.get("spark.sql.shuffle.partitions", None) or "")
     if input_bytes is None or not width.isdigit() or int(width) < 1:
+        return files
+    if input_bytes >= files * _SMALL_FILE_BYTES:
         return files
     return max(1, min(files, max(int(width), -(-input_bytes // _TASK_BYTES))))
 
@@ -165,19 +174,21 @@ def in_files(
     """``keyed`` laid out as ``count`` files: each row goes to its file ``number``, and each
     file is sorted by ``order``.
 
-    An unpartitioned table's rows carry the number in :data:`FILE_COLUMN` and
-    go over :func:`write_tasks` tasks (``input_bytes``: their stored size, if
-    known). A partitioned table's keep one task a
-    file: Polars reads its partition values from the path and refuses a
-    directory that names any other column. Its rows are sorted by the
-    partition columns first (constant in a file), or Spark's writer sorts them
-    again and may lose ``order``.
+    Where :func:`write_tasks` gives fewer tasks than files (small files of an
+    unpartitioned table; ``input_bytes``: their stored size, if known), the
+    rows carry the number in :data:`FILE_COLUMN`. Else each file is a task,
+    and Spark names the file after it (:func:`zorder.spark.writes.file_number`).
+    A partitioned table keeps one task a file: Polars reads its partition
+    values from the path and refuses a directory that names any other column.
+    Its rows are sorted by the partition columns first (constant in a file),
+    or Spark's writer sorts them again and may lose ``order``.
     """
-    if partition_by:
+    tasks = count if partition_by else write_tasks(keyed.sparkSession, count, input_bytes)
+    # One task a file, named after it; also when the table has a column of that name.
+    if tasks >= count or FILE_COLUMN in {c.lower() for c in keyed.columns}:
         leading = [F.col(f"`{c}`") for c in partition_by]
         return keyed.repartitionById(count, number).sortWithinPartitions(*leading, *order)
-    tasks = write_tasks(keyed.sparkSession, count, input_bytes)
     numbered = keyed.withColumn(FILE_COLUMN, number)
     file = F.col(FILE_COLUMN)
-    task = F.floor(file * tasks / count).cast("int")  # contiguous runs of files a task
+    task = F.floor(file.cast("long") * tasks / count).cast("int")  # contiguous runs a task
     return numbered.repartitionById(tasks, task).sortWithinPartitions(file, *order)

@@ -26,7 +26,7 @@ from zorder.spark.partitions import Partition
 from zorder.spark.progress import is_connect
 from zorder.spark.scan import spark_schema, stored_frame, stored_schema
 from zorder.table import DataFile, TableSnapshot
-from zorder.table.clustering import RUN_FILE, SPARK_PART_FILE
+from zorder.table.clustering import SPARK_PART_FILE
 
 __all__ = [
     "chosen_partitions",
@@ -133,9 +133,9 @@ def write_run(
 
 
 def file_number(path: str) -> int:
-    """The number of the file of a run Spark wrote as ``path``: its file directory's, else
-    (rows not numbered by file) its task's."""
-    match = RUN_FILE.search(path) or SPARK_PART_FILE.match(path)
+    """The number of the file of a run Spark wrote as ``path`` one task a file (as every
+    partitioned run is): its task's."""
+    match = SPARK_PART_FILE.match(path)
     if match is None:  # pragma: no cover (Spark's naming is part of its file format contract)
         raise ZorderError(f"cannot tell which file of the run Spark wrote as {path!r}")
     return int(match["number"])

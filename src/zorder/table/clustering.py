@@ -41,15 +41,16 @@ __all__ = [
 
 # Spark names each file it writes after its task's partition and the write job:
 # part-00007-<job uuid>.c000.snappy.parquet (Spark 4; "-c000" before it). A clustering run
-# makes the task's partition the file's number, unless a directory numbers the file
-# (RUN_FILE; see zorder.spark.writes.file_number).
+# makes the task's partition the file's number (see zorder.spark.writes.file_number),
+# unless a directory numbers the file (RUN_FILE: small files of an unpartitioned run).
 SPARK_PART_FILE = re.compile(
     r"^(?P<short>(?:.*/)?part-(?P<number>\d+))-[0-9a-f-]{36}(?:[.-]c\d+)?(?:\.\w+)*$"
 )
 
 # A run's rows numbered by file are written with the number as a hidden partition
-# column: zorder-<run>/[day=.../]__zorder_file=7/part-00002-<job uuid>.c000.snappy.parquet.
-RUN_FILE = re.compile(r"(?:^|/)__zorder_file=(?P<number>\d+)/")
+# column: zorder-<run>/zorder_file=7/part-00002-<job uuid>.c000.snappy.parquet.
+# Only for showing a file's number: a partitioned run numbers files by task.
+RUN_FILE = re.compile(r"^zorder_file=(?P<number>\d+)/")
 
 COMMIT_METADATA_KEY = "zorder"
 _RUN_DIRECTORY = re.compile(r"^zorder-(?P<fingerprint>[0-9a-f]{8})-(?P<id>[0-9a-f]{12})$")

@@ -124,8 +124,9 @@ def describe_written_files(
 
 def remove_writer_markers(
     uri: str, relative_dir: str, storage_options: Mapping[str, str] | None = None
-) -> None:
-    """Drop the ``_SUCCESS`` and ``.crc`` files Spark's writer leaves next to the data.
+) -> int:
+    """Drop the ``_SUCCESS`` and ``.crc`` files Spark's writer leaves next to the data;
+    returns how many files (markers and data) the directory held.
 
     No Delta reader wants them, and as files the log never references they
     would show up in every vacuum of the table.
@@ -133,11 +134,13 @@ def remove_writer_markers(
     import pyarrow.fs as pafs
 
     filesystem, root = open_storage(uri, storage_options)
-    selector = pafs.FileSelector(f"{root}/{relative_dir}", recursive=True)
-    for info in filesystem.get_file_info(selector):
-        if info.type == pafs.FileType.File and info.base_name.startswith(("_", ".")):
+    selector = pafs.FileSelector(f"{root}/{relative_dir}", recursive=True, allow_not_found=True)
+    files = [i for i in filesystem.get_file_info(selector) if i.type == pafs.FileType.File]
+    for info in files:
+        if info.base_name.startswith(("_", ".")):
             with contextlib.suppress(OSError):
                 filesystem.delete_file(info.path)
+    return len(files)
 
 
 def delete_directory(

@@ -170,7 +170,10 @@ class Storage:
         for alias in _ALIASES[name]:
             if alias in lowered:
                 return lowered[alias]
-        return os.environ.get(name.upper())
+        for alias in _ALIASES[name]:  # deltalake reads AWS_* / AZURE_* / GOOGLE_* variables
+            if alias.startswith(("aws_", "azure_", "google_")) and alias.upper() in os.environ:
+                return os.environ[alias.upper()]
+        return None
 
     def flag(self, name: str) -> bool:
         return (self.option(name) or "").strip().lower() in _TRUE
@@ -371,10 +374,12 @@ def _s3a_options(plain: Mapping[str, str], bucket: str) -> dict[str, str]:
             # object_store signs for a region; S3A finds it from the endpoint or defaults.
             found = re.search(r"s3[.-]([a-z0-9-]+)\.amazonaws\.com", endpoint)
             options["aws_region"] = found.group(1) if found else "us-east-1"
+    # Path style only: Hadoop's own defaults (core-default.xml) say false, which a
+    # session's configuration lists too; unset, each client takes its default (both
+    # reach AWS), and object_store's virtual hosts want the bucket in the endpoint.
     path_style = setting("path.style.access")
-    if path_style is not None:  # unset: each client's own default (both reach AWS)
-        hosted = path_style.lower() not in _TRUE
-        options["aws_virtual_hosted_style_request"] = "true" if hosted else "false"
+    if path_style is not None and path_style.lower() in _TRUE:
+        options["aws_virtual_hosted_style_request"] = "false"
     provider = setting("aws.credentials.provider") or ""
     if "AnonymousAWSCredentialsProvider" in provider:
         options["aws_skip_signature"] = "true"
