@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pyarrow as pa
+import pyarrow.fs as pafs
 import pytest
 from deltalake import DeltaTable, write_deltalake
 from pyspark.sql import SparkSession
@@ -19,6 +20,7 @@ from pyspark.sql import SparkSession
 import zorder
 from tests.conftest import S3Server
 from zorder.spark.storage import hadoop_settings, session_storage_options, spark_paths
+from zorder.table import Storage
 
 
 @pytest.fixture
@@ -56,8 +58,14 @@ def test_session_settings_read_a_table_in_s3(
     assert zorder.explain(same, "x < 10", spark=s3a_session).rows_total == 50
     assert zorder.describe(same).version == 0
     assert zorder.vacuum(same).files == ()
-    assert sorted(zorder.to_arrow(same)["x"].to_pylist()) == list(range(50))
     assert DeltaTable(uri, storage_options=s3_server.options()).version() == 0
+    filesystem, root = Storage.of(uri, s3_server.options()).filesystem()
+    with filesystem.open_output_stream(f"{root}/orphan.parquet") as out:
+        out.write(b"no version references this")
+    deleted = zorder.vacuum(same, retain_hours=0, force=True, dry_run=False)
+    assert deleted.files == ("orphan.parquet",)
+    assert filesystem.get_file_info(f"{root}/orphan.parquet").type == pafs.FileType.NotFound
+    assert sorted(zorder.to_arrow(same)["x"].to_pylist()) == list(range(50))
 
 
 def test_explicit_options_win_over_the_session(

@@ -180,6 +180,16 @@ def test_cli_takes_storage_options(table: tuple[str, dict[str, str]], tmp_path: 
     vacuumed = runner.invoke(app, ["vacuum", uri, "--json", *flags])
     assert vacuumed.exit_code == 0, vacuumed.output
     assert json.loads(vacuumed.stdout)["files"] == []
+    filesystem, root = Storage.of(uri, options).filesystem()
+    live = _data_files(uri, options)
+    with filesystem.open_output_stream(f"{root}/orphan.parquet") as out:
+        out.write(b"no version references this")
+    cleaned = runner.invoke(
+        app, ["vacuum", uri, "--delete", "--retain-hours", "0", "--force", "--json", *flags]
+    )
+    assert cleaned.exit_code == 0, cleaned.output
+    assert json.loads(cleaned.stdout)["files"] == ["orphan.parquet"]
+    assert _data_files(uri, options) == live
     picture = tmp_path / "layout.png"
     plotted = runner.invoke(
         app, ["plot", uri, "--x", "port", "--y", "host", "-o", str(picture), *flags]
