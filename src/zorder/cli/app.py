@@ -433,34 +433,26 @@ def query(
     (zorder.to_arrow), with Spark's semantics, or the filter is refused.
     """
     picked = _columns(columns) if columns else None
-    options = parse_storage_options(storage_option or [])
-    if use_spark and not explain_only:
+    spark = None
+    if use_spark and not explain_only:  # started first: its settings may reach the store
         zone = [f"spark.sql.session.timeZone={time_zone}"]
         spark = session(out, master, [*zone, *(conf or [])], remote)
+    planned = zorder.scan(
+        path,
+        where,
+        columns=picked,
+        version=version,
+        timestamp=as_of,
+        time_zone=time_zone,
+        storage_options=parse_storage_options(storage_option or []),
+    )
+    if explain_only:
+        out.result(planned.report, render.scan)
+        return
+    if spark is not None:
         with out.working(f"Reading {path}...", spark):
-            planned = zorder.scan(
-                path,
-                where,
-                columns=picked,
-                version=version,
-                timestamp=as_of,
-                time_zone=time_zone,
-                storage_options=options,
-            )
             rows = planned.to_spark(spark).limit(limit).toArrow()
     else:
-        planned = zorder.scan(
-            path,
-            where,
-            columns=picked,
-            version=version,
-            timestamp=as_of,
-            time_zone=time_zone,
-            storage_options=options,
-        )
-        if explain_only:
-            out.result(planned.report, render.scan)
-            return
         rows = planned.to_arrow(limit)
     report = planned.report
     out.rows(f"{path} where {where or 'TRUE'} (first {limit} rows)", rows, report)

@@ -125,12 +125,13 @@ def read_files(
     if not files:
         return spark.createDataFrame([], spark_schema(snapshot))
     reader = _reader(snapshot, spark, keep)
+    paths = _spark_uris(snapshot, spark, files)
     if not snapshot.partition_columns:
-        frame = _without_deleted_rows(snapshot, _parquet(snapshot, spark, reader, files), files)
+        frame = _without_deleted_rows(snapshot, _parquet(snapshot, reader, files, paths), files)
         if snapshot.mapping is None:
             return frame
         return frame.select(*[stored_column(snapshot, f) for f in spark_schema(snapshot).fields])
-    return _union_of_partitions(snapshot, spark, reader, by_partition(files))
+    return _union_of_partitions(snapshot, reader, by_partition(files), paths)
 
 
 def read_partitions(
@@ -149,15 +150,16 @@ def read_partitions(
     must lie in one of ``partitions``.
     """
     indices = {values: index for index, values in enumerate(partitions)}
-    groups = by_partition(snapshot.files_where(keep))
+    files = snapshot.files_where(keep)
+    groups = by_partition(files)
     if not groups:
         schema = StructType(
             [*spark_schema(snapshot).fields, StructField(index_column, LongType(), False)]
         )
         return spark.createDataFrame([], schema)
-    return _union_of_partitions(
-        snapshot, spark, _reader(snapshot, spark, keep), groups, tags=(index_column, indices)
-    )
+    reader = _reader(snapshot, spark, keep)
+    paths = _spark_uris(snapshot, spark, files)
+    return _union_of_partitions(snapshot, reader, groups, paths, tags=(index_column, indices))
 
 
 def _reader(
@@ -182,9 +184,9 @@ def _reader(
 
 def _union_of_partitions(
     snapshot: TableSnapshot,
-    spark: SparkSession,
     reader: DataFrameReader,
     groups: Mapping[tuple[Any, ...], Sequence[DataFile]],
+    paths: Mapping[str, str],
     *,
     tags: tuple[str, Mapping[tuple[Any, ...], int]] | None = None,
 ) -> DataFrame:
@@ -204,22 +206,29 @@ def _union_of_partitions(
         if tags is not None:
             name, indices = tags
             columns.append(F.lit(indices[values]).cast("long").alias(name))
-        frame = _parquet(snapshot, spark, reader, members)
+        frame = _parquet(snapshot, reader, members, paths)
         frames.append(_without_deleted_rows(snapshot, frame, members).select(*columns))
     return functools.reduce(DataFrame.union, frames)
 
 
+def _spark_uris(
+    snapshot: TableSnapshot, spark: SparkSession, files: Sequence[DataFile]
+) -> dict[str, str]:
+    """Each file's URI as Spark names it (see :func:`spark_paths`), asked of the session once."""
+    uris = spark_paths(spark, [snapshot.file_uri(f) for f in files])
+    return {f.path: uri for f, uri in zip(files, uris, strict=True)}
+
+
 def _parquet(
     snapshot: TableSnapshot,
-    spark: SparkSession,
     reader: DataFrameReader,
     files: Sequence[DataFile],
+    paths: Mapping[str, str],
 ) -> DataFrame:
-    """``files`` read by Spark; one storage lacks is named as the table's breakage."""
-
-    uris = spark_paths(spark, [snapshot.file_uri(f) for f in files])
+    """``files`` read by Spark at ``paths``; one storage lacks is named as the table's
+    breakage."""
     try:
-        return reader.parquet(*uris)
+        return reader.parquet(*[paths[f.path] for f in files])
     except AnalysisException as error:
         if "PATH_NOT_FOUND" not in str(error):
             raise

@@ -16,7 +16,7 @@ from urllib.parse import urlparse
 from pyspark.sql import SparkSession
 
 from zorder.spark.progress import is_connect
-from zorder.table.storage import merge_options, options_from_hadoop
+from zorder.table.storage import Storage, merge_options, options_from_hadoop
 
 __all__ = ["hadoop_settings", "session_storage_options", "spark_path", "spark_paths"]
 
@@ -51,8 +51,7 @@ def session_storage_options(
     spark: SparkSession, uri: str, storage_options: Mapping[str, str] | None
 ) -> dict[str, str]:
     """deltalake's options for ``uri``: the session's settings, then ``storage_options``."""
-    scheme = urlparse(uri).scheme
-    if len(scheme) <= 1 or scheme == "file":
+    if not Storage.of(uri).scheme:  # a local path: nothing of the session's applies
         return dict(storage_options or {})
     return merge_options(options_from_hadoop(hadoop_settings(spark), uri), storage_options)
 

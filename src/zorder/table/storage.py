@@ -159,10 +159,6 @@ class Storage:
         scheme = urlparse(self.uri).scheme.lower()
         return scheme if len(scheme) > 1 and scheme != "file" else ""
 
-    def delta_options(self) -> dict[str, str]:
-        """The options as deltalake's ``storage_options``."""
-        return dict(self.options)
-
     def option(self, name: str) -> str | None:
         """The setting ``name`` (a canonical key of ``_ALIASES``): from the options under
         any of its names and in any case, else from its environment variable."""
