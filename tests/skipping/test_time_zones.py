@@ -18,11 +18,20 @@ TYPES = {"ts": "timestamp", "d": "date", "ntz": "timestamp_ntz"}
         "ts <= TIMESTAMP'2020-01-01 00:00:00'",
         "ts <= '2020-01-01 00:00:00'",
         "ts <= TIMESTAMP_NTZ'2020-01-01 00:00:00'",
-        "d >= TIMESTAMP'2020-01-01 02:00:00'",
-        "d >= TIMESTAMP'2020-01-01 02:00:00+00:00'",
     ],
 )
-def test_other_session_zones_leave_zone_less_literals_to_spark(where: str) -> None:
+def test_zone_less_literals_are_read_in_the_session_zone(where: str) -> None:
+    predicate = parse_predicate(where)
+    bound = bind(predicate, TYPES, time_zone="America/New_York")
+    assert isinstance(bound, Comparison)
+    assert bound.value == dt.datetime(2020, 1, 1, 5, tzinfo=dt.UTC)  # EST is UTC-5
+    assert isinstance(bind(predicate, TYPES, time_zone="Not/AZone"), Unknown)
+
+
+@pytest.mark.parametrize(
+    "where", ["d >= TIMESTAMP'2020-01-01 02:00:00'", "d >= TIMESTAMP'2020-01-01 02:00:00+00:00'"]
+)
+def test_dates_against_timestamps_decide_only_in_utc_sessions(where: str) -> None:
     predicate = parse_predicate(where)
     assert isinstance(bind(predicate, TYPES, time_zone="UTC"), Comparison)
     assert isinstance(bind(predicate, TYPES, time_zone="America/New_York"), Unknown)

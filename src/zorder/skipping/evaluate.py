@@ -32,6 +32,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from zorder.skipping.coercion import decimal_shape
 from zorder.skipping.predicates import (
     FLOAT_TYPES,
     INTEGER_TYPES,
@@ -55,6 +56,7 @@ _EPOCH_NAIVE = dt.datetime(1970, 1, 1)
 _MICROS_PER_DAY = 86_400_000_000
 _INT64_MAX = (1 << 63) - 1
 _ONE_MILLI = 1000
+_WIDE = decimal.Context(prec=200)  # never Python's default 28 digits
 
 
 class _UndecidableError(Exception):
@@ -195,13 +197,15 @@ class _Bounds:
             return np.asarray(pc.fill_null(array, False).to_numpy(zero_copy_only=False), np.int64)
         return np.asarray(pc.fill_null(array, 0).to_numpy(), dtype=np.int64)
 
-    def literal(self, value: Any) -> tuple[Any, Any, Any]:
+    def literal(self, value: Any, domain: str | None = None) -> tuple[Any, Any, Any]:
         """(literal, low, high) in one comparable domain; _UndecidableError if there is none.
 
-        Spark compares a double with any other number as doubles, an integer
-        or decimal column with an integer or decimal literal exactly, and
-        dates with timestamps at midnight (bound literals carry UTC, or no
-        zone against timestamp_ntz).
+        ``domain`` is what binding found Spark converts the column to (a double,
+        a decimal of smaller scale), or None. Conversions keep the order, so
+        converted bounds bound the converted values; a decimal's double is
+        widened by an ulp each way (Spark's may differ from the nearest one).
+        Dates compare with timestamps at midnight (bound literals carry UTC, or
+        no zone against timestamp_ntz).
         """
         kind = self.kind
         is_number = isinstance(value, int | float | decimal.Decimal) and not isinstance(value, bool)
@@ -212,8 +216,15 @@ class _Bounds:
         if kind in ("int", "decimal"):
             if not is_number:
                 raise _UndecidableError
+            if domain == "double":
+                low, high = self._as_floats(self.low), self._as_floats(self.high)
+                return float(value), np.nextafter(low, -np.inf), np.nextafter(high, np.inf)
+            shape = decimal_shape(domain or "")
+            if shape is not None:
+                step = decimal.Decimal(1).scaleb(-shape[1])
+                return value, _rounded(self.low, step), _rounded(self.high, step)
             if isinstance(value, float):
-                return value, self._as_floats(self.low), self._as_floats(self.high)
+                raise _UndecidableError  # binding gives a double domain for these
             if kind == "int" and isinstance(value, int) and abs(value) <= _INT64_MAX:
                 return value, self.low, self.high
             # Decimals, and integers beyond 64 bits: Python compares them exactly.
@@ -245,6 +256,15 @@ class _Bounds:
         if isinstance(value, dt.date):
             return (value - _EPOCH.date()).days * _MICROS_PER_DAY
         raise _UndecidableError
+
+
+def _rounded(values: npt.NDArray[Any], step: decimal.Decimal) -> npt.NDArray[Any]:
+    """Decimal bounds rounded half up to ``step``, as Spark's cast to a smaller scale."""
+    rounded = [
+        decimal.Decimal(v).quantize(step, rounding=decimal.ROUND_HALF_UP, context=_WIDE)
+        for v in values
+    ]
+    return np.array(rounded, dtype=object)
 
 
 def _compare(values: Any, op: str, v: Any) -> Mask:
@@ -290,11 +310,11 @@ def _above_high(
     return result
 
 
-def _might_equal(bounds: _Bounds, value: Any) -> Mask:
+def _might_equal(bounds: _Bounds, value: Any, domain: str | None) -> Mask:
     if isinstance(value, float) and math.isnan(value):
         return ~bounds.all_null & bounds.may_hold_nan
     try:
-        v, low, high = bounds.literal(value)
+        v, low, high = bounds.literal(value, domain)
     except _UndecidableError:
         return ~bounds.all_null
     outside = _below_low(bounds, v, low, inclusive=True) | _above_high(
@@ -309,9 +329,9 @@ def _comparison(node: Comparison, bounds: _Bounds) -> Mask:
     if isinstance(value, float) and math.isnan(value) and node.op not in ("=", "<=>"):
         return not_all_null  # NaN literals in ranges: left to the rows
     if node.op in ("=", "<=>"):
-        return _might_equal(bounds, value)
+        return _might_equal(bounds, value, node.domain)
     try:
-        v, low, high = bounds.literal(value)
+        v, low, high = bounds.literal(value, node.domain)
     except _UndecidableError:
         return not_all_null
     if node.op == "<":
@@ -379,7 +399,7 @@ class _MightMatch(PredicateVisitor[Mask]):
             return ~bounds.all_null & self._every(not node.has_null)
         mask = self._every(False)
         for value in node.values:
-            mask |= _might_equal(bounds, value)
+            mask |= _might_equal(bounds, value, node.domain)
         return mask
 
     def visit_is_null(self, node: IsNull) -> Mask:

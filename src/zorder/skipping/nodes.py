@@ -24,6 +24,7 @@ __all__ = [
     "Or",
     "Predicate",
     "StartsWith",
+    "TypedLiteral",
     "Unknown",
 ]
 
@@ -48,20 +49,37 @@ class Unknown:
 
 
 @dataclass(frozen=True)
+class TypedLiteral:
+    """A literal as Spark types it: ``5`` is an int, ``5L`` a bigint, ``1.5`` a
+    decimal(2,1), ``1e0`` and ``5D`` doubles (see :mod:`zorder.skipping.coercion`).
+
+    Only unbound trees hold them; binding turns each into a plain value of
+    the type the comparison is made in.
+    """
+
+    value: Any  # int, Decimal, float (a FLOAT's too), str, bool, bytes, date, datetime
+    type: str  # Spark's type name: int, bigint, decimal(2,1), double, string, date, ...
+
+
+@dataclass(frozen=True)
 class Comparison:
     op: CompareOp
     column: str
-    value: Any  # after binding: in the column's domain; never None
+    value: Any  # unbound: a TypedLiteral (or a plain value); bound: in the comparison's type
     cast: str | None = None  # unbound only: CAST(column AS cast) in the text
+    # Bound only: the type Spark converts the column to before comparing ("double", or a
+    # decimal of smaller scale), or None when the column's own values are compared.
+    domain: str | None = None
 
 
 @dataclass(frozen=True)
 class InList:
     column: str
-    values: tuple[Any, ...]  # non-null values
+    values: tuple[Any, ...]  # non-null values, as in Comparison
     negated: bool = False
     has_null: bool = False  # NULL among the listed values
     cast: str | None = None  # unbound only, as in Comparison
+    domain: str | None = None  # bound only, as in Comparison
 
 
 @dataclass(frozen=True)

@@ -12,13 +12,23 @@ them is a :class:`~zorder.skipping.visitor.PredicateVisitor`.
 from __future__ import annotations
 
 import datetime as dt
-import decimal
-import math
+import re
+import zoneinfo
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from zorder.columns import resolve_column as resolve_name
+from zorder.errors import InvalidArgumentError, UnsupportedFilterError
+from zorder.skipping.coercion import (
+    FLOAT_TYPES,
+    INTEGER_TYPES,
+    InexactError,
+    comparison_type,
+    convert,
+    decimal_shape,
+    timestamp_text,
+)
 from zorder.skipping.nodes import (
     AlwaysFalse,
     AlwaysTrue,
@@ -32,11 +42,14 @@ from zorder.skipping.nodes import (
     Or,
     Predicate,
     StartsWith,
+    TypedLiteral,
     Unknown,
 )
 from zorder.skipping.visitor import PredicateVisitor, visit
 
 __all__ = [
+    "FLOAT_TYPES",
+    "INTEGER_TYPES",
     "SESSION_ZONE",
     "AlwaysFalse",
     "AlwaysTrue",
@@ -50,14 +63,19 @@ __all__ = [
     "Or",
     "Predicate",
     "StartsWith",
+    "TypedLiteral",
     "Unknown",
     "and_",
     "bind",
+    "bind_exact",
+    "exact_widening",
     "is_utc",
     "not_",
     "or_",
     "resolve_column",
     "rewrite_not",
+    "session_zone",
+    "unsupported",
 ]
 
 _FLIPPED: dict[str, CompareOp] = {
@@ -167,23 +185,7 @@ def flip(op: CompareOp) -> CompareOp:
 
 
 # --------------------------------------------------------------------------
-# Binding: column names resolved, literals brought into the column's domain
-
-INTEGER_TYPES = frozenset({"tinyint", "smallint", "int", "bigint"})
-FLOAT_TYPES = frozenset({"float", "double"})
-
-
-def _to_number(value: Any) -> Any:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float | decimal.Decimal):
-        return value
-    if isinstance(value, str):
-        try:
-            return decimal.Decimal(value.strip())
-        except decimal.InvalidOperation:
-            return None
-    return None
+# Binding: column names resolved, literals brought into the type Spark compares in
 
 
 class _SessionZone(dt.tzinfo):
@@ -205,6 +207,7 @@ class _SessionZone(dt.tzinfo):
 
 SESSION_ZONE = _SessionZone()
 _UTC_NAMES = {"utc", "z", "gmt", "etc/utc", "etc/gmt", "utc+00:00", "+00:00", "gmt+00:00", "uct"}
+_OFFSET = re.compile(r"(?:UTC|GMT)?([+-])(\d{1,2}):?(\d{2})?")
 
 
 def is_utc(time_zone: str) -> bool:
@@ -212,80 +215,39 @@ def is_utc(time_zone: str) -> bool:
     return time_zone.strip().lower() in _UTC_NAMES
 
 
-def _to_date(value: Any, *, utc_session: bool) -> Any:
-    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
-        return value
-    if isinstance(value, str) and len(value.strip()) == 10:
-        try:
-            return dt.date.fromisoformat(value.strip())
-        except ValueError:
-            return None
-    # Anything else is compared in the timestamp domain, where a date is
-    # midnight in the session time zone: known here only for UTC.
-    return _to_timestamp(value, aware=True) if utc_session else None
+def session_zone(time_zone: str) -> dt.tzinfo:
+    """Spark's session time zone ``time_zone`` (a region or an offset) as a tzinfo.
 
-
-def _to_timestamp(value: Any, *, aware: bool, utc_session: bool = True) -> Any:
-    if isinstance(value, dt.datetime):
-        parsed = value
-    elif isinstance(value, dt.date):
-        parsed = dt.datetime(value.year, value.month, value.day)
-    elif isinstance(value, str):
-        try:
-            parsed = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-        except ValueError:
-            return None
-    else:
-        return None
-    zoneless = parsed.tzinfo is None or parsed.tzinfo is SESSION_ZONE
-    if aware:
-        # Spark reads a literal without a zone in the session time zone; only
-        # UTC is resolved here (other zones' offsets and DST gaps are left to
-        # Spark: the comparison stays Unknown, which never skips wrongly).
-        if not zoneless:
-            return parsed
-        return parsed.replace(tzinfo=dt.UTC) if utc_session else None
-    return parsed.replace(tzinfo=None) if parsed.tzinfo is None else None
-
-
-def coerce_literal(value: Any, type_name: str, *, time_zone: str = "UTC") -> Any:
-    """``value`` in the domain of a ``type_name`` column; None when Spark's meaning is unclear.
-
-    ``time_zone`` is Spark's session time zone, in which Spark reads
-    timestamps written without a zone and casts dates to timestamps.
+    Python's zoneinfo resolves a local time in a DST gap or overlap as Java's
+    ``atZone`` does (fold=0: shifted forward in a gap, the earlier offset in
+    an overlap), so zone-less literals land on Spark's instants.
     """
-    utc_session = is_utc(time_zone)
-    if type_name in FLOAT_TYPES:
-        # Spark compares a double column with any numeric literal as doubles.
-        number = _to_number(value)
-        return None if number is None else float(number)
-    if type_name in INTEGER_TYPES or type_name.startswith("decimal"):
-        number = _to_number(value)
-        if isinstance(number, float) and math.isnan(number):
-            return None
-        return number
-    if type_name == "string":
-        return value if isinstance(value, str) else None
-    if type_name == "date":
-        return _to_date(value, utc_session=utc_session)
-    if type_name == "timestamp":
-        return _to_timestamp(value, aware=True, utc_session=utc_session)
-    if type_name == "timestamp_ntz":
-        return _to_timestamp(value, aware=False)
-    if type_name == "boolean":
-        return value if isinstance(value, bool) else None
-    return None
+    if is_utc(time_zone):
+        return dt.UTC
+    offset = _OFFSET.fullmatch(time_zone.strip())
+    if offset:
+        sign, hours, minutes = offset.groups()
+        delta = dt.timedelta(hours=int(hours), minutes=int(minutes or 0))
+        return dt.timezone(-delta if sign == "-" else delta)
+    try:
+        return zoneinfo.ZoneInfo(time_zone.strip())
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise InvalidArgumentError(
+            f"unknown time zone {time_zone!r}; accepted: a region (Europe/Paris), UTC, "
+            "or an offset (+05:30)"
+        ) from None
 
 
-_INTEGER_DIGITS = {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 19}
+def unsupported(what: str) -> UnsupportedFilterError:
+    """The error for a filter construct ``what`` that only Spark answers exactly."""
+    return UnsupportedFilterError(
+        f"cannot evaluate {what} outside Spark with Spark's meaning; "
+        "read it with zorder.read(spark, path, where) (CLI: zorder query --spark)"
+    )
+
+
 _INTEGER_ORDER = ["tinyint", "smallint", "int", "bigint"]
-
-
-def _decimal_shape(type_name: str) -> tuple[int, int] | None:
-    if not type_name.startswith("decimal("):
-        return None
-    precision, scale = type_name[len("decimal(") : -1].split(",")
-    return int(precision), int(scale)
+_INTEGER_DIGITS = {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 19}
 
 
 def exact_widening(source: str, target: str) -> bool:
@@ -300,13 +262,13 @@ def exact_widening(source: str, target: str) -> bool:
         return _INTEGER_ORDER.index(source) <= _INTEGER_ORDER.index(target)
     if (source, target) in {("float", "double"), ("date", "timestamp"), ("date", "timestamp_ntz")}:
         return True
-    target_shape = _decimal_shape(target)
+    target_shape = decimal_shape(target)
     if target_shape is None:
         return False
     precision, scale = target_shape
     if source in _INTEGER_DIGITS:
         return precision - scale >= _INTEGER_DIGITS[source]
-    source_shape = _decimal_shape(source)
+    source_shape = decimal_shape(source)
     if source_shape is None:
         return False
     return scale >= source_shape[1] and precision - scale >= source_shape[0] - source_shape[1]
@@ -317,20 +279,111 @@ def resolve_column(name: str, columns: Mapping[str, str]) -> str:
     return resolve_name(name, columns, context="in filter")
 
 
-class _Binder(PredicateVisitor[Predicate]):
-    """:func:`bind`'s rules, node by node."""
+def _scale(type_name: str) -> int:
+    shape = decimal_shape(type_name)
+    return shape[1] if shape is not None else 0
 
-    def __init__(self, columns: Mapping[str, str], time_zone: str) -> None:
-        self.columns = columns
-        self.time_zone = time_zone
 
-    def _coerced(self, value: Any, name: str) -> Any:
-        return coerce_literal(value, self.columns[name], time_zone=self.time_zone)
-
-    def _changing_cast(self, name: str, cast: str | None) -> Unknown | None:
-        if cast and not exact_widening(self.columns[name], cast):
-            return Unknown(f"CAST({name} AS {cast}) may change values")
+def _domain(column_type: str, common: str) -> str | None:
+    """What the column's values become before Spark compares them in ``common``: None for
+    themselves (or a conversion that keeps their order and equalities, such as a float's
+    double), else ``common`` (a double, a decimal of smaller scale); InexactError for a cast
+    this module does not follow (a string column cast to a number, a timestamp_ntz
+    through the session zone)."""
+    if common == column_type:
         return None
+    numeric = column_type in INTEGER_TYPES or column_type.startswith("decimal")
+    if common == "double":
+        if column_type == "float":
+            return None
+        if numeric:
+            return common
+    elif common in INTEGER_TYPES and column_type in INTEGER_TYPES:
+        return None
+    elif decimal_shape(common) is not None and numeric:
+        return common if _scale(column_type) > _scale(common) else None
+    elif (column_type, common) in {("date", "timestamp"), ("date", "timestamp_ntz")}:
+        return None  # a date is midnight: the evaluators compare it as such
+    raise InexactError(f"Spark casts the {column_type} column to {common} to compare")
+
+
+class _Binder(PredicateVisitor[Predicate]):
+    """:func:`bind`'s rules, node by node; ``strict`` refuses where lenient binding
+    answers :class:`Unknown` (the row evaluator may not keep a row it is unsure of)."""
+
+    def __init__(self, columns: Mapping[str, str], zone: dt.tzinfo | None, strict: bool) -> None:
+        self.columns = columns
+        self.zone = zone
+        self.strict = strict
+
+    def _unknown(self, reason: str) -> Predicate:
+        if self.strict:
+            raise unsupported(reason)
+        return Unknown(reason)
+
+    def _compared_as(self, name: str, cast: str | None) -> str:
+        """The column's type as the comparison sees it, through a CAST in the text: one
+        that keeps every value (a wider type), or a numeric column's double."""
+        column_type = self.columns[name]
+        if cast is None or exact_widening(column_type, cast):
+            return cast or column_type
+        if cast == "double" and (column_type in INTEGER_TYPES or column_type.startswith("decimal")):
+            return cast
+        raise InexactError(f"CAST({name} AS {cast}) may change values")
+
+    def _bound_values(
+        self, name: str, cast: str | None, literals: tuple[Any, ...]
+    ) -> tuple[tuple[Any, ...], str | None]:
+        """The literals in the type Spark compares in, and the column's domain there."""
+        column_type = self.columns[name]
+        common = comparison_type(self._compared_as(name, cast), literals)
+        domain = _domain(column_type, common)  # a widening CAST keeps the values as they are
+        return tuple(self._value(v, column_type, common) for v in literals), domain
+
+    def _value(self, literal: Any, column_type: str, common: str) -> Any:
+        if common in ("timestamp", "timestamp_ntz"):
+            return self._instant(literal, column_type, common)
+        value = convert(literal, common)
+        if isinstance(value, dt.datetime):  # a date column against a timestamp's date
+            raise InexactError(f"the timestamp {value} as a date")
+        return value
+
+    def _instant(self, literal: Any, column_type: str, common: str) -> dt.datetime:
+        """A timestamp literal (or a date or a string Spark casts to one) as the instant
+        Spark compares: zoned in the session's zone for ``timestamp``, naive for
+        ``timestamp_ntz``."""
+        raw = literal.value if isinstance(literal, TypedLiteral) else literal
+        if isinstance(raw, str):
+            raw = timestamp_text(raw)
+        elif isinstance(raw, dt.date) and not isinstance(raw, dt.datetime):
+            raw = dt.datetime(raw.year, raw.month, raw.day)
+        if not isinstance(raw, dt.datetime):
+            raise InexactError(f"the literal {raw!r} as a timestamp")
+        if common == "timestamp_ntz":
+            if raw.tzinfo is not None:
+                raise InexactError(f"the zoned timestamp {raw} against a timestamp_ntz")
+            return raw
+        if raw.tzinfo is None or raw.tzinfo is SESSION_ZONE:
+            if self.zone is None:
+                raise InexactError(
+                    f"the timestamp {raw.replace(tzinfo=None)} in the session's zone"
+                )
+            raw = raw.replace(tzinfo=self.zone)
+        if column_type == "date" and self.zone is not dt.UTC:
+            # A date is midnight in the session's zone; the evaluators read it as UTC's.
+            raise InexactError(f"a timestamp against a date column outside a UTC session ({raw})")
+        return raw
+
+    def _bind(self, node: Comparison | InList) -> Predicate:
+        name = resolve_column(node.column, self.columns)
+        literals = (node.value,) if isinstance(node, Comparison) else node.values
+        try:
+            values, domain = self._bound_values(name, node.cast, literals)
+        except InexactError as reason:
+            return self._unknown(f"{reason} (column {name} is {self.columns[name]})")
+        if isinstance(node, Comparison):
+            return Comparison(node.op, name, values[0], domain=domain)
+        return InList(name, values, node.negated, node.has_null, domain=domain)
 
     def visit_true(self) -> Predicate:
         return AlwaysTrue()
@@ -339,25 +392,13 @@ class _Binder(PredicateVisitor[Predicate]):
         return AlwaysFalse()
 
     def visit_unknown(self, node: Unknown) -> Predicate:
-        return node
+        return self._unknown(node.reason or "this filter")
 
     def visit_comparison(self, node: Comparison) -> Predicate:
-        name = resolve_column(node.column, self.columns)
-        if unknown := self._changing_cast(name, node.cast):
-            return unknown
-        value = self._coerced(node.value, name)
-        if value is None:
-            return Unknown(f"literal {node.value!r} against {self.columns[name]} column {name}")
-        return Comparison(node.op, name, value)
+        return self._bind(node)
 
     def visit_in_list(self, node: InList) -> Predicate:
-        name = resolve_column(node.column, self.columns)
-        if unknown := self._changing_cast(name, node.cast):
-            return unknown
-        values = tuple(self._coerced(v, name) for v in node.values)
-        if any(v is None for v in values):
-            return Unknown(f"IN list against {self.columns[name]} column {name}")
-        return InList(name, values, node.negated, node.has_null)
+        return self._bind(node)
 
     def visit_is_null(self, node: IsNull) -> Predicate:
         return IsNull(resolve_column(node.column, self.columns), node.negated)
@@ -371,17 +412,18 @@ class _Binder(PredicateVisitor[Predicate]):
     def visit_starts_with(self, node: StartsWith) -> Predicate:
         name = resolve_column(node.column, self.columns)
         if self.columns[name] != "string":
-            return Unknown(f"prefix match on {self.columns[name]} column {name}")
+            return self._unknown(f"prefix match on {self.columns[name]} column {name}")
         return StartsWith(name, node.prefix, node.negated)
 
+    # Strict binding keeps every node: the row evaluator must see (and refuse) each leaf.
     def visit_and(self, left: Predicate, right: Predicate) -> Predicate:
-        return and_(left, right)
+        return And(left, right) if self.strict else and_(left, right)
 
     def visit_or(self, left: Predicate, right: Predicate) -> Predicate:
-        return or_(left, right)
+        return Or(left, right) if self.strict else or_(left, right)
 
     def visit_not(self, child: Predicate) -> Predicate:
-        return not_(child)
+        return Not(child) if self.strict else not_(child)
 
 
 def bind(predicate: Predicate, columns: Mapping[str, str], *, time_zone: str = "UTC") -> Predicate:
@@ -393,4 +435,17 @@ def bind(predicate: Predicate, columns: Mapping[str, str], *, time_zone: str = "
     :class:`Unknown`. ``time_zone`` is the Spark session's
     (``spark.sql.session.timeZone``).
     """
-    return visit(predicate, _Binder(columns, time_zone))
+    try:
+        zone: dt.tzinfo | None = session_zone(time_zone)
+    except InvalidArgumentError:
+        zone = None  # zone-less timestamps then decide nothing
+    return visit(predicate, _Binder(columns, zone, strict=False))
+
+
+def bind_exact(
+    predicate: Predicate, columns: Mapping[str, str], *, time_zone: str = "UTC"
+) -> Predicate:
+    """:func:`bind` for the row evaluator: every leaf kept, and an
+    :class:`~zorder.errors.UnsupportedFilterError` where :func:`bind` would answer
+    :class:`Unknown`."""
+    return visit(predicate, _Binder(columns, session_zone(time_zone), strict=True))

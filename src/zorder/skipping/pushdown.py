@@ -108,6 +108,8 @@ class _Prefilter(PredicateVisitor[list[str]]):
         return None if any(t is None for t in texts) else [str(t) for t in texts]
 
     def visit_comparison(self, node: Comparison) -> list[str]:
+        if node.domain is not None:
+            return []  # Spark converts the column first: SQL on the stored values differs
         texts = self._values_sql(node.column, (node.value,))
         if texts is None:
             return []
@@ -116,7 +118,7 @@ class _Prefilter(PredicateVisitor[list[str]]):
 
     def visit_in_list(self, node: InList) -> list[str]:
         texts = self._values_sql(node.column, node.values)
-        if texts is None or node.negated:
+        if texts is None or node.negated or node.domain is not None:
             return []
         return [f"{quoted_name(node.column)} IN ({', '.join(texts)})"]
 

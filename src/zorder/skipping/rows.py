@@ -10,16 +10,17 @@ where Arrow's differ:
 - NaN equals NaN and sorts above every other number (IEEE says neither);
 - ``isnan(NULL)`` is FALSE, not NULL; ``x <=> v`` is FALSE for a NULL ``x``;
 - ``x IN (..., NULL)`` is NULL, never FALSE, when nothing matches;
-- a column compared with a DOUBLE literal is compared as a double; with a
-  decimal literal, exactly (``int_col < 1.5`` is ``int_col <= 1``);
+- a column and its literals are compared in the type Spark's coercion gives
+  them (:mod:`zorder.skipping.coercion`, shared with file skipping): a bigint
+  against ``1e0`` as doubles, against ``1.5`` exactly as decimals;
 - strings compare by their UTF-8 bytes (as both Spark and Arrow do);
 - timestamps without a zone are read in the session time zone.
 
 :func:`exact_predicate` binds the parsed tree for this and refuses, with
 :class:`~zorder.errors.UnsupportedFilterError`, everything whose Spark
 meaning it does not reproduce exactly (functions, arithmetic, casts that
-change values, comparisons with NULL under NOT, string literals that Spark's
-ANSI casts might reject, DOUBLE literals against decimals, ...).
+change values or that ANSI Spark may reject, comparisons with NULL under NOT,
+a decimal column converted to a double, ...).
 """
 
 from __future__ import annotations
@@ -27,34 +28,25 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import math
-import re
-import zoneinfo
 from collections.abc import Mapping
 from typing import Any, TypeAlias
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from zorder.errors import InvalidArgumentError, UnsupportedFilterError
 from zorder.skipping.predicates import (
     FLOAT_TYPES,
     INTEGER_TYPES,
-    SESSION_ZONE,
-    AlwaysFalse,
-    AlwaysTrue,
-    And,
     Comparison,
     InList,
     IsNaN,
     IsNull,
-    Not,
-    Or,
     Predicate,
     StartsWith,
     Unknown,
-    bind,
-    is_utc,
-    resolve_column,
+    bind_exact,
+    session_zone,
+    unsupported,
 )
 from zorder.skipping.pushdown import prefilter_sql, quoted_name, referenced
 from zorder.skipping.visitor import PredicateVisitor, visit
@@ -69,146 +61,6 @@ __all__ = [
     "unsupported",
 ]
 
-_INTEGER = re.compile(r"\s*[+-]?\d+\s*")
-_NUMBER = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*|\s*[+-]?(NaN|Infinity)\s*")
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-_TIMESTAMP = re.compile(
-    r"\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?)?(?P<zone>Z|[+-]\d{2}:\d{2})?"
-)
-_OFFSET = re.compile(r"(?:UTC|GMT)?([+-])(\d{1,2}):?(\d{2})?")
-
-
-def unsupported(what: str) -> UnsupportedFilterError:
-    """The error for a filter construct ``what`` that only Spark answers exactly."""
-    return UnsupportedFilterError(
-        f"cannot evaluate {what} outside Spark with Spark's meaning; "
-        "read it with zorder.read(spark, path, where) (CLI: zorder query --spark)"
-    )
-
-
-def session_zone(time_zone: str) -> dt.tzinfo:
-    """Spark's session time zone ``time_zone`` (a region or an offset) as a tzinfo."""
-    if is_utc(time_zone):
-        return dt.UTC
-    offset = _OFFSET.fullmatch(time_zone.strip())
-    if offset:
-        sign, hours, minutes = offset.groups()
-        delta = dt.timedelta(hours=int(hours), minutes=int(minutes or 0))
-        return dt.timezone(-delta if sign == "-" else delta)
-    try:
-        return zoneinfo.ZoneInfo(time_zone.strip())
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        raise InvalidArgumentError(
-            f"unknown time zone {time_zone!r}; accepted: a region (Europe/Paris), UTC, "
-            "or an offset (+05:30)"
-        ) from None
-
-
-def _parsed_timestamp(text: str) -> dt.datetime:
-    """A timestamp string in the forms Spark and Python read alike, else a refusal."""
-    if not _TIMESTAMP.fullmatch(text.strip()):
-        raise unsupported(f"the timestamp string {text!r} (write yyyy-mm-dd hh:mm:ss[.ffffff])")
-    parsed = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=SESSION_ZONE)
-
-
-def _spark_literal(value: Any, type_name: str, zone: dt.tzinfo, column: str) -> Any:
-    """``value`` as Spark reads it against a ``type_name`` column, or a refusal.
-
-    Only the cases where Spark's coercion is known exactly pass; the result
-    then goes through :func:`~zorder.skipping.predicates.bind` in UTC (zone-less
-    timestamps have their zone by then).
-    """
-    against = f"{type_name} column {column}"
-    if isinstance(value, str):
-        if type_name == "string":
-            return value
-        if type_name in INTEGER_TYPES and _INTEGER.fullmatch(value):
-            return int(value)
-        if type_name in FLOAT_TYPES and _NUMBER.fullmatch(value):
-            return float(value)
-        if type_name == "date" and _DATE.fullmatch(value.strip()):
-            return dt.date.fromisoformat(value.strip())
-        if type_name in ("timestamp", "timestamp_ntz"):
-            value = _parsed_timestamp(value)
-            if type_name == "timestamp_ntz" and value.tzinfo is SESSION_ZONE:
-                return value.replace(tzinfo=None)
-        else:
-            raise unsupported(f"the string {value!r} against {against}")
-    if isinstance(value, decimal.Decimal) and "E" in str(value):
-        value = float(value)  # 1e3 is a DOUBLE literal in Spark SQL
-    if isinstance(value, float) and type_name.startswith("decimal"):
-        raise unsupported(f"the DOUBLE {value!r} against {against} (write it as a decimal: 1.5)")
-    if isinstance(value, dt.datetime):
-        if value.tzinfo is SESSION_ZONE:
-            if type_name == "timestamp_ntz":
-                raise unsupported(f"a TIMESTAMP literal against {against}")
-            value = value.replace(tzinfo=zone)
-        if type_name == "date" and zone is not dt.UTC:
-            raise unsupported(f"a timestamp against {against} outside a UTC session")
-    elif isinstance(value, dt.date) and type_name == "timestamp":
-        value = dt.datetime(value.year, value.month, value.day, tzinfo=zone)
-    return value
-
-
-def _leaf(node: Predicate, columns: Mapping[str, str], zone: dt.tzinfo) -> Predicate:
-    if isinstance(node, Comparison | InList):
-        name = resolve_column(node.column, columns)
-        type_name = columns[name]
-        if isinstance(node, Comparison):
-            node = Comparison(
-                node.op, name, _spark_literal(node.value, type_name, zone, name), node.cast
-            )
-        else:
-            values = tuple(_spark_literal(v, type_name, zone, name) for v in node.values)
-            node = InList(name, values, node.negated, node.has_null, node.cast)
-    bound = bind(node, columns, time_zone="UTC")
-    if isinstance(bound, Unknown):
-        raise unsupported(bound.reason or "this filter")
-    return bound
-
-
-class _Exact(PredicateVisitor[Predicate]):
-    """:func:`exact_predicate`'s rules: every leaf bound for :func:`row_mask`, or a refusal."""
-
-    def __init__(self, columns: Mapping[str, str], zone: dt.tzinfo) -> None:
-        self.columns = columns
-        self.zone = zone
-
-    def visit_true(self) -> Predicate:
-        return AlwaysTrue()
-
-    def visit_false(self) -> Predicate:
-        return AlwaysFalse()
-
-    def visit_unknown(self, node: Unknown) -> Predicate:
-        raise unsupported(node.reason or "this filter")
-
-    def visit_comparison(self, node: Comparison) -> Predicate:
-        return _leaf(node, self.columns, self.zone)
-
-    def visit_in_list(self, node: InList) -> Predicate:
-        return _leaf(node, self.columns, self.zone)
-
-    def visit_is_null(self, node: IsNull) -> Predicate:
-        return _leaf(node, self.columns, self.zone)
-
-    def visit_is_nan(self, node: IsNaN) -> Predicate:
-        return _leaf(node, self.columns, self.zone)
-
-    def visit_starts_with(self, node: StartsWith) -> Predicate:
-        return _leaf(node, self.columns, self.zone)
-
-    # No folding: a row evaluator must see (and refuse) every leaf of the text.
-    def visit_and(self, left: Predicate, right: Predicate) -> Predicate:
-        return And(left, right)
-
-    def visit_or(self, left: Predicate, right: Predicate) -> Predicate:
-        return Or(left, right)
-
-    def visit_not(self, child: Predicate) -> Predicate:
-        return Not(child)
-
 
 def exact_predicate(
     predicate: Predicate, columns: Mapping[str, str], *, time_zone: str = "UTC"
@@ -216,9 +68,59 @@ def exact_predicate(
     """``predicate`` (as parsed) bound for :func:`row_mask`, or UnsupportedFilterError.
 
     ``columns`` maps each column to its Spark type name; ``time_zone`` is the
-    session's, in which timestamps written without a zone are read.
+    session's, in which timestamps written without a zone are read. The
+    literals are coerced as for file skipping (:mod:`zorder.skipping.coercion`);
+    what that cannot do exactly is refused here instead of kept.
     """
-    return visit(predicate, _Exact(columns, session_zone(time_zone)))
+    bound = bind_exact(predicate, columns, time_zone=time_zone)
+    visit(bound, _RefuseInexactDomains(columns))
+    return bound
+
+
+class _RefuseInexactDomains(PredicateVisitor[None]):
+    """Refuses the conversions of a column that Arrow does not compute as Spark does:
+    a decimal's double (Spark divides an unscaled long; Arrow rounds otherwise) and a
+    decimal rounded to a smaller scale."""
+
+    def __init__(self, columns: Mapping[str, str]) -> None:
+        self.columns = columns
+
+    def _check(self, column: str, domain: str | None) -> None:
+        if domain is not None and self.columns[column].startswith("decimal"):
+            raise unsupported(f"the {self.columns[column]} column {column} compared as {domain}")
+
+    def visit_comparison(self, node: Comparison) -> None:
+        self._check(node.column, node.domain)
+
+    def visit_in_list(self, node: InList) -> None:
+        self._check(node.column, node.domain)
+
+    def visit_true(self) -> None:
+        return None
+
+    def visit_false(self) -> None:
+        return None
+
+    def visit_unknown(self, node: Unknown) -> None:
+        raise unsupported(node.reason or "this filter")
+
+    def visit_is_null(self, node: IsNull) -> None:
+        return None
+
+    def visit_is_nan(self, node: IsNaN) -> None:
+        return None
+
+    def visit_starts_with(self, node: StartsWith) -> None:
+        return None
+
+    def visit_and(self, left: None, right: None) -> None:
+        return None
+
+    def visit_or(self, left: None, right: None) -> None:
+        return None
+
+    def visit_not(self, child: None) -> None:
+        return None
 
 
 # A boolean pa.Array or pa.ChunkedArray; pyarrow ships no type information, so Any.
@@ -313,13 +215,16 @@ def _decimal_compare(values: Bools, op: str, value: int | decimal.Decimal) -> Bo
     return _arrow_compare(values.cast(wide), op, pa.scalar(number, wide))
 
 
-def _compare(values: Bools, type_name: str, op: str, value: Any) -> Bools:
-    if type_name in FLOAT_TYPES or isinstance(value, float):
+def _compare(values: Bools, type_name: str, op: str, value: Any, domain: str | None) -> Bools:
+    if type_name in FLOAT_TYPES or domain == "double":
         return _float_compare(values.cast(pa.float64(), safe=False), op, float(value))
     if type_name in INTEGER_TYPES:
         return _integer_compare(values, op, value)
     if type_name.startswith("decimal"):
         return _decimal_compare(values, op, value)
+    if type_name == "date" and isinstance(value, dt.datetime) and value.tzinfo is None:
+        naive = pa.timestamp("us")  # a date against a TIMESTAMP_NTZ: midnight, no zone
+        return _arrow_compare(values.cast(naive), op, pa.scalar(value, naive))
     if type_name == "timestamp" or (type_name == "date" and isinstance(value, dt.datetime)):
         utc = pa.timestamp("us", tz="UTC")
         return _arrow_compare(
@@ -334,12 +239,9 @@ def _compare(values: Bools, type_name: str, op: str, value: Any) -> Bools:
 
 
 def _in_list(values: Bools, type_name: str, node: InList) -> Bools:
-    listed = node.values
-    if type_name in INTEGER_TYPES and any(isinstance(v, float) for v in listed):
-        listed = tuple(float(v) for v in listed)  # Spark compares them all as doubles
     found = _constant(values, False)
-    for value in listed:
-        found = pc.or_kleene(found, _compare(values, type_name, "=", value))
+    for value in node.values:
+        found = pc.or_kleene(found, _compare(values, type_name, "=", value, node.domain))
     if node.has_null:  # no match is NULL, not FALSE
         found = pc.or_kleene(found, pa.nulls(len(values), pa.bool_()))
     return pc.invert(found) if node.negated else found
@@ -376,7 +278,7 @@ class _RowMask(PredicateVisitor[Bools]):
 
     def visit_comparison(self, node: Comparison) -> Bools:
         values = self.table.column(node.column)
-        return _compare(values, self.columns[node.column], node.op, node.value)
+        return _compare(values, self.columns[node.column], node.op, node.value, node.domain)
 
     def visit_in_list(self, node: InList) -> Bools:
         return _in_list(self.table.column(node.column), self.columns[node.column], node)

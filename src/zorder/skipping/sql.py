@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import re
 from typing import Any
 
 import sqlglot
@@ -11,6 +12,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from zorder.errors import FilterParseError, InvalidArgumentError, InvalidArgumentTypeError
+from zorder.skipping.coercion import InexactError, cast_literal, number_literal, timestamp_text
 from zorder.skipping.predicates import (
     SESSION_ZONE,
     AlwaysFalse,
@@ -25,6 +27,7 @@ from zorder.skipping.predicates import (
     Or,
     Predicate,
     StartsWith,
+    TypedLiteral,
     Unknown,
     and_,
     flip,
@@ -127,7 +130,26 @@ def _parse(text: str) -> exp.Expression:
         ) from None
     if not isinstance(tree, exp.Expression):
         raise FilterParseError(f"filter {text!r} is not an expression", text=text)
+    for identifier in tree.find_all(exp.Identifier):
+        name = str(identifier.this)
+        if not identifier.quoted and not _PLAIN_IDENTIFIER.fullmatch(name):
+            # Spark's lexer takes only ASCII letters, digits and _ in an unquoted name.
+            raise FilterParseError(
+                f"cannot parse filter {text!r}: the name {name} must be quoted as `{name}` "
+                "(Spark reads only ASCII letters, digits and _ in unquoted names)",
+                text=text,
+            )
+    for number in tree.find_all(exp.Literal):
+        if not number.is_string:
+            try:
+                number_literal(str(number.this))
+            except ValueError as error:
+                message = f"cannot parse filter {text!r}: {error}"
+                raise FilterParseError(message, text=text) from None
     return tree
+
+
+_PLAIN_IDENTIFIER = re.compile(r"[A-Za-z0-9_]+")
 
 
 def _column_name(node: exp.Expression) -> str | None:
@@ -148,61 +170,102 @@ def _cast_column(node: exp.Expression) -> tuple[str, str | None] | None:
     if isinstance(node, exp.Cast):  # Spark SQL CAST parses as TryCast: both fine here
         inner = _column_name(node.this)
         if inner is not None:
-            return inner, node.to.sql(dialect="spark").lower().replace(" ", "")
+            return inner, spark_type_name(node.to) or node.to.sql(dialect="spark").lower()
     return None
 
 
 def _literal(node: exp.Expression) -> Any:
-    """Python value of a literal expression (``_NULL`` for NULL); raises _NotALiteralError."""
+    """The :class:`TypedLiteral` an expression of literals stands for (``_NULL`` for NULL).
+
+    Raises _NotALiteralError for anything else, and for what this module
+    cannot evaluate exactly as Spark does (a cast ANSI Spark may refuse).
+    """
     if isinstance(node, exp.Paren):
         return _literal(node.this)
     if isinstance(node, exp.Null):
         return _NULL
     if isinstance(node, exp.Boolean):
-        return bool(node.this)
+        return TypedLiteral(bool(node.this), "boolean")
     if isinstance(node, exp.Literal):
         if node.is_string:
-            return str(node.this)
-        text = str(node.this)
+            return TypedLiteral(str(node.this), "string")
         try:
-            return int(text)
-        except ValueError:
-            return decimal.Decimal(text)
+            value, type_name = number_literal(str(node.this))
+        except ValueError:  # _parse has refused the text already
+            raise _NotALiteralError from None
+        return TypedLiteral(value, type_name)
     if isinstance(node, exp.Neg):
-        value = _literal(node.this)
-        if isinstance(value, int | float | decimal.Decimal) and not isinstance(value, bool):
-            return -value
+        inner = _literal(node.this)
+        if inner is _NULL or isinstance(inner.value, bool):
+            raise _NotALiteralError
+        if isinstance(inner.value, decimal.Decimal):
+            return TypedLiteral(inner.value.copy_negate(), inner.type)  # exact: no 28-digit context
+        if isinstance(inner.value, int | float):
+            return TypedLiteral(-inner.value, inner.type)
         raise _NotALiteralError
-    if isinstance(node, exp.Cast):  # also TryCast, and typed literals DATE'..'
-        value = _literal(node.this)
-        return _cast(value, node.to)
+    if isinstance(node, exp.Cast):  # CAST, TRY_CAST (safe), DATE'..', and suffixes: 5L, 1.5F
+        inner = _literal(node.this)
+        if inner is _NULL:
+            return _NULL
+        target = spark_type_name(node.to)
+        if target is None:
+            raise _NotALiteralError
+        return TypedLiteral(_cast(inner, target), target)
     raise _NotALiteralError
 
 
-def _cast(value: Any, to: exp.DataType) -> Any:
-    if value is _NULL:
-        return _NULL
-    kind = to.this
-    types = exp.DataType.Type
+def spark_type_name(data_type: exp.DataType) -> str | None:
+    """Spark's name of a type as sqlglot parsed it (``decimal(10,0)`` for a bare DECIMAL);
+    None for types binding does not compare (VARCHAR(n), nested types, intervals)."""
+    if data_type.this == exp.DataType.Type.DECIMAL:
+        params = [int(str(p.this.this)) for p in data_type.expressions]
+        precision, scale = (*params, 10, 0)[:2] if len(params) != 1 else (params[0], 0)
+        return f"decimal({precision},{scale})"
+    return _TYPE_NAMES.get(data_type.this)
+
+
+_TYPE_NAMES = {
+    exp.DataType.Type.TINYINT: "tinyint",
+    exp.DataType.Type.SMALLINT: "smallint",
+    exp.DataType.Type.INT: "int",
+    exp.DataType.Type.BIGINT: "bigint",
+    exp.DataType.Type.FLOAT: "float",
+    exp.DataType.Type.DOUBLE: "double",
+    exp.DataType.Type.TEXT: "string",
+    exp.DataType.Type.BOOLEAN: "boolean",
+    exp.DataType.Type.DATE: "date",
+    exp.DataType.Type.TIMESTAMP: "timestamp",
+    exp.DataType.Type.TIMESTAMPLTZ: "timestamp",
+    exp.DataType.Type.TIMESTAMPTZ: "timestamp",
+    exp.DataType.Type.TIMESTAMPNTZ: "timestamp_ntz",
+}
+
+
+def _cast(inner: TypedLiteral, target: str) -> Any:
+    if target in ("timestamp", "timestamp_ntz"):
+        return _temporal_cast(inner.value, target)
     try:
-        if kind == types.DATE:
-            return dt.date.fromisoformat(str(value).strip()[:10])
-        if kind in (types.TIMESTAMP, types.TIMESTAMPLTZ, types.TIMESTAMPTZ):
-            parsed = dt.datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
-            return parsed if parsed.tzinfo else parsed.replace(tzinfo=SESSION_ZONE)
-        if kind == types.TIMESTAMPNTZ:
-            return dt.datetime.fromisoformat(str(value).strip())
-        if kind in (types.DOUBLE, types.FLOAT):
-            return float(value)
-        if kind == types.DECIMAL:
-            return decimal.Decimal(str(value))
-        if kind in (types.INT, types.BIGINT, types.SMALLINT, types.TINYINT):
-            return int(decimal.Decimal(str(value)).to_integral_value(rounding=decimal.ROUND_DOWN))
-        if kind in (types.VARCHAR, types.TEXT, types.CHAR):
-            return str(value)
-    except (ValueError, decimal.InvalidOperation):
+        return cast_literal(inner.value, inner.type, target)
+    except InexactError:
         raise _NotALiteralError from None
-    raise _NotALiteralError
+
+
+def _temporal_cast(value: Any, target: str) -> dt.datetime:
+    """A TIMESTAMP'..' or TIMESTAMP_NTZ'..' literal, or a cast of a string or date to one;
+    a zone-less TIMESTAMP carries :data:`SESSION_ZONE` until binding."""
+    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        value = value.isoformat()
+    if not isinstance(value, str):
+        raise _NotALiteralError
+    try:
+        parsed = timestamp_text(value)
+    except InexactError:
+        raise _NotALiteralError from None  # other spellings Spark accepts are left to Spark
+    if target == "timestamp_ntz":
+        if parsed.tzinfo is not None:
+            raise _NotALiteralError
+        return parsed
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=SESSION_ZONE)
 
 
 def _comparison(op: CompareOp, left: exp.Expression, right: exp.Expression) -> Predicate:
@@ -231,14 +294,16 @@ def _like(node: exp.Like) -> Predicate:
         pattern = _literal(node.expression)
     except _NotALiteralError:
         return Unknown("LIKE with a non-literal pattern")
-    if not isinstance(pattern, str):
+    if pattern is _NULL or not isinstance(pattern.value, str):
         return Unknown("LIKE with a non-string pattern")
-    body = pattern[:-1] if pattern.endswith("%") else pattern
+    text = pattern.value
+    body = text[:-1] if text.endswith("%") else text
     if any(c in body for c in "%_\\"):
         return Unknown("LIKE pattern with inner wildcards")
-    if pattern.endswith("%"):
+    if text.endswith("%"):
         return StartsWith(column, body)
-    return Comparison("=", column, body)
+    # LIKE compares strings: a column of another type is cast to one, which binding refuses.
+    return Comparison("=", column, TypedLiteral(body, "string"), cast="string")
 
 
 def _convert(node: exp.Expression, *, fold: bool) -> Predicate:
@@ -253,6 +318,10 @@ def _convert(node: exp.Expression, *, fold: bool) -> Predicate:
 
 def _convert_node(node: exp.Expression, *, fold: bool) -> Predicate:
     both, either, negation = (and_, or_, not_) if fold else (And, Or, Not)
+    if node.args.get("negate"):  # x NOT LIKE p, x NOT ILIKE p: sqlglot flags the node
+        positive = node.copy()
+        positive.set("negate", None)
+        return negation(_convert(positive, fold=fold))
     if isinstance(node, exp.Paren):
         return _convert(node.this, fold=fold)
     if isinstance(node, exp.And):
@@ -266,6 +335,8 @@ def _convert_node(node: exp.Expression, *, fold: bool) -> Predicate:
     op = _COMPARISONS.get(type(node))
     if op is not None:
         return _comparison(op, node.this, node.expression)
+    if isinstance(node, exp.NullSafeNEQ):  # x IS DISTINCT FROM v
+        return negation(_comparison("<=>", node.this, node.expression))
     if isinstance(node, exp.Between):
         return both(
             _comparison(">=", node.this, node.args["low"]),
@@ -293,9 +364,9 @@ def _convert_node(node: exp.Expression, *, fold: bool) -> Predicate:
             prefix = _literal(node.expression)
         except _NotALiteralError:
             return Unknown("startswith with a non-literal prefix")
-        if column is None or not isinstance(prefix, str):
+        if column is None or prefix is _NULL or not isinstance(prefix.value, str):
             return Unknown("startswith on an expression")
-        return StartsWith(column, prefix)
+        return StartsWith(column, prefix.value)
     if isinstance(node, exp.IsNan):
         column = _column_name(node.this)
         return IsNaN(column) if column is not None else Unknown("isnan on an expression")

@@ -1,0 +1,404 @@
+"""Spark's type coercion of a column compared with literals, in one place.
+
+Spark never compares two values of different types: it first finds their
+common type (``findWiderTypeForTwo``, ``DecimalPrecision``, the ANSI rules
+for strings) and casts both sides to it. Binding (:mod:`zorder.skipping.predicates`)
+asks this module three things, for file skipping and the row evaluator alike:
+
+- the type Spark gives a literal as written (:func:`literal_type`, :func:`number_literal`);
+- the type a column and literals are compared in (:func:`comparison_type`);
+- each literal's value in that type (:func:`convert`), and the value of an
+  explicit ``CAST`` of a literal (:func:`cast_literal`).
+
+Where the answer depends on settings this module cannot see (ANSI mode off,
+``castDatetimeToString``), or on an arithmetic detail it does not reproduce
+bit for bit, it answers :class:`InexactError` with the reason, and the caller
+keeps the file or refuses the filter: never a guess. Measured against Spark
+4.1 in ANSI mode (its default), among others: a bigint against ``1e0``
+compares as double, against ``1.5`` as decimal(21,1); a float against an
+integer as double; a string literal against an integer column is cast to
+bigint (``'5.5'`` is an error); decimal(38,10) against a 32-digit integer
+compares as decimal(38,6), rounding both sides half up.
+
+Decimal arithmetic here never uses Python's default 28-digit context.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import math
+import re
+from collections.abc import Iterable
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "FLOAT_TYPES",
+    "INTEGER_TYPES",
+    "MAX_DECIMAL_PRECISION",
+    "InexactError",
+    "cast_literal",
+    "comparison_type",
+    "convert",
+    "decimal_shape",
+    "literal_type",
+    "number_literal",
+    "timestamp_text",
+]
+
+INTEGER_TYPES = frozenset({"tinyint", "smallint", "int", "bigint"})
+FLOAT_TYPES = frozenset({"float", "double"})
+MAX_DECIMAL_PRECISION = 38
+
+_INTEGER_ORDER = ("tinyint", "smallint", "int", "bigint")
+_INTEGER_BITS = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}
+# The decimal type Spark casts an integral type to (DecimalType.forType): bigint is (20,0).
+_INTEGER_AS_DECIMAL = {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 20}
+_EXACT = decimal.Context(prec=200, Emax=10_000, Emin=-10_000, traps=[decimal.InvalidOperation])
+_SIGNED_INTEGER = re.compile(r"[+-]?\d+")
+_DECIMAL_TEXT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+_SPECIAL_DOUBLES = {"nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"}
+# What Spark reads as a date the same way in and out of ANSI mode: anything after a space
+# or a T is ignored (stringToDate), as in DATE'2024-06-01 10:00'.
+_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})([ T].*)?", re.DOTALL)
+
+
+# Timestamps in the forms Spark and Python read alike.
+_TIMESTAMP = re.compile(
+    r"\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?)?(Z|[+-]\d{2}:\d{2})?"
+)
+
+
+class InexactError(Exception):
+    """This module cannot say exactly what Spark makes of the literal; ``str(self)`` says why."""
+
+
+def decimal_shape(type_name: str) -> tuple[int, int] | None:
+    """(precision, scale) of ``decimal(p,s)``; None for any other type."""
+    if not type_name.startswith("decimal("):
+        return None
+    precision, scale = type_name[len("decimal(") : -1].split(",")
+    return int(precision), int(scale)
+
+
+def _decimal_type(precision: int, scale: int) -> str:
+    return f"decimal({precision},{scale})"
+
+
+def _is_numeric(type_name: str) -> bool:
+    return type_name in INTEGER_TYPES or type_name in FLOAT_TYPES or type_name.startswith("decimal")
+
+
+def _integer_range(type_name: str) -> tuple[int, int]:
+    bits = _INTEGER_BITS[type_name]
+    return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+
+def _digits(value: decimal.Decimal) -> tuple[int, int]:
+    """(precision, scale) of ``value`` as Java's BigDecimal counts them (scale >= 0)."""
+    _, digits, exponent = value.as_tuple()
+    assert isinstance(exponent, int)
+    scale = max(-exponent, 0)
+    significant = len(digits) if exponent <= 0 else len(digits) + exponent
+    return max(significant, scale, 1), scale
+
+
+def number_literal(text: str) -> tuple[Any, str]:
+    """The value and Spark type of an unsigned number literal as written, without a suffix.
+
+    ``12`` is an int, ``3000000000`` a bigint, wider integers decimal(p,0);
+    ``1.50`` is decimal(3,2); ``1e3`` a double. Raises ValueError (with
+    Spark's reason) for what Spark's parser refuses: more than 38 digits, a
+    double out of range.
+    """
+    if any(c in text for c in "eE"):
+        value = float(text)
+        if math.isinf(value):
+            raise ValueError(f"the number {text} does not fit a DOUBLE")
+        return value, "double"
+    number = decimal.Decimal(text)
+    precision, scale = _digits(number)
+    if precision > MAX_DECIMAL_PRECISION:
+        raise ValueError(
+            f"the number {text} has {precision} digits; Spark's decimals hold at most "
+            f"{MAX_DECIMAL_PRECISION}"
+        )
+    if "." in text:
+        return number, _decimal_type(precision, scale)
+    integer = int(number)
+    for name in ("int", "bigint"):
+        low, high = _integer_range(name)
+        if low <= integer <= high:
+            return integer, name
+    return integer, _decimal_type(precision, 0)
+
+
+def literal_type(value: Any) -> str:
+    """The Spark type of a plain Python value used as a literal (as pyspark's ``lit`` types it)."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        for name in ("int", "bigint"):
+            low, high = _integer_range(name)
+            if low <= value <= high:
+                return name
+        return _decimal_type(min(len(str(abs(value))), MAX_DECIMAL_PRECISION), 0)
+    if isinstance(value, float):
+        return "double"
+    if isinstance(value, decimal.Decimal):
+        return _decimal_type(*_digits(value)) if value.is_finite() else "double"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bytes):
+        return "binary"
+    if isinstance(value, dt.datetime):
+        # A zone-less datetime stands for TIMESTAMP_NTZ; the session-zone marker is zoned.
+        return "timestamp" if value.tzinfo is not None else "timestamp_ntz"
+    if isinstance(value, dt.date):
+        return "date"
+    return "unknown"
+
+
+def _as_decimal(type_name: str) -> tuple[int, int] | None:
+    if type_name in INTEGER_TYPES:
+        return _INTEGER_AS_DECIMAL[type_name], 0
+    return decimal_shape(type_name)
+
+
+def _wider_decimal(left: tuple[int, int], right: tuple[int, int]) -> str:
+    """DecimalPrecision.widerDecimalType, keeping integral digits when 38 are exceeded."""
+    scale = max(left[1], right[1])
+    integral = max(left[0] - left[1], right[0] - right[1])
+    if integral + scale <= MAX_DECIMAL_PRECISION:
+        return _decimal_type(integral + scale, scale)
+    return _decimal_type(MAX_DECIMAL_PRECISION, max(0, MAX_DECIMAL_PRECISION - integral))
+
+
+_TEMPORAL_COMMON = {
+    frozenset({"date", "timestamp"}): "timestamp",
+    frozenset({"date", "timestamp_ntz"}): "timestamp_ntz",
+    frozenset({"timestamp", "timestamp_ntz"}): "timestamp",
+}
+# A string literal against these is cast to the type shown (ANSI's string promotion).
+_STRING_TARGETS = {
+    **dict.fromkeys(INTEGER_TYPES, "bigint"),
+    "date": "date",
+    "timestamp": "timestamp",
+    "timestamp_ntz": "timestamp_ntz",
+}
+
+
+def _common_of_two(left: str, right: str) -> str | None:
+    if left == right:
+        return left
+    if _is_numeric(left) and _is_numeric(right):
+        if left in FLOAT_TYPES or right in FLOAT_TYPES:
+            return "double"  # float vs float is caught above; everything else meets in double
+        if left in INTEGER_TYPES and right in INTEGER_TYPES:
+            return max(left, right, key=_INTEGER_ORDER.index)
+        left_shape, right_shape = _as_decimal(left), _as_decimal(right)
+        assert left_shape is not None
+        assert right_shape is not None
+        return _wider_decimal(left_shape, right_shape)
+    temporal = _TEMPORAL_COMMON.get(frozenset({left, right}))
+    if temporal is not None:
+        return temporal
+    if left == "string":
+        return _STRING_TARGETS.get(right)
+    if right == "string":
+        return _STRING_TARGETS.get(left)
+    return None
+
+
+def comparison_type(column_type: str, literals: Iterable[Any]) -> str:
+    """The type Spark compares a ``column_type`` column with ``literals`` in (``IN`` lists
+    widen over every item, left to right, as Spark's ``InConversion``).
+
+    ``literals`` are values; a :class:`~zorder.skipping.nodes.TypedLiteral` brings its own type.
+    An integer literal against a decimal is tried both as its type and with just its digits
+    (Spark uses either, depending on the expression): where one of them would round,
+    :class:`InexactError`.
+    """
+    types = [_type_of(v) for v in literals]
+    wide, narrow = (_fold(column_type, types, narrow) for narrow in (False, True))
+    rounds = wide != narrow and not _keeps_scale(wide, [column_type, *types])
+    if wide is None or narrow is None or rounds:
+        shown = ", ".join(types)
+        raise InexactError(f"Spark's common type of {column_type} and {shown} is not known here")
+    return wide
+
+
+def _keeps_scale(common: str, types: list[str]) -> bool:
+    """Whether ``common`` holds every one of ``types`` without rounding (then the two ways
+    of typing an integer literal compare alike)."""
+    shape = decimal_shape(common)
+    if shape is None:
+        return True
+    return all(shape[1] >= (decimal_shape(t) or (0, 0))[1] for t in types)
+
+
+def _type_of(value: Any) -> str:
+    declared = getattr(value, "type", None)
+    return declared if isinstance(declared, str) else literal_type(value)
+
+
+def _fold(column_type: str, types: list[str], narrow: bool) -> str | None:
+    common: str | None = column_type
+    for name in types:
+        if common is None:
+            return None
+        if narrow and name in INTEGER_TYPES and decimal_shape(common) is not None:
+            name = "decimal(1,0)"  # at least one digit: either choice gives the same scale
+        common = _common_of_two(common, name)
+    return common
+
+
+# --------------------------------------------------------------------------------------
+# Values
+
+
+def _double_of_decimal(value: decimal.Decimal) -> float:
+    """A decimal's double, when Spark's two ways of computing it (BigDecimal's correctly
+    rounded one, and the unscaled long divided by a power of ten) agree."""
+    exact = float(value)
+    precision, scale = _digits(value)
+    if precision <= 18:
+        unscaled = int(value.scaleb(scale, context=_EXACT))
+        if float(unscaled) / float(10**scale) != exact:
+            raise InexactError(f"the double nearest {value} is computed two ways by Spark")
+    return exact
+
+
+def _float32(value: Fraction | decimal.Decimal | int | float) -> float:
+    """The FLOAT nearest ``value`` (correctly rounded), as a Python float; InexactError where
+    rounding through a double gives another (Spark's paths differ there)."""
+    exact = Fraction(value)
+    through_double = float(np.float32(float(exact)))
+    candidates = [
+        float(np.nextafter(np.float32(through_double), np.float32(-np.inf))),
+        through_double,
+        float(np.nextafter(np.float32(through_double), np.float32(np.inf))),
+    ]
+    finite = [c for c in candidates if math.isfinite(c)]
+    nearest = min(finite, key=lambda c: abs(Fraction(c) - exact))
+    if nearest != through_double:
+        raise InexactError(f"the FLOAT nearest {value} is computed two ways by Spark")
+    return nearest
+
+
+def _to_decimal(value: int | decimal.Decimal, precision: int, scale: int) -> decimal.Decimal:
+    rounded = decimal.Decimal(value).quantize(
+        decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP, context=_EXACT
+    )
+    if rounded.adjusted() >= precision - scale and rounded != 0:
+        raise InexactError(
+            f"{value} does not fit decimal({precision},{scale}): an overflow in Spark"
+        )
+    return rounded
+
+
+def _integer_text(text: str, type_name: str) -> int:
+    if not _SIGNED_INTEGER.fullmatch(text):
+        raise InexactError(f"the string {text!r} as {type_name} (write an integer: '42')")
+    number = int(text)
+    low, high = _integer_range(type_name)
+    if not low <= number <= high:
+        raise InexactError(f"the string {text!r} is out of {type_name}'s range: an error in Spark")
+    return number
+
+
+def _date_text(text: str) -> dt.date:
+    match = _DATE.fullmatch(text)
+    if match is None:
+        raise InexactError(f"the string {text!r} as a date (write yyyy-mm-dd)")
+    try:
+        return dt.date.fromisoformat(match[1])
+    except ValueError:
+        raise InexactError(f"the string {text!r} is not a date") from None
+
+
+def timestamp_text(text: str) -> dt.datetime:
+    """A timestamp string as Spark reads it: zoned when it names an offset, else naive
+    (the caller knows which zone, if any, it is in). InexactError for other spellings."""
+    if not _TIMESTAMP.fullmatch(text):
+        raise InexactError(f"the timestamp string {text!r} (write yyyy-mm-dd hh:mm:ss[.ffffff])")
+    try:
+        return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise InexactError(f"the string {text!r} is not a timestamp") from None
+
+
+def convert(value: Any, target: str) -> Any:
+    """A literal's value in the comparison type ``target`` (a number or a date; temporal
+    values with zones stay with the caller). Raises :class:`InexactError`."""
+    declared = _type_of(value)
+    raw = getattr(value, "value", value) if declared == getattr(value, "type", None) else value
+    return _convert(raw, declared, target)
+
+
+def _convert(raw: Any, source: str, target: str) -> Any:
+    if source == target:
+        return raw
+    if target in INTEGER_TYPES:
+        if source in INTEGER_TYPES and isinstance(raw, int):
+            return raw
+        if source == "string" and isinstance(raw, str):
+            return _integer_text(raw, target)
+    elif target == "double":
+        if source in INTEGER_TYPES and isinstance(raw, int):
+            return float(raw)
+        if source == "float" and isinstance(raw, float):
+            return raw
+        if source.startswith("decimal") and isinstance(raw, decimal.Decimal):
+            return _double_of_decimal(raw)
+    elif (shape := decimal_shape(target)) is not None:
+        if isinstance(raw, int | decimal.Decimal) and not isinstance(raw, bool):
+            return _to_decimal(raw, *shape)
+    elif target == "date" and source == "string" and isinstance(raw, str):
+        return _date_text(raw)
+    raise InexactError(f"the {source} literal {raw!r} as {target}")
+
+
+def cast_literal(raw: Any, source: str, target: str) -> Any:
+    """``CAST(literal AS target)`` (also Spark's typed suffixes ``5L``, ``1.5F``, ``5BD``)
+    as ANSI Spark computes it, for the casts it computes exactly; :class:`InexactError` for
+    the rest, and where ANSI Spark raises (``CAST('5.7' AS INT)``, an overflow) or ANSI
+    off would answer differently."""
+    if source == target:
+        return raw
+    if target in INTEGER_TYPES:
+        if source in INTEGER_TYPES or source.startswith("decimal"):
+            number = int(raw)  # ANSI casts decimals to integers toward zero
+            low, high = _integer_range(target)
+            if low <= number <= high:
+                return number
+            raise InexactError(f"{raw} is out of {target}'s range: an error in Spark")
+        if source == "string":
+            return _integer_text(raw, target)
+    if target == "double":
+        if source == "string":
+            if not (_DECIMAL_TEXT.fullmatch(raw) or raw.lower() in _SPECIAL_DOUBLES):
+                raise InexactError(f"the string {raw!r} as a double")
+            return float(raw)  # correctly rounded, as Java's parseDouble
+        return _convert(raw, source, target)
+    if target == "float" and (source in INTEGER_TYPES or source.startswith("decimal")):
+        return _float32(raw)
+    if (shape := decimal_shape(target)) is not None:
+        if source == "string":
+            try:
+                parsed = decimal.Decimal(raw)
+            except decimal.InvalidOperation:
+                raise InexactError(f"the string {raw!r} is not a decimal") from None
+            if not parsed.is_finite() or raw != raw.strip():
+                raise InexactError(f"the string {raw!r} as a decimal")
+            return _to_decimal(parsed, *shape)
+        if source in INTEGER_TYPES or source.startswith("decimal"):
+            return _to_decimal(raw, *shape)
+    if target == "string" and source == "string":
+        return raw
+    if target == "date" and source == "string":
+        return _date_text(raw)
+    raise InexactError(f"CAST of the {source} {raw!r} AS {target}")
