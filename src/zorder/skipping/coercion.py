@@ -224,8 +224,11 @@ def comparison_type(column_type: str, literals: Iterable[Any]) -> str:
     """
     types = [_type_of(v) for v in literals]
     wide, narrow = (_fold(column_type, types, narrow) for narrow in (False, True))
-    rounds = wide != narrow and not _keeps_scale(wide, [column_type, *types])
-    if wide is None or narrow is None or rounds:
+    if (
+        wide is None
+        or narrow is None
+        or (wide != narrow and not _keeps_scale(wide, [column_type, *types]))
+    ):
         shown = ", ".join(types)
         raise InexactError(f"Spark's common type of {column_type} and {shown} is not known here")
     return wide
