@@ -19,7 +19,7 @@ from deltalake import DeltaTable, write_deltalake
 from typer.testing import CliRunner
 
 import zorder
-from tests.delta_writer import _commit_metadata, _latest_metadata
+from tests.delta_writer import set_properties
 from zorder.cli import app
 from zorder.table.maintenance import vacuum_hidden
 
@@ -203,10 +203,7 @@ def test_a_nested_table_whose_log_is_recent_keeps_its_old_data_files(tmp_path: P
 def test_uniform_iceberg_metadata_is_never_vacuumed(tmp_path: Path) -> None:
     root = tmp_path / "uniform"
     write_deltalake(str(root), pa.table({"a": [1, 2, 3]}))
-    log = root / "_delta_log"
-    metadata = _latest_metadata(log)
-    metadata["configuration"] = {"delta.universalFormat.enabledFormats": "iceberg"}
-    _commit_metadata(log, metadata, "SET TBLPROPERTIES")
+    set_properties(root, {"delta.universalFormat.enabledFormats": "iceberg"})
     kept = {
         _put(root, "metadata/v1.metadata.json", b"{}"),
         _put(root, "metadata/snap-1.avro"),
