@@ -161,6 +161,18 @@ def _commit_metadata(log: Path, metadata: dict[str, Any], operation: str) -> int
     return version
 
 
+def set_properties(table: str | Path, properties: dict[str, str]) -> int:
+    """Commit Delta Spark's ALTER TABLE SET TBLPROPERTIES (a metadata action only).
+
+    For properties deltalake refuses to write, e.g. UniForm's
+    ``delta.universalFormat.enabledFormats``. Returns the new version.
+    """
+    log = Path(table) / "_delta_log"
+    metadata = _latest_metadata(log)
+    configuration = dict(metadata.get("configuration") or {}) | properties
+    return _commit_metadata(log, metadata | {"configuration": configuration}, "SET TBLPROPERTIES")
+
+
 def rename_column(table: str | Path, old: str, new: str) -> int:
     """Commit Delta Spark's RENAME COLUMN (column mapping): a new logical name, same physical.
 

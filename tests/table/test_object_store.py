@@ -162,6 +162,35 @@ def test_vacuum_removes_orphans_and_crashed_runs_and_nothing_live(
     assert zorder.to_arrow(uri, storage_options=options).num_rows == 900
 
 
+def test_vacuum_leaves_hidden_objects_and_a_nested_table_alone(
+    table: tuple[str, dict[str, str]],
+) -> None:
+    # In an object store directories are only key prefixes: the hidden names and the
+    # nested table's _delta_log are found in the keys.
+    uri, options = table
+    filesystem, root = Storage.of(uri, options).filesystem()
+    nested = f"{uri}/day={DAYS[0]}/nested"
+    write_deltalake(nested, pa.table({"y": [1, 2]}), storage_options=options)
+    write_deltalake(nested, pa.table({"y": [3]}), mode="overwrite", storage_options=options)
+    kept = _data_files(uri, options)
+    for stray in ("_staging/part-0.parquet", f"day={DAYS[1]}/.tmp/part-0.parquet"):
+        with filesystem.open_output_stream(f"{root}/{stray}") as out:
+            out.write(b"hidden from vacuum")
+    with filesystem.open_output_stream(f"{root}/orphan.parquet") as out:
+        out.write(b"not referenced by any version")
+
+    listed = zorder.vacuum(uri, retain_hours=0, force=True, storage_options=options)
+    assert listed.files == ("orphan.parquet",)
+    deleted = zorder.vacuum(uri, retain_hours=0, force=True, dry_run=False, storage_options=options)
+    assert deleted.files == ("orphan.parquet",)
+    assert _data_files(uri, options) == kept | {
+        "_staging/part-0.parquet",
+        f"day={DAYS[1]}/.tmp/part-0.parquet",
+    }
+    assert DeltaTable(nested, storage_options=options).to_pyarrow_table()["y"].to_pylist() == [3]
+    assert DeltaTable(nested, version=0, storage_options=options).to_pyarrow_table().num_rows == 2
+
+
 def test_cli_takes_storage_options(table: tuple[str, dict[str, str]], tmp_path: Path) -> None:
     uri, options = table
     flags = [f for key, value in options.items() for f in ("--storage-option", f"{key}={value}")]
