@@ -109,7 +109,9 @@ def _values(rng: random.Random) -> dict[str, Any]:
         "i": maybe(rng.choice([-(2**31), 2**31 - 1, 16_777_217, rng.randint(-1000, 1000)])),
         "l": maybe(rng.choice([*near, 2**63 - 1, -(2**63), rng.randint(-(10**6), 10**6)])),
         "f": maybe(rng.choice([1.1, -0.0, math.nan, math.inf, 16_777_216.0, rng.uniform(-9, 9)])),
-        "x": maybe(rng.choice([0.1, 1e300, -math.inf, math.nan, float(TWO_53), rng.gauss(0, 9)])),
+        "x": maybe(
+            rng.choice([0.1, 1e300, -math.inf, math.nan, -0.0, float(TWO_53), rng.gauss(0, 9)])
+        ),
         "m": maybe(
             rng.choice([*BIG_DECIMALS, decimal.Decimal(rng.randint(-(10**9), 10**9)).scaleb(-4)])
         ),
@@ -436,6 +438,10 @@ REGRESSIONS = [
     "d = '2024-01-01 10:00'",
     "s IS DISTINCT FROM 'k000'",
     "i LIKE '5'",
+    "f = 0",
+    "x = 0.0",
+    "x IN (0, 1)",
+    "f = CAST('NaN' AS DOUBLE)",
 ]
 REFUSED_BY_SPARK = [
     "i = CAST('5.7' AS INT)",
