@@ -46,6 +46,7 @@ __all__ = [
     "decimal_shape",
     "literal_type",
     "number_literal",
+    "same_as_text",
     "timestamp_text",
 ]
 
@@ -321,6 +322,20 @@ def _date_text(text: str) -> dt.date:
         return dt.date.fromisoformat(match[1])
     except ValueError:
         raise InexactError(f"the string {text!r} is not a date") from None
+
+
+_CANONICAL = {
+    **dict.fromkeys(INTEGER_TYPES, re.compile(r"-?[1-9]\d*|0")),
+    "date": re.compile(r"\d{4}-\d{2}-\d{2}"),
+}
+
+
+def same_as_text(text: str, column_type: str) -> bool:
+    """Whether ``text`` in an IN list against a ``column_type`` column matches the same
+    rows when compared as a string (Spark with ANSI off widens such a list to strings:
+    ``d IN ('2024-1-1')`` then matches nothing) as when cast (ANSI: it matches a date)."""
+    pattern = _CANONICAL.get(column_type)
+    return pattern is not None and pattern.fullmatch(text) is not None
 
 
 def timestamp_text(text: str) -> dt.datetime:

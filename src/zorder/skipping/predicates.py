@@ -27,6 +27,7 @@ from zorder.skipping.coercion import (
     comparison_type,
     convert,
     decimal_shape,
+    same_as_text,
     timestamp_text,
 )
 from zorder.skipping.nodes import (
@@ -340,6 +341,18 @@ class _Binder(PredicateVisitor[Predicate]):
         domain = _domain(column_type, common)  # a widening CAST keeps the values as they are
         return tuple(self._value(v, column_type, common) for v in literals), domain
 
+    @staticmethod
+    def _check_list_strings(column_type: str, literals: tuple[Any, ...]) -> None:
+        if column_type == "string":
+            return
+        for literal in literals:
+            text = literal.value if isinstance(literal, TypedLiteral) else literal
+            if isinstance(text, str) and not same_as_text(text, column_type):
+                raise InexactError(
+                    f"the string {text!r} in an IN list against a {column_type} column "
+                    "(with ANSI off, Spark compares the list as strings)"
+                )
+
     def _value(self, literal: Any, column_type: str, common: str) -> Any:
         if common in ("timestamp", "timestamp_ntz"):
             return self._instant(literal, column_type, common)
@@ -378,6 +391,8 @@ class _Binder(PredicateVisitor[Predicate]):
         name = resolve_column(node.column, self.columns)
         literals = (node.value,) if isinstance(node, Comparison) else node.values
         try:
+            if isinstance(node, InList):
+                self._check_list_strings(self.columns[name], literals)
             values, domain = self._bound_values(name, node.cast, literals)
         except InexactError as reason:
             return self._unknown(f"{reason} (column {name} is {self.columns[name]})")
