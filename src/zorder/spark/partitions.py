@@ -156,7 +156,7 @@ def files_per_partition(
 
 @dataclass(frozen=True)
 class PartitionedLayout:
-    """The laid-out rows (numbered by file) and where each partition's files start.
+    """The laid-out rows (one file a Spark partition) and where each partition's files start.
 
     Written with ``partitionBy`` on the partition columns, each file goes into
     its partition's hive-style directory (``day=2026-11-01/``), as
@@ -253,7 +253,7 @@ def cluster_partitions(
     order = [F.col(key_name)]
     if len(plan.columns) == 1:  # the key holds only its rank bucket: the value orders the rest
         order.append(F.col(f"`{plan.columns[0].name}`").asc_nulls_first())
-    frame = in_files(keyed, number, order, count=total, input_bytes=None, partition_by=partition_by)
+    frame = in_files(keyed, number, order, count=total, partition_by=partition_by)
     frame = frame.drop(key_name, key)
     return PartitionedLayout(frame, tuple(partitions), tuple(first_file))
 
