@@ -133,12 +133,17 @@ class Partition:
 
 def count_partitions(df: DataFrame, key: str, columns: Sequence[str]) -> tuple[Partition, ...]:
     """Every partition of ``df`` (key column ``key``) with its row count (one aggregate job)."""
-    counted = df.groupBy(F.col(f"`{key}`"), *[F.col(f"`{c}`") for c in columns]).count().toArrow()
+    rows_name = f"__zorder_rows_{uuid.uuid4().hex}"  # ``count()`` would name it as a column may be
+    counted = (
+        df.groupBy(F.col(f"`{key}`"), *[F.col(f"`{c}`") for c in columns])
+        .agg(F.count(F.lit(1)).alias(rows_name))
+        .toArrow()
+    )
     values = [counted.column(c).to_pylist() for c in columns]
     return tuple(
         Partition(name, tuple(v[i] for v in values), int(rows))
         for i, (name, rows) in enumerate(
-            zip(counted.column(key).to_pylist(), counted.column("count").to_pylist(), strict=True)
+            zip(counted.column(key).to_pylist(), counted.column(rows_name).to_pylist(), strict=True)
         )
     )
 
