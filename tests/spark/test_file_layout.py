@@ -237,3 +237,18 @@ def test_a_table_in_the_earlier_layout_reads_describes_and_optimizes(
     assert all(Run.of_path(f) == Run(full.run_id, old.fingerprint) for f in files)
     _assert_every_reader_sees(path, columns, grown, kernel)
     assert [(r.files, r.rows) for r in zorder.describe(path).runs] == [(6, 4_500)]
+
+
+def test_a_partition_column_named_like_spark_s_row_count_is_written(
+    spark: SparkSession, kernel: duckdb.DuckDBPyConnection, tmp_path: Path
+) -> None:
+    """Rows are counted by partition before a partitioned write: under a name of zorder's
+    own, not ``count()``'s."""
+    frame = _frame(spark, "c", 3_000).withColumn("count", F.col("id") % 3)
+    path = str(tmp_path / "t")
+    metrics = zorder.write(frame, path, by=["a", "b"], partition_by=["count"], num_files=6)
+    columns = ["id", "a", "b", "c", "count"]
+    _assert_every_reader_sees(path, columns, spark_rows(frame.select(*columns)), kernel)
+    files = _assert_one_name_a_file(path)
+    assert metrics.files_added == len(files) == 6
+    assert {f.split("/")[1] for f in files} == {"count=0", "count=1", "count=2"}
