@@ -28,6 +28,7 @@ from zorder.curves import ClusteringSpec
 from zorder.spark.keys import (
     bits_per_column,
     cell_key,
+    cell_key_packing,
     file_cells,
     fit_rank_buckets,
     sample_columns,
@@ -92,30 +93,22 @@ def test_write_keeps_every_row_and_stats_bound_data(
     assert spark_rows(read_files(zorder.table.load_snapshot(str(path)), spark, None)) == expected
 
 
-def test_few_tasks_write_many_files_each_sorted_along_the_curve(
+def test_each_file_is_a_task_of_its_own_sorted_along_the_curve(
     spark: SparkSession, tmp_path: Path
 ) -> None:
-    """An unpartitioned run: a file a number (its directory), fewer tasks than files, and
-    each file in key order: its rows' Z-order keys never decrease."""
-    from zorder.spark.layout import write_tasks
-
-    width = int(spark.conf.get("spark.sql.shuffle.partitions"))  # 4 here; 8 in local_session
-    assert write_tasks(spark, 40, None) == 40  # size unknown: one task a file
-    assert write_tasks(spark, 40, 1 << 20) == width  # the session's shuffle width
-    assert write_tasks(spark, 400, 60 << 20) == max(width, 15)  # at most 4 MB a task
-    assert write_tasks(spark, 40, 60 << 20) == 40  # files of 1 MB or more: a task each
-    assert write_tasks(spark, 3, 1 << 20) == 3
+    """An unpartitioned run: one task a file, numbered as the file, so every file lies in
+    the run's directory under a name of its own; each file in key order: its rows'
+    Z-order keys never decrease."""
     frame = spark.range(20_000).select(
         (F.col("id") * 7919 % 5000).alias("a"), (F.col("id") * 104729 % 3000).alias("b")
     )
     path = tmp_path / "t"
     metrics = zorder.write(frame, str(path), by=["a", "b"], num_files=12)
-    files = sorted(path.glob("zorder-*/zorder_file=*/*.parquet"))
-    assert metrics.files_added == len(files) == 12
-    numbers = sorted(int(f.parent.name.removeprefix("zorder_file=")) for f in files)
-    assert numbers == list(range(12))
-    tasks = {int(f.name.split("-")[1]) for f in files}
-    assert len(tasks) <= width < 12  # written by the shuffle's tasks, not one a file
+    files = sorted(path.glob("zorder-*/*.parquet"))
+    assert metrics.files_added == len(files) == len(list(path.rglob("*.parquet"))) == 12
+    tasks = sorted(int(f.name.split("-")[1]) for f in files)
+    assert tasks == list(range(12))  # more tasks than the shuffle's width: one a file
+    assert len({f.name for f in files}) == 12
     assert delta_rows(path, ["a", "b"]) == spark_rows(frame)
     # The key the run computed, again: the sample is every row, so the same buckets.
     plan = plan_clustering(frame, ["a", "b"])
@@ -123,11 +116,14 @@ def test_few_tasks_write_many_files_each_sorted_along_the_curve(
     ranks = fit_rank_buckets(sample_columns(frame, plan.columns), plan.columns, bits=bits)
     cells = file_cells(ranks, count=12)
     key = cell_key(plan.columns, ranks.buckets, cells, curve="zorder", bits=bits)
+    shift = cell_key_packing(2, bits, cells.count).cell_shift
     for data_file in files:
         read = spark.read.parquet(str(data_file)).coalesce(1)
         ordered = read.select(F.monotonically_increasing_id().alias("i"), key.alias("k"))
         keys = [r["k"] for r in ordered.orderBy("i").collect()]
         assert keys == sorted(keys), data_file.name
+        # The file's cell is its task's number: the task named the file after it.
+        assert {k >> shift for k in keys} == {int(data_file.name.split("-")[1])}
 
 
 def test_optimize_rewrites_in_one_commit_and_keeps_rows(

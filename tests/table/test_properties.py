@@ -59,6 +59,11 @@ def test_target_file_size_reads_bytes_and_units() -> None:
             12,
         ),
         ("part-00003-f4dfefa0-7ef5-4c48-a4a0-61a6d4f2f813.parquet", "part-00003", 3),
+        (  # a run of an earlier version: a directory of the file's number, then its task's
+            "zorder_file=7/part-00002-f4dfefa0-7ef5-4c48-a4a0-61a6d4f2f813.c000.snappy.parquet",
+            "zorder_file=7/part-00002",
+            2,
+        ),
     ],
 )
 def test_spark_part_file_names_give_their_number(name: str, short: str, number: int) -> None:

@@ -42,7 +42,6 @@ from zorder.spark.writes import (
     estimated_bytes,
     file_number,
     logged_partitions,
-    planned_bytes,
     write_run,
 )
 from zorder.table import (
@@ -180,11 +179,9 @@ def write(
         )
         with progress_of(progress, f"Clustering into {job.uri}...", df.sparkSession):
             phase("counting")
-            estimated = estimated_bytes(df) if num_files is None else planned_bytes(df)
+            estimated = estimated_bytes(df) if num_files is None else 0
             layout = (
-                _partitioned_layout(job, df, bytes_total=estimated or 0)
-                if job.partition_by
-                else None
+                _partitioned_layout(job, df, bytes_total=estimated) if job.partition_by else None
             )
             if layout is not None:
                 files = layout.first_file[-1]
@@ -192,9 +189,7 @@ def write(
                 files = (
                     num_files if num_files is not None else file_count(None, job.target, estimated)
                 )
-            return _write_and_commit(
-                job, df, files=files, started=started, partitioned=layout, input_bytes=estimated
-            )
+            return _write_and_commit(job, df, files=files, started=started, partitioned=layout)
 
 
 def optimize(
@@ -309,7 +304,6 @@ def _rewrite(
             started=started,
             removed=read,
             rows=None if None in counts else sum(c or 0 for c in counts),
-            input_bytes=bytes_read,
         )
     groups: dict[tuple[Any, ...], tuple[DataFile, ...]] = {}
     for data_file in read:
@@ -375,13 +369,11 @@ def _write_and_commit(
     partitioned: PartitionedLayout | None = None,
     removed: Sequence[DataFile] = (),
     rows: int | None = None,
-    input_bytes: int | None = None,
 ) -> ClusterMetrics:
     """Lay out, write, commit; then record what the table should remember.
 
     ``rows`` is the exact row count of ``df`` when the log knows it (saves
-    the sample its count job); ``input_bytes`` its size when known (fewer
-    write tasks, see :func:`zorder.spark.layout.in_files`).
+    the sample its count job).
     """
     snapshot, uri = job.snapshot, job.uri
     run = Run.new(job.plan.spec)
@@ -389,14 +381,7 @@ def _write_and_commit(
         laid_out = partitioned.frame
     else:
         phase("sampling")
-        laid_out = cluster(
-            df,
-            job.plan,
-            num_files=files,
-            sample_size=job.sample_size,
-            rows=rows,
-            input_bytes=input_bytes,
-        )
+        laid_out = cluster(df, job.plan, num_files=files, sample_size=job.sample_size, rows=rows)
     try:
         phase("clustering and writing")
         location = spark_path(df.sparkSession, f"{uri}/{run.directory}")

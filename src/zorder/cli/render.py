@@ -18,7 +18,7 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from zorder.table.clustering import RUN_FILE, SPARK_PART_FILE
+from zorder.table.clustering import SPARK_PART_FILE
 
 if TYPE_CHECKING:
     from zorder.api import ClusterMetrics, ScanReport, TableDescription, VacuumResult
@@ -138,12 +138,9 @@ def stats_json(description: TableDescription) -> list[dict[str, Any]]:
     return files
 
 
-# Inside a run the file number alone tells its files apart (its directory's, else the
-# task's in Spark's part-<task>-<write uuid>...), so tables show that and --json the path.
+# Inside a run a file's directories and its task's number tell it apart (Spark's
+# part-<task>-<write uuid>...), so tables show those and --json the whole path.
 def _short_name(name: str) -> str:
-    numbered = RUN_FILE.match(name)  # an unpartitioned run: no partition directory first
-    if numbered:
-        return f"file {int(numbered['number'])}"
     match = SPARK_PART_FILE.match(name)
     return match["short"] if match else name
 

@@ -7,11 +7,10 @@ Direct keys (binary) go to equal-mass ranges of the key cut on the sample.
 The file and the key are computed together in one pass over the rows; one
 column or the linear baseline is a plain range sort.
 
-Small files of an unpartitioned table are written by a few tasks: each takes
-a contiguous run of file numbers, sorted by file then key, and the writer's
-``partitionBy`` on the file column (:data:`FILE_COLUMN`) starts a new file
-at each number. One task a file spent most of a small job scheduling tasks
-(benchmarks/phases.py); larger files keep a task each.
+Every file is written by a task of its own, so Spark names each file after
+its task (``part-<task>-<job uuid>...``): the names of a run never repeat, and
+the rows carry no column of zorder's into the write, so none can shadow a
+column of the user's.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from zorder.curves.cells import FileCells, KeyRanges
@@ -42,20 +41,7 @@ from zorder.spark.keys import (
     sample_size_for,
 )
 
-__all__ = ["FILE_COLUMN", "ClusteringPlan", "cluster", "in_files", "plan_clustering", "write_tasks"]
-
-# Each row's file number, a hidden partition column of the write: the files of a run go
-# to <run>/zorder_file=<n>/ (Delta paths may name any directory). No leading underscore:
-# Delta Spark's VACUUM skips directories whose names start with one.
-FILE_COLUMN = "zorder_file"
-# Stored bytes one write task takes at most, and the mean file size from which each
-# file gets a task of its own. Writing by a hidden partition column costs each row a
-# projection and a comparison; fewer tasks save each file a task's scheduling. Into 100
-# files on 2 cores (benchmarks/phases.py): at 100,000 and 1,000,000 rows (28 KB and
-# 280 KB a file) 8 tasks took 0.6-1.1 s less than 100; at 10,000,000 rows (2.8 MB a
-# file) 35 to 70 tasks took 1-5 s more.
-_TASK_BYTES = 4 << 20
-_SMALL_FILE_BYTES = 1 << 20
+__all__ = ["ClusteringPlan", "cluster", "in_files", "plan_clustering"]
 
 
 @dataclass(frozen=True)
@@ -101,7 +87,6 @@ def cluster(
     sample_size: int | None = None,
     seed: int = DEFAULT_SAMPLE_SEED,
     rows: int | None = None,
-    input_bytes: int | None = None,
 ) -> DataFrame:
     """``df`` laid out in up to ``num_files`` partitions, each sorted along the curve.
 
@@ -142,24 +127,7 @@ def cluster(
         )
         file_count, along = files.count, key
         file_number = F.shiftright(key, packing.cell_shift).cast("int")
-    laid_out = in_files(keyed, file_number, [along], count=file_count, input_bytes=input_bytes)
-    return laid_out.drop(key_name)
-
-
-def write_tasks(spark: SparkSession, files: int, input_bytes: int | None) -> int:
-    """How many tasks write ``files`` files of ``input_bytes`` in all.
-
-    Small files (under ``_SMALL_FILE_BYTES`` on average) share the session's
-    shuffle width of tasks (``spark.sql.shuffle.partitions``), more where a
-    task would take over ``_TASK_BYTES``. Larger files, an unknown size, or a
-    width that is not a number ("auto") get one task a file.
-    """
-    width = str(spark.conf.get("spark.sql.shuffle.partitions", None) or "")
-    if input_bytes is None or not width.isdigit() or int(width) < 1:
-        return files
-    if input_bytes >= files * _SMALL_FILE_BYTES:
-        return files
-    return max(1, min(files, max(int(width), -(-input_bytes // _TASK_BYTES))))
+    return in_files(keyed, file_number, [along], count=file_count).drop(key_name)
 
 
 def in_files(
@@ -168,27 +136,15 @@ def in_files(
     order: Sequence[Column],
     *,
     count: int,
-    input_bytes: int | None,
     partition_by: Sequence[str] = (),
 ) -> DataFrame:
-    """``keyed`` laid out as ``count`` files: each row goes to its file ``number``, and each
-    file is sorted by ``order``.
+    """``keyed`` laid out as ``count`` files: each row goes to the task of its file
+    ``number``, and each file is sorted by ``order``.
 
-    Where :func:`write_tasks` gives fewer tasks than files (small files of an
-    unpartitioned table; ``input_bytes``: their stored size, if known), the
-    rows carry the number in :data:`FILE_COLUMN`. Else each file is a task,
-    and Spark names the file after it (:func:`zorder.spark.writes.file_number`).
-    A partitioned table keeps one task a file: Polars reads its partition
-    values from the path and refuses a directory that names any other column.
-    Its rows are sorted by the partition columns first (constant in a file),
-    or Spark's writer sorts them again and may lose ``order``.
+    Spark names each file after its task (:func:`zorder.spark.writes.file_number`).
+    A partitioned table's rows are sorted by the partition columns first
+    (constant in a file), or Spark's writer sorts them again and may lose
+    ``order``.
     """
-    tasks = count if partition_by else write_tasks(keyed.sparkSession, count, input_bytes)
-    # One task a file, named after it; also when the table has a column of that name.
-    if tasks >= count or FILE_COLUMN in {c.lower() for c in keyed.columns}:
-        leading = [F.col(f"`{c}`") for c in partition_by]
-        return keyed.repartitionById(count, number).sortWithinPartitions(*leading, *order)
-    numbered = keyed.withColumn(FILE_COLUMN, number)
-    file = F.col(FILE_COLUMN)
-    task = F.floor(file.cast("long") * tasks / count).cast("int")  # contiguous runs a task
-    return numbered.repartitionById(tasks, task).sortWithinPartitions(file, *order)
+    leading = [F.col(f"`{c}`") for c in partition_by]
+    return keyed.repartitionById(count, number).sortWithinPartitions(*leading, *order)

@@ -133,12 +133,17 @@ class Partition:
 
 def count_partitions(df: DataFrame, key: str, columns: Sequence[str]) -> tuple[Partition, ...]:
     """Every partition of ``df`` (key column ``key``) with its row count (one aggregate job)."""
-    counted = df.groupBy(F.col(f"`{key}`"), *[F.col(f"`{c}`") for c in columns]).count().toArrow()
+    rows_name = f"__zorder_rows_{uuid.uuid4().hex}"  # ``count()`` would name it as a column may be
+    counted = (
+        df.groupBy(F.col(f"`{key}`"), *[F.col(f"`{c}`") for c in columns])
+        .agg(F.count(F.lit(1)).alias(rows_name))
+        .toArrow()
+    )
     values = [counted.column(c).to_pylist() for c in columns]
     return tuple(
         Partition(name, tuple(v[i] for v in values), int(rows))
         for i, (name, rows) in enumerate(
-            zip(counted.column(key).to_pylist(), counted.column("count").to_pylist(), strict=True)
+            zip(counted.column(key).to_pylist(), counted.column(rows_name).to_pylist(), strict=True)
         )
     )
 
@@ -156,7 +161,7 @@ def files_per_partition(
 
 @dataclass(frozen=True)
 class PartitionedLayout:
-    """The laid-out rows (numbered by file) and where each partition's files start.
+    """The laid-out rows (one file a Spark partition) and where each partition's files start.
 
     Written with ``partitionBy`` on the partition columns, each file goes into
     its partition's hive-style directory (``day=2026-11-01/``), as
@@ -253,7 +258,7 @@ def cluster_partitions(
     order = [F.col(key_name)]
     if len(plan.columns) == 1:  # the key holds only its rank bucket: the value orders the rest
         order.append(F.col(f"`{plan.columns[0].name}`").asc_nulls_first())
-    frame = in_files(keyed, number, order, count=total, input_bytes=None, partition_by=partition_by)
+    frame = in_files(keyed, number, order, count=total, partition_by=partition_by)
     frame = frame.drop(key_name, key)
     return PartitionedLayout(frame, tuple(partitions), tuple(first_file))
 

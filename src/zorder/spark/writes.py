@@ -21,7 +21,6 @@ from pyspark.sql.types import LongType, StructField, StructType
 from zorder.columns import match_column
 from zorder.errors import InvalidArgumentError, ZorderError
 from zorder.skipping.sql import referenced_columns
-from zorder.spark.layout import FILE_COLUMN
 from zorder.spark.partitions import Partition
 from zorder.spark.progress import is_connect
 from zorder.spark.scan import spark_schema, stored_frame, stored_schema
@@ -115,26 +114,23 @@ def write_run(
     in the table's order (Delta's ``dataSkippingNumIndexedCols`` counts the table's first).
 
     Into an existing table the files hold its own (under column mapping,
-    physical) names. Rows numbered by file (:data:`FILE_COLUMN`) go to one file
-    a number, in a directory named after it.
+    physical) names. Each task of ``laid_out`` writes one file (in its
+    partition's directory), named after the task: unique within the run.
     """
     frame = stored_frame(snapshot, laid_out) if snapshot is not None else laid_out
     partitions = [snapshot.stored_name(c) if snapshot else c for c in partition_by]
-    if FILE_COLUMN in laid_out.columns:
-        partitions.append(FILE_COLUMN)
     with _write_settings(laid_out.sparkSession):
         writer = frame.write.mode("error")  # "error": the one spelling Spark Connect accepts too
         if partitions:
             writer = writer.partitionBy(*partitions)
         writer.parquet(location)
     if snapshot is None:  # a new table: the DataFrame's order is the table's
-        return [c for c in frame.columns if c != FILE_COLUMN]
+        return list(frame.columns)
     return [f.name for f in stored_schema(snapshot).fields]
 
 
 def file_number(path: str) -> int:
-    """The number of the file of a run Spark wrote as ``path`` one task a file (as every
-    partitioned run is): its task's."""
+    """The number of the file of a run Spark wrote as ``path``: its task's (one task a file)."""
     match = SPARK_PART_FILE.match(path)
     if match is None:  # pragma: no cover (Spark's naming is part of its file format contract)
         raise ZorderError(f"cannot tell which file of the run Spark wrote as {path!r}")

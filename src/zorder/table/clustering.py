@@ -27,7 +27,6 @@ from zorder.sizes import parse_size
 
 __all__ = [
     "COMMIT_METADATA_KEY",
-    "RUN_FILE",
     "SPARK_PART_FILE",
     "SPEC_PROPERTIES",
     "TARGET_FILE_SIZE_PROPERTY",
@@ -41,16 +40,13 @@ __all__ = [
 
 # Spark names each file it writes after its task's partition and the write job:
 # part-00007-<job uuid>.c000.snappy.parquet (Spark 4; "-c000" before it). A clustering run
-# makes the task's partition the file's number (see zorder.spark.writes.file_number),
-# unless a directory numbers the file (RUN_FILE: small files of an unpartitioned run).
+# writes each file with a task of its own, numbered as the file (see
+# zorder.spark.writes.file_number), so no two files of a run share a name. Directories
+# before the name are kept in "short": a partition's (day=2026-11-01/), or in runs of
+# earlier versions a directory of the file's number (zorder_file=7/part-00002-...).
 SPARK_PART_FILE = re.compile(
     r"^(?P<short>(?:.*/)?part-(?P<number>\d+))-[0-9a-f-]{36}(?:[.-]c\d+)?(?:\.\w+)*$"
 )
-
-# A run's rows numbered by file are written with the number as a hidden partition
-# column: zorder-<run>/zorder_file=7/part-00002-<job uuid>.c000.snappy.parquet.
-# Only for showing a file's number: a partitioned run numbers files by task.
-RUN_FILE = re.compile(r"^zorder_file=(?P<number>\d+)/")
 
 COMMIT_METADATA_KEY = "zorder"
 _RUN_DIRECTORY = re.compile(r"^zorder-(?P<fingerprint>[0-9a-f]{8})-(?P<id>[0-9a-f]{12})$")
