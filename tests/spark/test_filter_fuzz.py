@@ -339,17 +339,20 @@ def leaves(draw: st.DrawFn) -> str:
     return draw(st.sampled_from(["TRUE", "FALSE", "NOT TRUE", f"{name} = NULL"]))
 
 
-def filters() -> st.SearchStrategy[str]:
-    def combine(children: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
-        pair = st.tuples(children, children)
-        return st.one_of(
-            pair.map(lambda p: f"({p[0]}) AND ({p[1]})"),
-            pair.map(lambda p: f"({p[0]}) OR ({p[1]})"),
-            pair.map(lambda p: f"{p[0]} AND {p[1]} OR {p[0]}"),
-            children.map(lambda c: f"NOT ({c})"),
-        )
-
-    return st.recursive(leaves(), combine, max_leaves=4)
+@st.composite
+def filters(draw: st.DrawFn, depth: int = 2) -> str:
+    """A leaf, or AND / OR / NOT of smaller filters (as written: with and without
+    parentheses, so Spark's precedence of AND over OR is exercised too)."""
+    if depth == 0 or draw(st.integers(0, 2)) == 0:
+        return draw(leaves())
+    left, right = draw(filters(depth - 1)), draw(filters(depth - 1))
+    shapes = [
+        f"({left}) AND ({right})",
+        f"({left}) OR ({right})",
+        f"{left} AND {right} OR {left}",
+        f"NOT ({left})",
+    ]
+    return draw(st.sampled_from(shapes))
 
 
 # ---------------------------------------------------------------------------------------
