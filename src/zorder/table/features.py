@@ -181,11 +181,11 @@ def _type_changes(
             for change in (field.get("metadata") or {}).get("delta.typeChanges") or ():
                 yield path, change if isinstance(change, Mapping) else {}
             yield from _type_changes(field.get("type"), path)
-    elif kind.get("type") == "array":
-        yield from _type_changes(kind.get("elementType"), prefix)
+    elif kind.get("type") == "array":  # named as Delta's fieldPath names such parts
+        yield from _type_changes(kind.get("elementType"), [*prefix, "element"])
     elif kind.get("type") == "map":
-        yield from _type_changes(kind.get("keyType"), prefix)
-        yield from _type_changes(kind.get("valueType"), prefix)
+        yield from _type_changes(kind.get("keyType"), [*prefix, "key"])
+        yield from _type_changes(kind.get("valueType"), [*prefix, "value"])
 
 
 def _allowed_change(source: Any, target: Any) -> bool:
