@@ -281,7 +281,7 @@ def _without_deleted_rows(
         return frame
 
     reported = _reported_paths(snapshot, frame, marked, paths)
-    # Names no column of any table holds: a user's column cannot be taken for them.
+    # Fresh names: no column of the table can be taken for them.
     tag = uuid.uuid4().hex
     path_column, position_column = f"__zorder_file_path_{tag}", f"__zorder_row_index_{tag}"
     positions = [snapshot.deleted_positions[f.path] for f in marked]
@@ -330,7 +330,7 @@ def _reported_paths(
     reported = {}
     for data_file in marked:
         handed = paths[data_file.path]
-        found = listed.get(_path_key(_hadoop_path(handed)[2]), [])
+        found = listed.get(_path_key(_handed_path(handed)), [])
         if len(found) != 1:
             raise UnsupportedTableError(
                 f"table {snapshot.uri} (version {snapshot.version}): Spark lists "
@@ -349,19 +349,16 @@ _PATH_SAFE = frozenset(
 )
 
 
-def _hadoop_path(text: str) -> tuple[str | None, str | None, str]:
-    """Scheme, authority and path of ``text`` as Hadoop's ``new Path(String)`` splits it:
-    nothing is decoded, and a scheme is one only before the first slash."""
+def _handed_path(text: str) -> str:
+    """The path of ``text`` (a path handed to Spark) as Hadoop's ``new Path(String)`` takes
+    it: after a scheme (one only before the first slash) and an authority, not decoded."""
     colon, slash = text.find(":"), text.find("/")
-    scheme = None
     if colon > 0 and (slash == -1 or colon < slash):
-        scheme, text = text[:colon], text[colon + 1 :]
-    authority = None
+        text = text[colon + 1 :]
     if text.startswith("//") and len(text) > 2:
         end = text.find("/", 2)
-        end = len(text) if end == -1 else end
-        authority, text = text[2:end], text[end:]
-    return scheme, authority, text
+        text = "" if end == -1 else text[end:]
+    return text
 
 
 def _decoded_path(uri: str) -> str:
