@@ -141,6 +141,11 @@ def delete_rows(
     return version
 
 
+def latest_schema(table: str | Path) -> dict[str, Any]:
+    """The table's schema (Delta's JSON), replayed from the JSON commits."""
+    return dict(json.loads(_latest_metadata(Path(table) / "_delta_log")["schemaString"]))
+
+
 def _latest_metadata(log: Path) -> dict[str, Any]:
     metadata: dict[str, Any] = {}
     for commit in sorted(log.glob("*.json")):
@@ -149,6 +154,16 @@ def _latest_metadata(log: Path) -> dict[str, Any]:
             if "metaData" in action:
                 metadata = action["metaData"]
     return metadata
+
+
+def _latest_protocol(log: Path) -> dict[str, Any]:
+    protocol: dict[str, Any] = {}
+    for commit in sorted(log.glob("*.json")):
+        for line in commit.read_text().splitlines():
+            action = json.loads(line)
+            if "protocol" in action:
+                protocol = action["protocol"]
+    return protocol
 
 
 def _commit_metadata(log: Path, metadata: dict[str, Any], operation: str) -> int:
@@ -236,23 +251,50 @@ def enable_deletion_vectors(table: str | Path) -> int:
 
 def widen_columns(table: str | Path, widened: dict[str, str]) -> int:
     """Commit Delta Spark's type widening (ALTER COLUMN ... TYPE) of ``widened`` columns:
-    the typeWidening feature, the wider types and their ``delta.typeChanges``."""
+    the typeWidening feature, the wider types and their ``delta.typeChanges`` (each change
+    added to the column's history)."""
     log = Path(table) / "_delta_log"
     metadata = _latest_metadata(log)
     schema = json.loads(metadata["schemaString"])
     for field in schema["fields"]:
         if field["name"] in widened:
             change = {"fromType": field["type"], "toType": widened[field["name"]]}
-            field["metadata"] = {**field.get("metadata", {}), "delta.typeChanges": [change]}
+            history = field.get("metadata", {}).get("delta.typeChanges", [])
+            field["metadata"] = {
+                **field.get("metadata", {}),
+                "delta.typeChanges": [*history, change],
+            }
             field["type"] = widened[field["name"]]
-    features = ["typeWidening"]
-    if "timestamp_ntz" in widened.values():
-        features.append("timestampNtz")
+    return _commit_widening(log, metadata, schema, ntz="timestamp_ntz" in widened.values())
+
+
+def widen_nested(
+    table: str | Path, column: str, kind: dict[str, Any], changes: list[dict[str, str]]
+) -> int:
+    """Commit a widening inside the nested ``column``: its new type ``kind`` (whose struct
+    fields carry their own ``delta.typeChanges``) and ``changes`` of its array elements and
+    map keys and values (each with its ``fieldPath``)."""
+    log = Path(table) / "_delta_log"
+    metadata = _latest_metadata(log)
+    schema = json.loads(metadata["schemaString"])
+    (field,) = [f for f in schema["fields"] if f["name"] == column]
+    field["type"] = kind
+    if changes:
+        history = field.get("metadata", {}).get("delta.typeChanges", [])
+        field["metadata"] = {**field.get("metadata", {}), "delta.typeChanges": history + changes}
+    return _commit_widening(log, metadata, schema, ntz="timestamp_ntz" in json.dumps(kind))
+
+
+def _commit_widening(
+    log: Path, metadata: dict[str, Any], schema: dict[str, Any], *, ntz: bool
+) -> int:
+    features = ["typeWidening", *(["timestampNtz"] if ntz else [])]
+    current = _latest_protocol(log)  # features the table lists already stay listed
     protocol = {
         "minReaderVersion": 3,
         "minWriterVersion": 7,
-        "readerFeatures": features,
-        "writerFeatures": features,
+        "readerFeatures": sorted({*current.get("readerFeatures", []), *features}),
+        "writerFeatures": sorted({*current.get("writerFeatures", []), *features}),
     }
     version = max(int(p.stem) for p in log.glob("*.json")) + 1
     info = {"timestamp": int(time.time() * 1000), "operation": "CHANGE COLUMN"}

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from zorder.table.features import Protocol, unreadable, unwritable
+from zorder.table.features import Protocol, unreadable, unsupported_type_changes, unwritable
 
 MODERN = Protocol(3, 7, ("deletionVectors", "timestampNtz"), ("deletionVectors", "appendOnly"))
 
@@ -90,3 +90,94 @@ def test_vacuum_stops_only_at_features_zorder_does_not_know() -> None:
     unknown = Protocol(3, 7, (), ("madeUp",))
     (reason,) = unwritable(unknown, {}, schema(a={}), "vacuum")
     assert reason.startswith("madeUp")
+
+
+WIDENED = Protocol(3, 7, ("typeWidening",), ("typeWidening",))
+
+
+def widened(*changes: dict[str, str], kind: object = "long") -> str:
+    field = {"name": "c", "type": kind, "nullable": True}
+    return json.dumps(
+        {"type": "struct", "fields": [field | {"metadata": {"delta.typeChanges": list(changes)}}]}
+    )
+
+
+ALLOWED = [
+    ("byte", "short"),
+    ("byte", "long"),
+    ("short", "integer"),
+    ("integer", "long"),
+    ("float", "double"),
+    ("byte", "double"),
+    ("integer", "double"),
+    ("date", "timestamp_ntz"),
+    ("decimal(5,2)", "decimal(7,4)"),  # k1 = k2 = 2
+    ("decimal(5,2)", "decimal(6,3)"),
+    ("decimal(5,2)", "decimal(6, 2)"),  # Delta's JSON may space the arguments
+    ("decimal(10,0)", "decimal(38,28)"),
+    ("byte", "decimal(10,0)"),
+    ("short", "decimal(12,2)"),
+    ("integer", "decimal(38,28)"),
+    ("long", "decimal(20,0)"),
+    ("long", "decimal(38,18)"),
+    ("string", "varchar(10)"),  # text changes are no widening; Delta reads past them
+]
+REFUSED = [
+    ("byte", "decimal(4,1)"),  # every byte fits, but Delta asks ten integer digits
+    ("integer", "decimal(9,0)"),
+    ("long", "decimal(19,0)"),
+    ("long", "decimal(38,19)"),
+    ("decimal(5,2)", "decimal(6,4)"),  # scale up by more than the precision
+    ("decimal(5,2)", "decimal(5,1)"),
+    ("long", "integer"),
+    ("long", "double"),
+    ("integer", "float"),
+    ("double", "float"),
+    ("date", "timestamp"),
+    ("timestamp_ntz", "date"),
+    ("integer", "string"),
+]
+
+
+@pytest.mark.parametrize(("old", "new"), ALLOWED)
+def test_type_changes_delta_allows_pass(old: str, new: str) -> None:
+    assert unsupported_type_changes(WIDENED, widened({"fromType": old, "toType": new})) == []
+
+
+@pytest.mark.parametrize(("old", "new"), REFUSED)
+def test_type_changes_delta_does_not_allow_are_named(old: str, new: str) -> None:
+    schema = widened({"fromType": "byte", "toType": "short"}, {"fromType": old, "toType": new})
+    assert unsupported_type_changes(WIDENED, schema) == [f"column 'c' changed from {old} to {new}"]
+    preview = Protocol(3, 7, ("typeWidening-preview",), ("typeWidening-preview",))
+    assert len(unsupported_type_changes(preview, schema)) == 1
+    # Without the feature Delta checks nothing (the metadata then means nothing to readers).
+    assert unsupported_type_changes(MODERN, schema) == []
+
+
+def test_nested_type_changes_are_named_by_their_path() -> None:
+    inner = {
+        "type": "struct",
+        "fields": [
+            {
+                "name": "x",
+                "type": "decimal(4,1)",
+                "nullable": True,
+                "metadata": {"delta.typeChanges": [{"fromType": "byte", "toType": "decimal(4,1)"}]},
+            }
+        ],
+    }
+    kind = {
+        "type": "map",
+        "keyType": "double",
+        "valueType": {"type": "array", "elementType": inner, "containsNull": True},
+        "valueContainsNull": True,
+    }
+    schema = widened(
+        {"fromType": "float", "toType": "double", "fieldPath": "key"},
+        {"fromType": "double", "toType": "float", "fieldPath": "value.element"},
+        kind=kind,
+    )
+    assert unsupported_type_changes(WIDENED, schema) == [
+        "column 'c.value.element' changed from double to float",
+        "column 'c.value.element.x' changed from byte to decimal(4,1)",
+    ]

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import functools
 import json
-import posixpath
-from collections import Counter
+import re
+import unicodedata
+import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import unquote
 
 import numpy as np
 import numpy.typing as npt
@@ -35,6 +37,7 @@ from pyspark.sql.types import (
 from zorder.errors import BrokenTableError, UnsupportedTableError
 from zorder.skipping.sql import sql_literal
 from zorder.spark.storage import spark_paths
+from zorder.table.features import ALLOWED_TYPE_CHANGES, Protocol, unsupported_type_changes
 from zorder.table.snapshot import DataFile, TableSnapshot, by_partition
 
 __all__ = [
@@ -125,13 +128,15 @@ def read_files(
     may leave NaN out (files zorder does not vouch for), that skipping is
     turned off for this read, so the rows always answer as Spark defines.
     """
+    _refuse_unknown_type_changes(snapshot)
     files = snapshot.files_where(keep)
     if not files:
         return spark.createDataFrame([], spark_schema(snapshot))
     reader = _reader(snapshot, spark, keep)
     paths = _spark_uris(snapshot, spark, files)
     if not snapshot.partition_columns:
-        frame = _without_deleted_rows(snapshot, _parquet(snapshot, reader, files, paths), files)
+        frame = _parquet(snapshot, reader, files, paths)
+        frame = _without_deleted_rows(snapshot, frame, files, paths)
         if snapshot.mapping is None:
             return frame
         return frame.select(*[stored_column(snapshot, f) for f in spark_schema(snapshot).fields])
@@ -153,6 +158,7 @@ def read_partitions(
     partition: a partition key that costs no expression. Every kept file
     must lie in one of ``partitions``.
     """
+    _refuse_unknown_type_changes(snapshot)
     indices = {values: index for index, values in enumerate(partitions)}
     files = snapshot.files_where(keep)
     groups = by_partition(files)
@@ -164,6 +170,23 @@ def read_partitions(
     reader = _reader(snapshot, spark, keep)
     paths = _spark_uris(snapshot, spark, files)
     return _union_of_partitions(snapshot, reader, groups, paths, tags=(index_column, indices))
+
+
+def _refuse_unknown_type_changes(snapshot: TableSnapshot) -> None:
+    """Refuse a table whose columns went through a type change Delta does not allow.
+
+    Older files keep a widened column's old type, and Spark's Parquet reader
+    converts every change Delta allows as Spark's CAST does (Delta Spark
+    relies on it alone); any other change would fail inside the job, or be
+    read as no Delta reader reads it.
+    """
+    changes = unsupported_type_changes(Protocol.of(snapshot.table.protocol()), snapshot.schema_json)
+    if changes:
+        raise UnsupportedTableError(
+            f"table {snapshot.uri} (version {snapshot.version}) records type changes Delta's "
+            f"type widening does not allow, which Delta Spark refuses to read too: "
+            f"{'; '.join(changes)}. Delta allows {ALLOWED_TYPE_CHANGES}. Nothing was read"
+        )
 
 
 def _reader(
@@ -212,7 +235,7 @@ def _union_of_partitions(
             name, indices = tags
             columns.append(F.lit(indices[values]).cast("long").alias(name))
         frame = _parquet(snapshot, reader, members, paths)
-        frames.append(_without_deleted_rows(snapshot, frame, members).select(*columns))
+        frames.append(_without_deleted_rows(snapshot, frame, members, paths).select(*columns))
     return functools.reduce(DataFrame.union, frames)
 
 
@@ -244,50 +267,144 @@ def _parquet(
 
 
 def _without_deleted_rows(
-    snapshot: TableSnapshot, frame: DataFrame, members: Sequence[DataFile]
+    snapshot: TableSnapshot,
+    frame: DataFrame,
+    members: Sequence[DataFile],
+    paths: Mapping[str, str],
 ) -> DataFrame:
-    """``frame`` (the rows of ``members``, files of one partition) less the deleted rows.
+    """``frame`` (the rows of ``members``, read from ``paths``) less the deleted rows.
 
     Each row's file and position come from Spark's own ``_metadata`` of the
     scan; the deleted positions (what the deletion vectors hold, no row
     data) travel to the executors as a broadcast table joined against
-    them. Files are told apart by name: within one partition's directory
-    Delta writers name their files uniquely; where two do not, the read
-    is refused rather than risk deleting the wrong rows.
+    them. Files are told apart by their whole path, in the very text
+    ``_metadata.file_path`` gives it, so the join compares strings as they
+    come, at no cost a row.
     """
     marked = [f for f in members if f.path in snapshot.deleted_positions]
     if not marked:
         return frame
 
-    names = [posixpath.basename(f.path) for f in marked]
-    shared = Counter(posixpath.basename(f.path) for f in members)
-    clash = next((n for n in names if shared[n] > 1), None)
-    if clash is not None:
-        raise UnsupportedTableError(
-            f"table {snapshot.uri} (version {snapshot.version}): files of one partition share the "
-            f"name {clash!r} and one has deleted rows, which zorder cannot tell apart by name"
-        )
-    name_column, position_column = "__zorder_file_name", "__zorder_row_index"
+    reported = _reported_paths(snapshot, frame, marked, paths)
+    # Fresh names: no column of the table can be taken for them.
+    tag = uuid.uuid4().hex
+    path_column, position_column = f"__zorder_file_path_{tag}", f"__zorder_row_index_{tag}"
     positions = [snapshot.deleted_positions[f.path] for f in marked]
     deleted = pa.table(
         {
-            name_column: pa.array(
-                np.repeat(np.array(names, dtype=object), [len(p) for p in positions]),
+            path_column: pa.array(
+                np.repeat(
+                    np.array([reported[f.path] for f in marked], dtype=object),
+                    [len(p) for p in positions],
+                ),
                 pa.string(),
             ),
             position_column: pa.array(np.concatenate(positions), pa.int64()),
         }
     )
     spark = frame.sparkSession
+    metadata = frame.metadataColumn("_metadata")  # found even when a column is named so
     located = frame.select(
         "*",
-        F.col("_metadata.file_name").alias(name_column),
-        F.col("_metadata.row_index").alias(position_column),
+        metadata.getField("file_path").alias(path_column),
+        metadata.getField("row_index").alias(position_column),
     )
     kept = located.join(
-        F.broadcast(spark.createDataFrame(deleted)), [name_column, position_column], "left_anti"
+        F.broadcast(spark.createDataFrame(deleted)), [path_column, position_column], "left_anti"
     )
-    return kept.drop(name_column, position_column)
+    return kept.drop(path_column, position_column)
+
+
+def _reported_paths(
+    snapshot: TableSnapshot,
+    frame: DataFrame,
+    marked: Sequence[DataFile],
+    paths: Mapping[str, str],
+) -> dict[str, str]:
+    """Each of ``marked`` (files of ``frame``'s scan, read from ``paths``) as the text its
+    rows' ``_metadata.file_path`` holds.
+
+    Spark lists the scan's files without running a job (``inputFiles``); each
+    file of the log is found among them by its decoded path, and that entry
+    is put in the form Spark 4.1 gives ``_metadata.file_path``. A file not
+    found once and only once is refused: its deleted rows would come back.
+    """
+    listed: dict[str, list[str]] = {}
+    for uri in frame.inputFiles():
+        listed.setdefault(_path_key(_decoded_path(uri)), []).append(uri)
+    reported = {}
+    for data_file in marked:
+        handed = paths[data_file.path]
+        found = listed.get(_path_key(_handed_path(handed)), [])
+        if len(found) != 1:
+            raise UnsupportedTableError(
+                f"table {snapshot.uri} (version {snapshot.version}): Spark lists "
+                f"{len(found)} files at {handed!r}, which has deleted rows; exactly one is "
+                "needed to tell its rows apart. Nothing was read"
+            )
+        reported[data_file.path] = _metadata_file_path(found[0])
+    return reported
+
+
+# A URI's scheme and authority (java.net.URI's grammar); the rest is its path.
+_URI_PREFIX = re.compile(r"^(?:([A-Za-z][A-Za-z0-9+.\-]*):)?(?://([^/?#]*))?")
+# The ASCII characters java.net.URI leaves as they are in a path; any other is %XX-quoted.
+_PATH_SAFE = frozenset(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.!~*'();:@&=+$,/"
+)
+
+
+def _handed_path(text: str) -> str:
+    """The path of ``text`` (a path handed to Spark) as Hadoop's ``new Path(String)`` takes
+    it: after a scheme (one only before the first slash) and an authority, not decoded."""
+    colon, slash = text.find(":"), text.find("/")
+    if colon > 0 and (slash == -1 or colon < slash):
+        text = text[colon + 1 :]
+    if text.startswith("//") and len(text) > 2:
+        end = text.find("/", 2)
+        text = "" if end == -1 else text[end:]
+    return text
+
+
+def _decoded_path(uri: str) -> str:
+    """The path of ``uri`` (a URI string Spark made), percent-decoding undone."""
+    prefix = _URI_PREFIX.match(uri)
+    rest = uri[prefix.end() :] if prefix else uri
+    return unquote(rest, errors="replace")
+
+
+def _path_key(path: str) -> str:
+    """``path`` with Hadoop's normalisation: no repeated or trailing slash."""
+    collapsed = re.sub("/{2,}", "/", path)
+    return collapsed.rstrip("/") if len(collapsed) > 1 else collapsed
+
+
+def _metadata_file_path(uri: str) -> str:
+    """The ``_metadata.file_path`` of a file Spark lists as ``uri`` (``inputFiles``).
+
+    Spark 4.1 gives ``new Path(path.toString).toUri.toString``: the path
+    decoded, then quoted again by java.net.URI (ASCII outside its path
+    characters, and spaces and controls beyond ASCII, as %XX of UTF-8; other
+    characters as they are), an empty authority dropped (``file:/x``, never
+    ``file:///x``).
+    """
+    prefix = _URI_PREFIX.match(uri)
+    scheme, authority = (prefix.group(1), prefix.group(2)) if prefix else (None, None)
+    path = _path_key(_decoded_path(uri))
+    quoted = "".join(_quoted(c) for c in path)
+    head = f"{scheme}:" if scheme else ""
+    if authority:
+        head += f"//{authority}"
+    return head + quoted
+
+
+def _quoted(char: str) -> str:
+    code = ord(char)
+    if code < 0x80:
+        return char if char in _PATH_SAFE else f"%{code:02X}"
+    if 0x80 <= code <= 0x9F or unicodedata.category(char) in ("Zs", "Zl", "Zp"):
+        return "".join(f"%{byte:02X}" for byte in char.encode("utf-8"))
+    return char
 
 
 def _typed_literal(value: Any, data_type: DataType) -> Column:

@@ -114,6 +114,8 @@ def in_table_types(
             arrays.append(stored.column(name).cast(target, safe=False))
         else:
             arrays.append(pa.nulls(rows, target))
+    if not arrays:  # no column, still ``rows`` rows: a deletion vector's mask spans them
+        return pa.table({"rows": pa.nulls(rows)}).select([])
     return pa.Table.from_arrays(arrays, schema=pa.schema([schema.field(c) for c in columns]))
 
 

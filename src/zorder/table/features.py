@@ -12,6 +12,7 @@ looks at the protocol, the configuration and the schema, never at a file.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -22,6 +23,7 @@ __all__ = [
     "Protocol",
     "WriteOperation",
     "unreadable",
+    "unsupported_type_changes",
     "unwritable",
 ]
 
@@ -133,6 +135,87 @@ def unwritable(
         if constraints:
             reasons.append(f"check constraints {constraints}, which appends do not evaluate")
     return reasons
+
+
+# Delta's type widening (PROTOCOL.md, "Type Widening"): the changes it allows, which Spark's
+# Parquet reader reads from the older files on its own. Delta Spark refuses any other change
+# a table records (TypeWidening.assertTableReadable), as readers must.
+ALLOWED_TYPE_CHANGES = (
+    "byte -> short -> integer -> long; float -> double; byte, short or integer -> double; "
+    "date -> timestamp_ntz; decimal(p,s) -> decimal(p+k1,s+k2); byte, short or integer -> "
+    "decimal(10+k1,k2); long -> decimal(20+k1,k2) (k1 >= k2 >= 0)"
+)
+_TYPE_WIDENING = ("typeWidening", "typeWidening-preview")
+_INTEGRAL = {"byte": 1, "short": 2, "integer": 4, "long": 8}
+# The integer digits a decimal needs to take each integral type (Delta's rule: all of INT32's).
+_DECIMAL_DIGITS = {"byte": 10, "short": 10, "integer": 10, "long": 20}
+_ALIASES = {"tinyint": "byte", "smallint": "short", "int": "integer", "bigint": "long"}
+_DECIMAL = re.compile(r"decimal\((\d+),(\d+)\)")
+_TEXT = re.compile(r"string|(var)?char\(\d+\)")
+
+
+def unsupported_type_changes(protocol: Protocol, schema_json: str) -> list[str]:
+    """The type changes a type-widened table records that Delta does not allow, one reason
+    each (empty: none, or the table does not use type widening)."""
+    if not set(_TYPE_WIDENING) & set(protocol.reader_features):
+        return []
+    reasons = []
+    for column, change in _type_changes(json.loads(schema_json)):
+        source, target = change.get("fromType"), change.get("toType")
+        if not _allowed_change(source, target):
+            place = [*column, *str(change.get("fieldPath") or "").split(".")]
+            name = ".".join(p for p in place if p)
+            reasons.append(f"column {name!r} changed from {source} to {target}")
+    return reasons
+
+
+def _type_changes(
+    kind: Any, prefix: Sequence[str] = ()
+) -> Iterator[tuple[list[str], Mapping[str, Any]]]:
+    """(column path, recorded change) for each ``delta.typeChanges`` entry under ``kind``."""
+    if not isinstance(kind, Mapping):
+        return
+    if kind.get("type") == "struct":
+        for field in kind.get("fields", ()):
+            path = [*prefix, str(field["name"])]
+            for change in (field.get("metadata") or {}).get("delta.typeChanges") or ():
+                yield path, change if isinstance(change, Mapping) else {}
+            yield from _type_changes(field.get("type"), path)
+    elif kind.get("type") == "array":  # named as Delta's fieldPath names such parts
+        yield from _type_changes(kind.get("elementType"), [*prefix, "element"])
+    elif kind.get("type") == "map":
+        yield from _type_changes(kind.get("keyType"), [*prefix, "key"])
+        yield from _type_changes(kind.get("valueType"), [*prefix, "value"])
+
+
+def _allowed_change(source: Any, target: Any) -> bool:
+    if not isinstance(source, str) or not isinstance(target, str):
+        return False
+    source, target = _type_name(source), _type_name(target)
+    if source == target or (_TEXT.fullmatch(source) and _TEXT.fullmatch(target)):
+        return True  # text changes are no widening; Delta reads past them
+    if source in _INTEGRAL and target in _INTEGRAL:
+        return _INTEGRAL[source] <= _INTEGRAL[target]
+    if (source, target) in {("float", "double"), ("date", "timestamp_ntz")}:
+        return True
+    if source in ("byte", "short", "integer") and target == "double":
+        return True
+    wider = _DECIMAL.fullmatch(target)
+    if wider is None:
+        return False
+    precision, scale = int(wider[1]), int(wider[2])
+    if source in _DECIMAL_DIGITS:
+        return precision - scale >= _DECIMAL_DIGITS[source]
+    narrower = _DECIMAL.fullmatch(source)
+    if narrower is None:
+        return False
+    old_precision, old_scale = int(narrower[1]), int(narrower[2])
+    return scale >= old_scale and precision - scale >= old_precision - old_scale
+
+
+def _type_name(name: str) -> str:
+    compact = re.sub(r"\s+", "", name.lower())
+    return _ALIASES.get(compact, compact)
 
 
 def _reason(feature: str) -> str:
