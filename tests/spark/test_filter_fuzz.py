@@ -453,6 +453,8 @@ REFUSED_BY_SPARK = [
     "i = 1e400",
     "b = 300Y",
     "naïve = 1",
+    "CAST(b AS DATE) = NULL",
+    "CAST(b AS DATE) <=> NULL",
 ]
 
 

@@ -280,6 +280,8 @@ def _comparison(op: CompareOp, left: exp.Expression, right: exp.Expression) -> P
     except _NotALiteralError:
         return Unknown("comparison with something other than a literal")
     if value is _NULL:
+        if cast is not None:  # Spark may refuse the cast itself: binding must see it
+            return Unknown("a cast column compared with NULL")
         if op == "<=>":
             return IsNull(column)
         return AlwaysFalse()  # x = NULL is NULL: never TRUE
