@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import pyarrow.fs as pafs
 import pytest
@@ -189,6 +190,16 @@ def test_a_location_clients_would_read_differently_is_refused(location: str, why
     assert repr(location) in message  # names the location as given
     assert "accepted: a local path or URI without %" in message  # and what is accepted
     assert "before anything is read or written" in message
+
+
+def test_a_relative_path_is_checked_as_resolved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parent = tmp_path / "100%"
+    parent.mkdir()
+    monkeypatch.chdir(parent)
+    with pytest.raises(InvalidArgumentError, match=r"'tables/t' \(.*100%/tables/t\): it holds '%'"):
+        normalize_uri("tables/t")
 
 
 def test_storage_of_a_data_file_uri_is_not_refused() -> None:

@@ -138,37 +138,40 @@ def normalize_uri(path: str | os.PathLike[str]) -> str:
     written (see ``_REFUSED_CHARACTERS``).
     """
     text = os.fspath(path)
-    _check_location(text)
-    return _normalized(text)
+    return _checked(text, _normalized(text))
 
 
-def _check_location(text: str) -> None:
+def _checked(text: str, location: str) -> str:
+    """``location`` (``text`` normalized), refused if clients would read it differently."""
+    shown = repr(text) if location == text else f"{text!r} ({location})"
+
     def refuse(why: str) -> NoReturn:
         raise InvalidArgumentError(
-            f"table location {text!r}: {why}, so zorder refuses it before anything is read or "
+            f"table location {shown}: {why}, so zorder refuses it before anything is read or "
             f"written; accepted: {_ACCEPTED_LOCATIONS}"
         )
 
-    control = next((c for c in text if ord(c) < 32 or ord(c) == 127), None)
+    parsed = urlparse(text)
+    if len(parsed.scheme) > 1:  # a URI (a drive letter is no scheme)
+        found = next((c for c in _URI_DELIMITERS if c in text), None)
+        if found is not None:
+            refuse(
+                f"deltalake and pyarrow read {found!r} in a URI as the end of its path, Spark "
+                "as part of it (give a local table as a path, where it is fine)"
+            )
+        if parsed.scheme.lower() == "file" and parsed.netloc not in ("", "localhost"):
+            refuse(
+                f"it names the host {parsed.netloc!r}; a local file URI is "
+                "file:///absolute/path (three slashes)"
+            )
+    # The location as resolved: a relative path's parent directories count too.
+    control = next((c for c in location if ord(c) < 32 or ord(c) == 127), None)
     if control is not None:
         refuse(f"it holds the control character {control!r}, which deltalake refuses in a path")
     for character, why in _REFUSED_CHARACTERS.items():
-        if character in text:
+        if character in location:
             refuse(f"it holds {character!r}: {why}")
-    parsed = urlparse(text)
-    if len(parsed.scheme) <= 1:  # a local path (a drive letter is no scheme)
-        return
-    found = next((c for c in _URI_DELIMITERS if c in text), None)
-    if found is not None:
-        refuse(
-            f"deltalake and pyarrow read {found!r} in a URI as the end of its path, Spark as "
-            "part of it (give a local table as a path, where it is fine)"
-        )
-    if parsed.scheme.lower() == "file" and parsed.netloc not in ("", "localhost"):
-        refuse(
-            f"it names the host {parsed.netloc!r}; a local file URI is file:///absolute/path "
-            "(three slashes)"
-        )
+    return location
 
 
 def _normalized(text: str) -> str:
