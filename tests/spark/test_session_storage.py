@@ -19,7 +19,12 @@ from pyspark.sql import SparkSession
 
 import zorder
 from tests.conftest import S3Server
-from zorder.spark.storage import hadoop_settings, session_storage_options, spark_paths
+from zorder.spark.storage import (
+    hadoop_settings,
+    session_storage_options,
+    spark_path,
+    spark_paths,
+)
 from zorder.table import Storage
 
 
@@ -91,6 +96,19 @@ def test_spark_is_handed_s3a_paths(spark: SparkSession) -> None:
         assert spark_paths(spark, ["s3://b/t/f.parquet"]) == ["s3://b/t/f.parquet"]
     finally:
         spark.conf.unset("spark.hadoop.fs.s3.impl")
+
+
+def test_spark_reads_files_by_escaped_paths_and_writes_where_it_is_told(
+    spark: SparkSession,
+) -> None:
+    # Spark's readers glob every path; a file's URI must name that file only.
+    assert spark_paths(spark, ["/t/q?x/f.parquet", "s3://b/a*{1,2}[x]\\/f"]) == [
+        "/t/q\\?x/f.parquet",
+        "s3a://b/a\\*\\{1,2\\}\\[x\\]\\\\/f",
+    ]
+    # Writers take a path literally, and a user's input may be a pattern.
+    assert spark_path(spark, "/t/q?x/run") == "/t/q?x/run"
+    assert spark_path(spark, "s3://b/in/*.parquet") == "s3a://b/in/*.parquet"
 
 
 def test_a_session_that_sets_nothing_adds_nothing(spark: SparkSession) -> None:

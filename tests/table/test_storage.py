@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import pyarrow.fs as pafs
 import pytest
@@ -152,3 +153,55 @@ def test_commit_safety_warnings_and_refusal(no_cloud_environment: None) -> None:
         Storage.of("s3://b/t", {"AWS_REGION": "us-east-1"}).warn_if_commits_unsafe()  # AWS
         Storage.of("abfss://c@a.dfs.core.windows.net/t").warn_if_commits_unsafe()
         Storage.of("/data/t").warn_if_commits_unsafe()
+
+
+@pytest.mark.parametrize(
+    "name", ["with space", "hash#x", "q?x", "naïve café", "star*x", "br{a,b}", "quo'te:x;y"]
+)
+def test_a_local_path_any_client_reads_alike_is_kept_as_it_is(tmp_path: object, name: str) -> None:
+    path = f"{tmp_path}/{name}"
+    assert normalize_uri(path) == path
+    if "?" not in name and "#" not in name:  # in a URI they end its path: refused there
+        assert normalize_uri(f"file://{path}") == path
+        assert normalize_uri(f"file://localhost{path}") == path
+
+
+@pytest.mark.parametrize(
+    ("location", "why"),
+    [
+        ("tables/cli%41pct", "'%': deltalake decodes percent-escapes"),
+        ("file:///tmp/with%20space", "'%': deltalake decodes percent-escapes"),
+        ("s3://bucket/a%2Fb", "'%': deltalake decodes percent-escapes"),
+        ("tables/back\\slash", "a backslash as '/'"),
+        ("tables/brk[x]", "'\\[': deltalake fails on it"),
+        ("tables/caret^x", "'\\^': deltalake fails on it"),
+        ("tables/pipe|x", "'\\|': deltalake fails on it"),
+        ("tables/tab\tx", "control character '\\\\t'"),
+        ("file:///tmp/hash#x", "'#' in a URI as the end of its path"),
+        ("file:///tmp/q?x", "'\\?' in a URI as the end of its path"),
+        ("s3://bucket/t?x", "'\\?' in a URI as the end of its path"),
+        ("file://tmp/t", "names the host 'tmp'"),
+    ],
+)
+def test_a_location_clients_would_read_differently_is_refused(location: str, why: str) -> None:
+    with pytest.raises(InvalidArgumentError, match=why) as refused:
+        normalize_uri(location)
+    message = str(refused.value)
+    assert repr(location) in message  # names the location as given
+    assert "accepted: a local path or URI without %" in message  # and what is accepted
+    assert "before anything is read or written" in message
+
+
+def test_a_relative_path_is_checked_as_resolved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parent = tmp_path / "100%"
+    parent.mkdir()
+    monkeypatch.chdir(parent)
+    with pytest.raises(InvalidArgumentError, match=r"'tables/t' \(.*100%/tables/t\): it holds '%'"):
+        normalize_uri("tables/t")
+
+
+def test_storage_of_a_data_file_uri_is_not_refused() -> None:
+    # Data files' URIs come from a log (decoded); only a table's location is checked.
+    assert Storage.of("file:///data/p=a%20b/f.parquet").uri == "/data/p=a%20b/f.parquet"

@@ -3,8 +3,10 @@
 Both follow one path: check everything, lay the rows out with Spark (key,
 one partition per file, sort within files), write Parquet into a directory of the
 run's own under the table root, read the footers for statistics, and commit
-all files in one Delta transaction. Anything that fails before the commit
-removes the run's directory and leaves the table as it was.
+all files in one Delta transaction. A failure leaves the table as it was and
+removes the run's directory, unless the log shows (or cannot show otherwise)
+that the commit was made: then the files stay, referenced by it (see
+:func:`zorder.table.guarded_run`).
 """
 
 from __future__ import annotations
@@ -49,9 +51,9 @@ from zorder.table import (
     TableSnapshot,
     WrittenFile,
     commit_files,
-    delete_directory,
     delta_partition_value,
     describe_written_files,
+    guarded_run,
     record_properties,
     remove_writer_markers,
     rewrite_scope,
@@ -382,7 +384,7 @@ def _write_and_commit(
     else:
         phase("sampling")
         laid_out = cluster(df, job.plan, num_files=files, sample_size=job.sample_size, rows=rows)
-    try:
+    with guarded_run(uri, run.directory, job.storage_options) as attempt:
         phase("clustering and writing")
         location = spark_path(df.sparkSession, f"{uri}/{run.directory}")
         stored = write_run(laid_out, location, snapshot=snapshot, partition_by=job.partition_by)
@@ -413,16 +415,15 @@ def _write_and_commit(
             clustering=CommitClustering(job.operation, run, job.plan.spec, len(written)),
             partition_by=job.partition_by,
             storage_options=job.storage_options,
+            attempt=attempt,
         )
-    except BaseException:
-        delete_directory(uri, run.directory, job.storage_options)  # never committed
-        raise
-    # After the data commit, in a commit of its own (Delta refuses unknown properties
-    # at creation): a crash in between leaves the rows committed and the properties
-    # as they were; see api/jobs._resolved_spec for how the spec is then found again.
-    phase("properties")
-    properties = job.remember.properties(snapshot, written)
-    record_properties(uri, properties, storage_options=job.storage_options)
+        # After the data commit, in a commit of its own (Delta refuses unknown properties
+        # at creation): a crash in between leaves the rows committed and the properties
+        # as they were; see api/jobs._resolved_spec for how the spec is then found again.
+        # Still guarded: an error here says the run's files are committed and kept.
+        phase("properties")
+        properties = job.remember.properties(snapshot, written)
+        record_properties(uri, properties, storage_options=job.storage_options)
     return _metrics(job, version, run.id, written, removed, files, started)
 
 

@@ -10,6 +10,7 @@ settings, mapped by :func:`zorder.table.options_from_hadoop`. Explicit
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping, Sequence
 from urllib.parse import urlparse
 
@@ -57,15 +58,29 @@ def session_storage_options(
 
 
 def spark_paths(spark: SparkSession, uris: Sequence[str]) -> list[str]:
-    """``uris`` as the session's Hadoop filesystems name them: S3 as ``s3a://`` (hadoop-aws)
-    unless the session maps ``s3://`` to a filesystem of its own (EMR's, Databricks')."""
+    """Files' ``uris`` as the session's Hadoop filesystems name them, for Spark's readers: S3 as
+    ``s3a://`` (hadoop-aws) unless the session maps ``s3://`` to a filesystem of its own (EMR's,
+    Databricks'), and Hadoop's glob characters escaped.
+
+    Spark's readers take every path as a glob pattern: ``t?x/f.parquet`` would also read
+    ``tAx/f.parquet``, and ``{a,b}`` reads neither; a file's URI names one file.
+    """
+    return [_GLOB.sub(r"\\\g<0>", uri) for uri in _hadoop_schemes(spark, uris)]
+
+
+def spark_path(spark: SparkSession, uri: str) -> str:
+    """``uri`` as the session's Hadoop filesystems name it, as given otherwise: where Spark's
+    writer writes (which takes it literally), or a user's input (a pattern if written as one)."""
+    return _hadoop_schemes(spark, [uri])[0]
+
+
+# The characters Hadoop's glob patterns give a meaning (GlobPattern), backslash included.
+_GLOB = re.compile(r"[\\*?\[\]{}]")
+
+
+def _hadoop_schemes(spark: SparkSession, uris: Sequence[str]) -> list[str]:
     if not any(urlparse(u).scheme.lower() == "s3" for u in uris):
         return list(uris)
     if hadoop_settings(spark).get("fs.s3.impl"):
         return list(uris)
     return [f"s3a{u[2:]}" if urlparse(u).scheme.lower() == "s3" else u for u in uris]
-
-
-def spark_path(spark: SparkSession, uri: str) -> str:
-    """One of :func:`spark_paths`."""
-    return spark_paths(spark, [uri])[0]

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 __all__ = ["in_table_types", "read_file", "read_where"]
 
+_DUCKDB_GLOB = "*?["
+
 
 def read_file(snapshot: TableSnapshot, data_file: DataFile, columns: Sequence[str]) -> pa.Table:
     """``columns`` of one file's rows, in the table's Arrow types, read in-process.
@@ -129,10 +131,16 @@ def read_where(
     a lookup among long strings gains most from. ``where`` must mean the
     same to DuckDB as to Spark and name only stored (not partition)
     columns; the caller filters the result exactly afterwards. None when
-    DuckDB cannot do it here (remote storage, a column no file holds):
-    then read the files with :func:`read_file`.
+    DuckDB cannot do it here (remote storage, a path it would read as a glob
+    pattern, a column no file holds): then read the files with :func:`read_file`.
     """
     if has_scheme(snapshot.uri) or any(has_scheme(f.path) for f in files):
+        return None
+    # DuckDB takes a path with these for a glob pattern, with no escape: 't?x/f.parquet'
+    # would read 'tAx/f.parquet' too.
+    if any(c in snapshot.uri for c in _DUCKDB_GLOB) or any(
+        c in f.path for f in files for c in _DUCKDB_GLOB
+    ):
         return None
     if snapshot.mapping is not None:  # the prefilter names logical columns
         return None

@@ -4,17 +4,28 @@ A run's files are described from their footers and committed in one
 transaction: a new table, an append or overwrite, or optimize's rewrite,
 whose conflicts with concurrent commits are checked here. Table properties
 go in a commit of their own.
+
+Whether a failed run's files may be deleted is decided by the outcome of its
+commit, never by where the error came from (:class:`CommitAttempt`): before
+deltalake is asked to commit, nothing references them; once it returned, the
+log does. An error from inside deltalake's call (a conflict, a storage error
+after the log entry was written, a failing post-commit step, an interrupt)
+leaves it open, and the log is read to find out. Files are kept whenever the
+answer is yes or unknown: an orphan costs a vacuum, a committed file deleted
+breaks the table in every reader.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
+from urllib.parse import unquote
 
 import pyarrow as pa
 from deltalake import DeltaTable
@@ -47,16 +58,20 @@ from zorder.table.clustering import (
 from zorder.table.snapshot import DataFile, TableSnapshot, load_snapshot, open_storage
 
 __all__ = [
+    "CommitAttempt",
     "CommitMode",
     "WrittenFile",
     "commit_files",
     "delete_directory",
     "describe_written_files",
+    "guarded_run",
     "record_properties",
     "remove_writer_markers",
     "rewrite_scope",
 ]
 
+
+_log = logging.getLogger(__name__)
 
 _REWRITE_ATTEMPTS = 10
 
@@ -152,6 +167,157 @@ def delete_directory(
         filesystem.delete_dir(f"{root.rstrip('/')}/{relative_dir}")
 
 
+@dataclass
+class CommitAttempt:
+    """What is known of whether one commit reached the table's log.
+
+    ``committed`` is False until deltalake is asked to commit (nothing in the
+    log can reference the files yet), None while it is and whenever its
+    outcome could not be found out, True once the log holds the commit;
+    ``version`` is the version it became, when known.
+    """
+
+    committed: bool | None = False
+    version: int | None = None
+
+
+@contextlib.contextmanager
+def guarded_run(
+    uri: str, relative_dir: str, storage_options: Mapping[str, str] | None = None
+) -> Iterator[CommitAttempt]:
+    """The block that writes a run's files under ``relative_dir`` and commits them (give the
+    attempt to :func:`commit_files`): on failure the directory is deleted only when the
+    commit is known not to be in the log."""
+    attempt = CommitAttempt()
+    try:
+        yield attempt
+    except BaseException as error:
+        if attempt.committed is False:
+            delete_directory(uri, relative_dir, storage_options)
+        elif attempt.committed:
+            version = "?" if attempt.version is None else attempt.version
+            error.add_note(
+                f"version {version} of {uri}, committed before this error, holds this run's "
+                f"files ({relative_dir}): they are kept"
+            )
+        else:
+            error.add_note(
+                f"whether the commit to {uri} was made is unknown: the run's files are kept in "
+                f"{relative_dir} (a vacuum deletes them if no version references them)"
+            )
+        raise
+
+
+# Given one version's actions: whether they are the commit looked for.
+_Recognizer = Callable[[Sequence[Mapping[str, Any]]], bool]
+
+
+@dataclass(frozen=True)
+class _Watched:
+    """One commit, watched: each deltalake call that may make it records its outcome in
+    ``attempt``, read from the versions after ``since`` (all, for a new table) when the
+    call raised."""
+
+    attempt: CommitAttempt
+    uri: str
+    since: int | None
+    ours: _Recognizer
+    storage_options: Mapping[str, str] | None
+
+    @contextlib.contextmanager
+    def call(self) -> Iterator[None]:
+        """Around the call. It returned: committed. It raised: if the log holds the commit, it
+        stands (an error is logged and swallowed, the caller going on as after the commit;
+        an interrupt is raised on); if not, nothing was committed; if the log cannot be
+        read, the outcome stays unknown. Either of the last two raises the call's error."""
+        attempt = self.attempt
+        attempt.committed = None
+        try:
+            yield
+        except BaseException as error:
+            unknown = False
+            try:
+                found = self.find()
+            except Exception as unreadable:
+                unknown = True
+                error.add_note(f"the log of {self.uri} could not be read ({unreadable})")
+            if unknown:
+                raise
+            if found is None:
+                attempt.committed = False
+                raise
+            attempt.committed, attempt.version = True, found
+            if not isinstance(error, Exception):
+                raise
+            _log.warning(
+                "deltalake raised %s (%s) after it committed version %d of %s; the commit stands",
+                type(error).__name__,
+                error,
+                found,
+                self.uri,
+            )
+            return
+        attempt.committed = True
+
+    def find(self) -> int | None:
+        """The first version after ``since`` that is the commit; None when none in the log
+        is. Raises when the log cannot be read."""
+        import pyarrow.fs as pafs
+
+        filesystem, root = open_storage(self.uri, self.storage_options)
+        version = 0 if self.since is None else self.since + 1
+        while True:
+            path = f"{root.rstrip('/')}/_delta_log/{version:020d}.json"
+            if filesystem.get_file_info(path).type == pafs.FileType.NotFound:
+                return None  # versions are consecutive: there is none after it either
+            with filesystem.open_input_stream(path) as stream:
+                lines = stream.read().decode().splitlines()
+            if self.ours([json.loads(line) for line in lines if line.strip()]):
+                return version
+            version += 1
+
+    def version(self, read: Callable[[], int] | int) -> int:
+        """The version the commit became: as found in the log after an error, else ``read``
+        (or what it reads)."""
+        found = self.attempt.version
+        if found is None:
+            found = read if isinstance(read, int) else read()
+        self.attempt.version = found
+        return found
+
+
+def _adding(files: Sequence[WrittenFile], clustering: CommitClustering | None) -> _Recognizer:
+    """Recognizes the commit that adds any of ``files`` or records the run's ``txn``."""
+    paths = {f.path for f in files}
+    transaction = clustering.run.transaction_id if clustering is not None else None
+
+    def ours(actions: Sequence[Mapping[str, Any]]) -> bool:
+        for action in actions:
+            add, txn = action.get("add"), action.get("txn")
+            if isinstance(add, dict) and unquote(str(add.get("path"))) in paths:
+                return True
+            if transaction and isinstance(txn, dict) and txn.get("appId") == transaction:
+                return True
+        return False
+
+    return ours
+
+
+def _setting(properties: Mapping[str, str]) -> _Recognizer:
+    """Recognizes the commit whose metadata sets ``properties``."""
+
+    def ours(actions: Sequence[Mapping[str, Any]]) -> bool:
+        for action in actions:
+            metadata = action.get("metaData")
+            if isinstance(metadata, dict):
+                configuration = metadata.get("configuration") or {}
+                if all(configuration.get(k) == v for k, v in properties.items()):
+                    return True
+        return False
+
+    return ours
+
+
 def _add_actions(files: Sequence[WrittenFile], *, data_change: bool) -> list[AddAction]:
     now = int(time.time() * 1000)
     return [
@@ -191,6 +357,7 @@ def commit_files(
     clustering: CommitClustering | None = None,
     partition_by: Sequence[str] = (),
     storage_options: Mapping[str, str] | None = None,
+    attempt: CommitAttempt | None = None,
 ) -> int:
     """Commit ``files`` in one transaction; returns the new table version.
 
@@ -204,48 +371,60 @@ def commit_files(
     ``partition_by`` names a new table's partition columns (appends and
     rewrites use the table's own). ``clustering`` (a zorder run's files) goes into the commit as
     ``commitInfo.zorder`` and as the run's ``txn`` action.
+
+    ``attempt`` (from :func:`guarded_run`) learns whether the commit was
+    made, whatever is raised. An error deltalake raises after it wrote the
+    commit is logged, not raised: the commit stands and its version is returned.
     """
+    watched = _Watched(
+        attempt if attempt is not None else CommitAttempt(),
+        uri,
+        snapshot.version if snapshot is not None else None,
+        _adding(files, clustering),
+        storage_options,
+    )
     properties = _commit_properties(clustering)
     # An existing table keeps its own schema (column mapping's metadata included).
     delta_schema = snapshot.table.schema() if snapshot is not None else schema
     if mode == "create":
-        create_table_with_add_actions(
-            uri,
-            delta_schema,
-            _add_actions(files, data_change=True),
-            mode="error",
-            partition_by=list(partition_by) or None,
-            storage_options=dict(storage_options or {}),
-            commit_properties=properties,
-        )
-        return int(DeltaTable(uri, storage_options=dict(storage_options or {})).version())
+        options = dict(storage_options or {})
+        with watched.call():
+            create_table_with_add_actions(
+                uri,
+                delta_schema,
+                _add_actions(files, data_change=True),
+                mode="error",
+                partition_by=list(partition_by) or None,
+                storage_options=options,
+                commit_properties=properties,
+            )
+        return watched.version(lambda: int(DeltaTable(uri, storage_options=options).version()))
     if snapshot is None:
         raise InvalidArgumentError(f"mode {mode!r} needs the snapshot it applies to")
     if mode == "rewrite" and any(f.has_vector for f in removed):
         return _commit_purge(
-            uri, delta_schema, files, snapshot, removed, clustering, storage_options
+            uri, delta_schema, files, snapshot, removed, clustering, storage_options, watched
         )
     if mode == "rewrite":
-        return _commit_rewrite(
-            uri, delta_schema, files, snapshot, removed, clustering, storage_options
-        )
+        return _commit_rewrite(uri, delta_schema, files, snapshot, removed, clustering, watched)
     table = snapshot.table
     try:
         adds: list[AddAction | RemoveAction] = [*_add_actions(files, data_change=True)]
-        table.create_write_transaction(
-            adds,
-            mode=mode,
-            schema=delta_schema,
-            partition_by=list(snapshot.partition_columns) or None,
-            commit_properties=properties,
-        )
+        with watched.call():
+            table.create_write_transaction(
+                adds,
+                mode=mode,
+                schema=delta_schema,
+                partition_by=list(snapshot.partition_columns) or None,
+                commit_properties=properties,
+            )
     except CommitFailedError as error:
         _refuse_unsupported(uri, error)
         raise ConcurrentCommitError(
             f"the commit to {uri} conflicts with a concurrent commit made after version "
             f"{snapshot.version}: {error}. Nothing was committed; run again on the new version."
         ) from error
-    return _committed_version(table, clustering)
+    return watched.version(lambda: _committed_version(table, clustering))
 
 
 def _commit_purge(
@@ -256,6 +435,7 @@ def _commit_purge(
     removed: Sequence[DataFile],
     clustering: CommitClustering | None,
     storage_options: Mapping[str, str] | None,
+    watched: _Watched,
 ) -> int:
     """A rewrite that removes files with deletion vectors: every file of their partitions.
 
@@ -277,14 +457,15 @@ def _commit_purge(
         )
     adds: list[AddAction | RemoveAction] = [*_add_actions(files, data_change=False)]
     try:
-        snapshot.table.create_write_transaction(
-            adds,
-            mode="overwrite",
-            schema=delta_schema,
-            partition_by=list(snapshot.partition_columns) or None,
-            partition_filters=filters,
-            commit_properties=_commit_properties(clustering),
-        )
+        with watched.call():
+            snapshot.table.create_write_transaction(
+                adds,
+                mode="overwrite",
+                schema=delta_schema,
+                partition_by=list(snapshot.partition_columns) or None,
+                partition_filters=filters,
+                commit_properties=_commit_properties(clustering),
+            )
     except CommitFailedError as error:
         _refuse_unsupported(uri, error)
         raise ConcurrentCommitError(
@@ -292,7 +473,7 @@ def _commit_purge(
             f"changed files this optimize rewrote ({error}). Nothing was committed; the table is "
             "as the other writer left it. Run again on the new version."
         ) from error
-    version = _committed_version(snapshot.table, clustering)
+    version = watched.version(lambda: _committed_version(snapshot.table, clustering))
     # The overwrite chose its removes by the partition filter; had delta-rs chosen fewer
     # than the files read here, their rows would now be live twice. Say so, loudly.
     committed = load_snapshot(uri, storage_options, version=version)
@@ -333,7 +514,7 @@ def _commit_rewrite(
     snapshot: TableSnapshot,
     removed: Sequence[DataFile],
     clustering: CommitClustering | None,
-    storage_options: Mapping[str, str] | None,
+    watched: _Watched,
 ) -> int:
     """Optimize's commit, with optimistic concurrency checked here, not by delta-rs.
 
@@ -353,7 +534,7 @@ def _commit_rewrite(
     ]
     exact = _commit_properties(clustering, max_commit_retries=0)
     for _ in range(_REWRITE_ATTEMPTS):
-        latest = load_snapshot(uri, storage_options)
+        latest = load_snapshot(uri, watched.storage_options)
         live = {f.path for f in latest.files}
         # A file that gained a deletion vector meanwhile is another logical file
         # (path, vector): a remove of the old one would leave the new one live.
@@ -370,17 +551,19 @@ def _commit_rewrite(
                 "other writer left it. Run again on the new version."
             )
         try:
-            latest.table.create_write_transaction(
-                actions,
-                mode="append",
-                schema=delta_schema,
-                partition_by=list(snapshot.partition_columns) or None,
-                commit_properties=exact,
-            )
+            with watched.call():
+                latest.table.create_write_transaction(
+                    actions,
+                    mode="append",
+                    schema=delta_schema,
+                    partition_by=list(snapshot.partition_columns) or None,
+                    commit_properties=exact,
+                )
         except CommitFailedError as error:
             _refuse_unsupported(uri, error)
             continue  # another commit took version V + 1 first: check against it
-        return latest.version + 1  # no retries: exactly the version after the one checked
+        # No retries: exactly the version after the one checked.
+        return watched.version(latest.version + 1)
     raise ConcurrentCommitError(
         f"gave up committing to {uri} after {_REWRITE_ATTEMPTS} attempts: other writers kept "
         "committing first. Nothing was committed; run again."
@@ -396,7 +579,9 @@ def record_properties(
     """Set the table's ``properties`` in a commit of their own; None when all already hold.
 
     A metadata change: Delta fails writers that started before it and commit
-    after it, so it is made only when a value changes.
+    after it, so it is made only when a value changes. Its outcome is found
+    out as a run's commit's is (an error deltalake raises after writing the
+    commit is logged, and the version returned).
     """
     table = DeltaTable(uri, storage_options=dict(storage_options or {}))
     current = table.metadata().configuration
@@ -406,15 +591,23 @@ def record_properties(
         # (variantType among its reader features: older readers would refuse the
         # table). zorder changes no protocol; the spec is found in its commits.
         return None
+    watched = _Watched(
+        CommitAttempt(), uri, int(table.version()), _setting(changed), storage_options
+    )
     try:
-        table.alter.set_table_properties(changed, raise_if_not_exists=False)
+        with watched.call():
+            table.alter.set_table_properties(changed, raise_if_not_exists=False)
     except CommitFailedError as error:
         raise ConcurrentCommitError(
             f"recording table properties {changed} on {uri} conflicts with a concurrent "
             f"commit: {error}. The data commit stands; run again to record them."
         ) from error
-    table.update_incremental()
-    return int(table.version())
+
+    def newest() -> int:
+        table.update_incremental()
+        return int(table.version())
+
+    return watched.version(newest)
 
 
 def rewrite_scope(snapshot: TableSnapshot, files: Sequence[DataFile]) -> tuple[DataFile, ...]:

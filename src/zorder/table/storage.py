@@ -24,7 +24,7 @@ import re
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 from urllib.parse import urlparse
 
 from zorder.errors import InvalidArgumentError, UnsafeCommitWarning, UnsupportedTableError
@@ -108,9 +108,73 @@ _TRUE = ("true", "1", "yes", "on")
 _AZURITE_ACCOUNT = "devstoreaccount1"
 
 
+# Characters a table's location may not hold: deltalake cannot open it, or it and Spark or
+# pyarrow would take it for different places (tried with deltalake 1.6.6, Spark 4.1, pyarrow
+# 26). Other characters (spaces, '#', '?', '*', quotes, non-ASCII letters) are read alike by
+# all three in a local path.
+_REFUSED_CHARACTERS = {
+    "%": "deltalake decodes percent-escapes in a location ('%41' opens 'A'), Spark does not",
+    "\\": "deltalake reads a backslash as '/'",
+    "[": "deltalake fails on it (its object-store URL cannot hold it)",
+    "]": "deltalake fails on it (its object-store URL cannot hold it)",
+    "^": "deltalake fails on it (its object-store URL cannot hold it)",
+    "|": "deltalake fails on it (its object-store URL cannot hold it)",
+}
+# In a URI, deltalake and pyarrow end the path at these (query, fragment); Spark does not.
+_URI_DELIMITERS = ("?", "#")
+_ACCEPTED_LOCATIONS = (
+    "a local path or URI without % \\ [ ] ^ | or control characters, and a URI without "
+    "? or # (spaces, non-ASCII letters, and ? and # in a local path are fine)"
+)
+
+
 def normalize_uri(path: str | os.PathLike[str]) -> str:
-    """Absolute local path, or the URI without a trailing slash; ``s3a://`` as ``s3://``."""
+    """A table's location as every client reads it: an absolute local path (from a path or a
+    ``file://`` URI), or the URI without a trailing slash; ``s3a://`` as ``s3://``.
+
+    A location that deltalake cannot open, or that deltalake, Spark and
+    pyarrow would read as different places, is refused with an
+    :class:`~zorder.errors.InvalidArgumentError` before anything is read or
+    written (see ``_REFUSED_CHARACTERS``).
+    """
     text = os.fspath(path)
+    return _checked(text, _normalized(text))
+
+
+def _checked(text: str, location: str) -> str:
+    """``location`` (``text`` normalized), refused if clients would read it differently."""
+    shown = repr(text) if location == text else f"{text!r} ({location})"
+
+    def refuse(why: str) -> NoReturn:
+        raise InvalidArgumentError(
+            f"table location {shown}: {why}, so zorder refuses it before anything is read or "
+            f"written; accepted: {_ACCEPTED_LOCATIONS}"
+        )
+
+    parsed = urlparse(text)
+    if len(parsed.scheme) > 1:  # a URI (a drive letter is no scheme)
+        found = next((c for c in _URI_DELIMITERS if c in text), None)
+        if found is not None:
+            refuse(
+                f"deltalake and pyarrow read {found!r} in a URI as the end of its path, Spark "
+                "as part of it (give a local table as a path, where it is fine)"
+            )
+        if parsed.scheme.lower() == "file" and parsed.netloc not in ("", "localhost"):
+            refuse(
+                f"it names the host {parsed.netloc!r}; a local file URI is "
+                "file:///absolute/path (three slashes)"
+            )
+    # The location as resolved: a relative path's parent directories count too.
+    control = next((c for c in location if ord(c) < 32 or ord(c) == 127), None)
+    if control is not None:
+        refuse(f"it holds the control character {control!r}, which deltalake refuses in a path")
+    for character, why in _REFUSED_CHARACTERS.items():
+        if character in location:
+            refuse(f"it holds {character!r}: {why}")
+    return location
+
+
+def _normalized(text: str) -> str:
     scheme = urlparse(text).scheme
     if scheme and len(scheme) > 1 and scheme != "file":
         if scheme.lower() == "s3a":
@@ -151,7 +215,8 @@ class Storage:
                     f"storage_options must map text to text, got {key!r}: {value!r}"
                 )
             checked[key] = value
-        return cls(normalize_uri(path), checked)
+        # Unchecked: besides tables' locations (checked on the way in), data files' URIs.
+        return cls(_normalized(os.fspath(path)), checked)
 
     @property
     def scheme(self) -> str:
