@@ -33,8 +33,8 @@ from tests.spark.helpers import arrow_rows, delta_rs_rows, kernel_rows, row_mult
 
 pytestmark = pytest.mark.spark
 
-# Directory names Spark reads (Hadoop globs ``{}[]*?\`` and splits at ``:``; Delta writers
-# escape those), each holding a file of the same name.
+# Directory names Spark reads (zorder escapes Hadoop's glob characters in the paths it hands
+# Spark; Hadoop splits at ``:``, which Delta writers escape), each holding a file of one name.
 DIRECTORIES = [
     "plain",
     "with space",
@@ -49,6 +49,9 @@ DIRECTORIES = [
     "plus+and=amp&",
     "semi;colon,dollar$@at",
     "quote'\"<>|^`~!()",
+    "glob?x",
+    "star*x",
+    "brace{a,b}",
 ]
 # Delta writers escape control characters in directory names; deltalake's file_uris leaves
 # them encoded, so the partitioned purge's check of its files refuses such a table (nothing

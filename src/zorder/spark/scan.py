@@ -36,7 +36,7 @@ from pyspark.sql.types import (
 
 from zorder.errors import BrokenTableError, UnsupportedTableError
 from zorder.skipping.sql import sql_literal
-from zorder.spark.storage import spark_paths
+from zorder.spark.storage import spark_paths, unescaped
 from zorder.table.features import ALLOWED_TYPE_CHANGES, Protocol, unsupported_type_changes
 from zorder.table.snapshot import DataFile, TableSnapshot, by_partition
 
@@ -334,7 +334,7 @@ def _reported_paths(
         listed.setdefault(_path_key(_decoded_path(uri)), []).append(uri)
     reported = {}
     for data_file in marked:
-        handed = paths[data_file.path]
+        handed = unescaped(paths[data_file.path])
         found = listed.get(_path_key(_handed_path(handed)), [])
         if len(found) != 1:
             raise UnsupportedTableError(

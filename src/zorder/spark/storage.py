@@ -19,7 +19,7 @@ from pyspark.sql import SparkSession
 from zorder.spark.progress import is_connect
 from zorder.table.storage import Storage, merge_options, options_from_hadoop
 
-__all__ = ["hadoop_settings", "session_storage_options", "spark_path", "spark_paths"]
+__all__ = ["hadoop_settings", "session_storage_options", "spark_path", "spark_paths", "unescaped"]
 
 _log = logging.getLogger(__name__)
 
@@ -68,6 +68,11 @@ def spark_paths(spark: SparkSession, uris: Sequence[str]) -> list[str]:
     return [_GLOB.sub(r"\\\g<0>", uri) for uri in _hadoop_schemes(spark, uris)]
 
 
+def unescaped(path: str) -> str:
+    """A path :func:`spark_paths` gave, with its glob escapes undone: the file it names."""
+    return _ESCAPED.sub(r"\1", path)
+
+
 def spark_path(spark: SparkSession, uri: str) -> str:
     """``uri`` as the session's Hadoop filesystems name it, as given otherwise: where Spark's
     writer writes (which takes it literally), or a user's input (a pattern if written as one)."""
@@ -76,6 +81,7 @@ def spark_path(spark: SparkSession, uri: str) -> str:
 
 # The characters Hadoop's glob patterns give a meaning (GlobPattern), backslash included.
 _GLOB = re.compile(r"[\\*?\[\]{}]")
+_ESCAPED = re.compile(r"\\(.)", re.DOTALL)
 
 
 def _hadoop_schemes(spark: SparkSession, uris: Sequence[str]) -> list[str]:
