@@ -219,14 +219,17 @@ def _union_of_partitions(
     tags: tuple[str, Mapping[tuple[Any, ...], int]] | None = None,
 ) -> DataFrame:
     # Partition values live in the log, not in the files: each partition's files
-    # are read together and its values added as typed literals.
-    from pyspark.sql import functions as F
-
+    # are read together and its values added as typed values. Not as bare literals:
+    # Spark's optimizer would fold a filter's expression of one once per partition, and
+    # so raise where its own short-circuit never evaluates it (`b IS NULL OR (b IS NULL AND
+    # CAST(p AS BIGINT) = 1)` with p = 'a', an ANSI cast error). Guarded by a per-file
+    # value it cannot fold, each is evaluated row by row, as a column of Delta's is.
+    guard = f"__zorder_partition_guard_{uuid.uuid4().hex}"
     frames = []
     for values, members in groups.items():
         known = dict(zip(snapshot.partition_columns, values, strict=True))
         columns = [
-            _typed_literal(known[f.name], f.dataType).alias(f.name)
+            F.when(F.col(guard), _typed_literal(known[f.name], f.dataType)).alias(f.name)
             if f.name in known
             else stored_column(snapshot, f)
             for f in spark_schema(snapshot).fields
@@ -235,6 +238,8 @@ def _union_of_partitions(
             name, indices = tags
             columns.append(F.lit(indices[values]).cast("long").alias(name))
         frame = _parquet(snapshot, reader, members, paths)
+        size = frame.metadataColumn("_metadata").getField("file_size")
+        frame = frame.withColumn(guard, size >= 0)
         frames.append(_without_deleted_rows(snapshot, frame, members, paths).select(*columns))
     return functools.reduce(DataFrame.union, frames)
 
