@@ -356,10 +356,7 @@ class _Binder(PredicateVisitor[Predicate]):
     def _value(self, literal: Any, column_type: str, common: str) -> Any:
         if common in ("timestamp", "timestamp_ntz"):
             return self._instant(literal, column_type, common)
-        value = convert(literal, common)
-        if isinstance(value, dt.datetime):  # a date column against a timestamp's date
-            raise InexactError(f"the timestamp {value} as a date")
-        return value
+        return convert(literal, common)
 
     def _instant(self, literal: Any, column_type: str, common: str) -> dt.datetime:
         """A timestamp literal (or a date or a string Spark casts to one) as the instant
