@@ -214,17 +214,25 @@ def _common_of_two(left: str, right: str) -> str | None:
     return None
 
 
-def comparison_type(column_type: str, literals: Iterable[Any]) -> str:
-    """The type Spark compares a ``column_type`` column with ``literals`` in (``IN`` lists
-    widen over every item, left to right, as Spark's ``InConversion``).
+def comparison_type(column_type: str, literals: Iterable[Any], *, in_list: bool = False) -> str:
+    """The type Spark compares a ``column_type`` column with ``literals`` in.
 
-    ``literals`` are values; a :class:`~zorder.skipping.nodes.TypedLiteral` brings its own type.
-    An integer literal against a decimal is tried both as its type and with just its digits
-    (Spark uses either, depending on the expression): where one of them would round,
+    ``literals`` are values; a :class:`~zorder.skipping.nodes.TypedLiteral` brings its own
+    type. Against a decimal, Spark types an integer literal of a comparison by its digits
+    (``DecimalType.fromLiteral``: ``c = 5`` is decimal(1,0), measured on Spark 4.1). An
+    ``IN`` list is widened over every item, left to right (``InConversion``); there the
+    integer's own type and its digits are both tried, and where one of them would round,
     :class:`InexactError`.
     """
-    types = [_type_of(v) for v in literals]
-    wide, narrow = (_fold(column_type, types, narrow) for narrow in (False, True))
+    values = list(literals)
+    types = [_type_of(v) for v in values]
+    digits = [_digits_type(v, t) for v, t in zip(values, types, strict=True)]
+    if not in_list:
+        common = _fold(column_type, types, digits)
+        if common is None:
+            raise InexactError(f"Spark does not compare {column_type} with {', '.join(types)}")
+        return common
+    wide, narrow = _fold(column_type, types, None), _fold(column_type, types, digits)
     if (
         wide is None
         or narrow is None
@@ -233,6 +241,14 @@ def comparison_type(column_type: str, literals: Iterable[Any]) -> str:
         shown = ", ".join(types)
         raise InexactError(f"Spark's common type of {column_type} and {shown} is not known here")
     return wide
+
+
+def _digits_type(value: Any, type_name: str) -> str:
+    """An integer literal's type as ``DecimalType.fromLiteral`` gives it: its digits."""
+    raw = value.value if isinstance(getattr(value, "type", None), str) else value
+    if type_name in INTEGER_TYPES and isinstance(raw, int) and not isinstance(raw, bool):
+        return _decimal_type(max(len(str(abs(raw))), 1), 0)
+    return type_name
 
 
 def _keeps_scale(common: str, types: list[str]) -> bool:
@@ -249,13 +265,15 @@ def _type_of(value: Any) -> str:
     return declared if isinstance(declared, str) else literal_type(value)
 
 
-def _fold(column_type: str, types: list[str], narrow: bool) -> str | None:
+def _fold(column_type: str, types: list[str], digits: list[str] | None) -> str | None:
+    """Spark's common type, pairwise from the column's; with ``digits``, an integer literal
+    meets a decimal as the decimal of its digits."""
     common: str | None = column_type
-    for name in types:
+    for index, name in enumerate(types):
         if common is None:
             return None
-        if narrow and name in INTEGER_TYPES and decimal_shape(common) is not None:
-            name = "decimal(1,0)"  # at least one digit: either choice gives the same scale
+        if digits is not None and decimal_shape(common) is not None:
+            name = digits[index]
         common = _common_of_two(common, name)
     return common
 

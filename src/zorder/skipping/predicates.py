@@ -333,11 +333,11 @@ class _Binder(PredicateVisitor[Predicate]):
         raise InexactError(f"CAST({name} AS {cast}) may change values")
 
     def _bound_values(
-        self, name: str, cast: str | None, literals: tuple[Any, ...]
+        self, name: str, cast: str | None, literals: tuple[Any, ...], *, in_list: bool
     ) -> tuple[tuple[Any, ...], str | None]:
         """The literals in the type Spark compares in, and the column's domain there."""
         column_type = self.columns[name]
-        common = comparison_type(self._compared_as(name, cast), literals)
+        common = comparison_type(self._compared_as(name, cast), literals, in_list=in_list)
         domain = _domain(column_type, common)  # a widening CAST keeps the values as they are
         return tuple(self._value(v, column_type, common) for v in literals), domain
 
@@ -390,7 +390,9 @@ class _Binder(PredicateVisitor[Predicate]):
         try:
             if isinstance(node, InList):
                 self._check_list_strings(self.columns[name], literals)
-            values, domain = self._bound_values(name, node.cast, literals)
+            values, domain = self._bound_values(
+                name, node.cast, literals, in_list=isinstance(node, InList)
+            )
         except InexactError as reason:
             return self._unknown(f"{reason} (column {name} is {self.columns[name]})")
         if isinstance(node, Comparison):

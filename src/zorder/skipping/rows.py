@@ -87,7 +87,8 @@ class _RefuseInexactDomains(PredicateVisitor[None]):
 
     def _check(self, column: str, domain: str | None) -> None:
         if domain is not None and self.columns[column].startswith("decimal"):
-            raise unsupported(f"the {self.columns[column]} column {column} compared as {domain}")
+            shown = f"the {self.columns[column]} column {column} compared as {domain.upper()}"
+            raise unsupported(f"{shown} (Spark converts the column first)")
 
     def visit_comparison(self, node: Comparison) -> None:
         self._check(node.column, node.domain)
@@ -207,8 +208,8 @@ def _decimal_compare(values: Bools, op: str, value: int | decimal.Decimal) -> Bo
     number = decimal.Decimal(value)
     exponent = number.as_tuple().exponent
     scale = max(values.type.scale, -exponent if isinstance(exponent, int) else 0, 0)
-    digits = len(number.as_tuple().digits) - (exponent if isinstance(exponent, int) else 0)
-    integer_digits = max(values.type.precision - values.type.scale, digits, 1)
+    digits = len(number.as_tuple().digits) + (exponent if isinstance(exponent, int) else 0)
+    integer_digits = max(values.type.precision - values.type.scale, digits, 1)  # left of the point
     if integer_digits + scale > 76:
         raise unsupported(f"the decimal {value} (more than 76 digits at the column's scale)")
     wide = pa.decimal256(integer_digits + scale, scale)
