@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import decimal
 import re
+import sys
+from collections.abc import Iterator
 from typing import Any
 
 import sqlglot
@@ -12,9 +15,9 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from zorder.errors import FilterParseError, InvalidArgumentError, InvalidArgumentTypeError
-from zorder.skipping.coercion import InexactError, cast_literal, number_literal, timestamp_text
+from zorder.skipping.coercion import number_literal
+from zorder.skipping.constants import FoldContext, NotConstantError, constant, spark_type_name
 from zorder.skipping.predicates import (
-    SESSION_ZONE,
     AlwaysFalse,
     AlwaysTrue,
     And,
@@ -54,32 +57,29 @@ _COMPARISONS: dict[type[exp.Expression], CompareOp] = {
 }
 
 
-class _NotALiteralError(Exception):
-    pass
-
-
-_NULL = object()
-
-
-def parse_predicate(text: str) -> Predicate:
+def parse_predicate(text: str, *, context: FoldContext | None = None) -> Predicate:
     """Parse a Spark SQL boolean expression into an unbound predicate tree.
 
     Raises :class:`~zorder.errors.FilterParseError`, with the line and column,
     for text that does not parse.
     Anything that parses but that statistics cannot decide becomes
-    :class:`Unknown` (never an error, never a wrong skip).
+    :class:`Unknown` (never an error, never a wrong skip). Constant
+    subexpressions are computed as Spark computes them
+    (:mod:`zorder.skipping.constants`); ``context`` names the session's zone
+    and the query's instant, without which the clock's functions stay unfolded.
     """
-    return _convert(_parse(text), fold=True)
+    return _Converter(fold=True, context=context).convert(_parse(text))
 
 
-def parse_unfolded(text: str) -> Predicate:
+def parse_unfolded(text: str, *, context: FoldContext | None = None) -> Predicate:
     """:func:`parse_predicate` without folding: every leaf of the text stays in the tree.
 
     Folding drops what cannot change which files may match (``x AND FALSE``
     is FALSE whatever ``x`` is); a row evaluator that must refuse what it
-    cannot answer exactly has to see every leaf.
+    cannot answer exactly has to see every leaf. (Constant subexpressions
+    are still computed: that changes no row.)
     """
-    return _convert(_parse(text), fold=False)
+    return _Converter(fold=False, context=context).convert(_parse(text))
 
 
 def referenced_columns(text: str) -> set[str]:
@@ -107,8 +107,8 @@ def negated_null_comparison(text: str) -> str | None:
 
 def _is_null(node: exp.Expression) -> bool:
     try:
-        return _literal(node) is _NULL
-    except _NotALiteralError:
+        return constant(node) is None
+    except NotConstantError:
         return False
 
 
@@ -116,7 +116,8 @@ def _parse(text: str) -> exp.Expression:
     if not isinstance(text, str) or not text.strip():
         raise InvalidArgumentError(f"filter must be non-empty SQL text, got {text!r}")
     try:
-        tree = sqlglot.parse_one(text, dialect="spark")
+        with _deep_recursion():
+            tree = sqlglot.parse_one(text, dialect="spark")
     except ParseError as error:
         detail = error.errors[0] if error.errors else {}
         line, column = detail.get("line"), detail.get("col")
@@ -130,6 +131,15 @@ def _parse(text: str) -> exp.Expression:
         ) from None
     if not isinstance(tree, exp.Expression):
         raise FilterParseError(f"filter {text!r} is not an expression", text=text)
+    tree = _balanced(tree)
+    depth = _depth(tree)
+    if depth > MAX_NESTING:
+        raise FilterParseError(
+            f"cannot plan filter {_shown(text)}: it nests {depth} levels deep (parentheses, "
+            f"NOTs, function calls); at most {MAX_NESTING} are accepted. Long AND/OR chains "
+            "are fine at any length",
+            text=text,
+        )
     for identifier in tree.find_all(exp.Identifier):
         name = str(identifier.this)
         if not identifier.quoted and not _PLAIN_IDENTIFIER.fullmatch(name):
@@ -150,6 +160,83 @@ def _parse(text: str) -> exp.Expression:
 
 
 _PLAIN_IDENTIFIER = re.compile(r"[A-Za-z0-9_]+")
+
+MAX_NESTING = 200
+"""How deep a filter's expression tree may nest (a balanced AND/OR chain counts by its
+logarithm): every walk over the tree recurses, and Python's stack is finite."""
+
+
+@contextlib.contextmanager
+def _deep_recursion() -> Iterator[None]:
+    """sqlglot's parser recurses a few dozen frames per parenthesis: lift Python's limit for
+    the parse alone (the tree is then checked against :data:`MAX_NESTING`)."""
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(previous, 50_000))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(previous)
+
+
+def _shown(text: str) -> str:
+    return repr(text) if len(text) <= 200 else repr(text[:200]) + f"... ({len(text)} characters)"
+
+
+def _balanced(tree: exp.Expression) -> exp.Expression:
+    """``tree`` with every chain of ANDs (or of ORs) rebuilt as a balanced tree.
+
+    sqlglot parses ``a OR b OR c ...`` as a left-deep chain, as deep as it is
+    long; the same terms balanced are as deep as its logarithm, and mean the
+    same (AND and OR are associative, NULLs included). Iterative, since the
+    chain may be thousands deep.
+    """
+    stack: list[exp.Expression] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, exp.And | exp.Or):
+            terms = _chain(node)
+            rebuilt = _rebuild(type(node), terms)
+            if rebuilt is not node:
+                if node is tree:
+                    tree = rebuilt
+                else:
+                    node.replace(rebuilt)
+            stack.extend(terms)
+        else:
+            stack.extend(node.iter_expressions())
+    return tree
+
+
+def _chain(node: exp.And | exp.Or) -> list[exp.Expression]:
+    """The terms of the chain of ``type(node)`` under ``node``, left to right."""
+    terms: list[exp.Expression] = []
+    pending: list[exp.Expression] = [node]
+    while pending:
+        item = pending.pop()
+        if type(item) is type(node):
+            pending.append(item.expression)
+            pending.append(item.this)
+        else:
+            terms.append(item)
+    return terms
+
+
+def _rebuild(kind: type[exp.And | exp.Or], terms: list[exp.Expression]) -> exp.Expression:
+    level = [term.pop() if term.parent is not None else term for term in terms]
+    while len(level) > 1:
+        paired = [kind(this=a, expression=b) for a, b in zip(level[::2], level[1::2], strict=False)]
+        level = paired + ([level[-1]] if len(level) % 2 else [])
+    return level[0]
+
+
+def _depth(tree: exp.Expression) -> int:
+    deepest = 0
+    stack: list[tuple[exp.Expression, int]] = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in node.iter_expressions())
+    return deepest
 
 
 def _column_name(node: exp.Expression) -> str | None:
@@ -174,205 +261,125 @@ def _cast_column(node: exp.Expression) -> tuple[str, str | None] | None:
     return None
 
 
-def _literal(node: exp.Expression) -> Any:
-    """The :class:`TypedLiteral` an expression of literals stands for (``_NULL`` for NULL).
+class _Converter:
+    """sqlglot's tree to a predicate tree; ``fold`` simplifies ``x AND FALSE`` and the like."""
 
-    Raises _NotALiteralError for anything else, and for what this module
-    cannot evaluate exactly as Spark does (a cast ANSI Spark may refuse).
-    """
-    if isinstance(node, exp.Paren):
-        return _literal(node.this)
-    if isinstance(node, exp.Null):
-        return _NULL
-    if isinstance(node, exp.Boolean):
-        return TypedLiteral(bool(node.this), "boolean")
-    if isinstance(node, exp.Literal):
-        if node.is_string:
-            return TypedLiteral(str(node.this), "string")
-        try:
-            value, type_name = number_literal(str(node.this))
-        except ValueError:  # _parse has refused the text already
-            raise _NotALiteralError from None
-        return TypedLiteral(value, type_name)
-    if isinstance(node, exp.Neg):
-        inner = _literal(node.this)
-        if inner is _NULL or isinstance(inner.value, bool):
-            raise _NotALiteralError
-        if isinstance(inner.value, decimal.Decimal):
-            return TypedLiteral(inner.value.copy_negate(), inner.type)  # exact: no 28-digit context
-        if isinstance(inner.value, int | float):
-            return TypedLiteral(-inner.value, inner.type)
-        raise _NotALiteralError
-    if isinstance(node, exp.Cast):  # CAST, TRY_CAST (safe), DATE'..', and suffixes: 5L, 1.5F
-        inner = _literal(node.this)
-        if inner is _NULL:
-            return _NULL
-        target = spark_type_name(node.to)
+    def __init__(self, *, fold: bool, context: FoldContext | None) -> None:
+        self.fold = fold
+        self.context = context
+
+    def constant(self, node: exp.Expression) -> TypedLiteral | None:
+        """The literal ``node`` stands for (None for NULL); NotConstantError otherwise."""
+        return constant(node, self.context)
+
+    def convert(self, node: exp.Expression) -> Predicate:
+        converted = self._convert_node(node)
+        if isinstance(converted, Unknown) and not isinstance(
+            node, exp.Paren | exp.Not | exp.And | exp.Or
+        ):
+            # Name the construct: the reason alone does not say which part of a long filter.
+            return Unknown(f"{converted.reason} ({node.sql(dialect='spark')})")
+        return converted
+
+    def comparison(self, op: CompareOp, left: exp.Expression, right: exp.Expression) -> Predicate:
+        target, other = _cast_column(left), right
         if target is None:
-            raise _NotALiteralError
-        return TypedLiteral(_cast(inner, target), target)
-    raise _NotALiteralError
+            target, other, op = _cast_column(right), left, flip(op)
+        if target is None:
+            return Unknown("comparison without a plain column on one side")
+        column, cast = target
+        try:
+            value = self.constant(other)
+        except NotConstantError:
+            return Unknown("comparison with something other than a literal")
+        if value is None:
+            if cast is not None:  # Spark may refuse the cast itself: binding must see it
+                return Unknown("a cast column compared with NULL")
+            if op == "<=>":
+                return IsNull(column)
+            return AlwaysFalse()  # x = NULL is NULL: never TRUE
+        return Comparison(op, column, value, cast)
 
+    def like(self, node: exp.Like) -> Predicate:
+        column = _column_name(node.this)
+        if column is None or node.args.get("escape") is not None:
+            return Unknown("LIKE on an expression or with ESCAPE")
+        try:
+            pattern = self.constant(node.expression)
+        except NotConstantError:
+            return Unknown("LIKE with a non-literal pattern")
+        if pattern is None or not isinstance(pattern.value, str):
+            return Unknown("LIKE with a non-string pattern")
+        text = pattern.value
+        body = text[:-1] if text.endswith("%") else text
+        if any(c in body for c in "%_\\"):
+            return Unknown("LIKE pattern with inner wildcards")
+        if text.endswith("%"):
+            return StartsWith(column, body)
+        # LIKE compares strings: a column of another type is cast to one, which binding refuses.
+        return Comparison("=", column, TypedLiteral(body, "string"), cast="string")
 
-def spark_type_name(data_type: exp.DataType) -> str | None:
-    """Spark's name of a type as sqlglot parsed it (``decimal(10,0)`` for a bare DECIMAL);
-    None for types binding does not compare (VARCHAR(n), nested types, intervals)."""
-    if data_type.this == exp.DataType.Type.DECIMAL:
-        params = [int(str(p.this.this)) for p in data_type.expressions]
-        precision, scale = (*params, 10, 0)[:2] if len(params) != 1 else (params[0], 0)
-        return f"decimal({precision},{scale})"
-    return _TYPE_NAMES.get(data_type.this)
+    def _convert_node(self, node: exp.Expression) -> Predicate:
+        both, either, negation = (and_, or_, not_) if self.fold else (And, Or, Not)
+        if node.args.get("negate"):  # x NOT LIKE p, x NOT ILIKE p: sqlglot flags the node
+            positive = node.copy()
+            positive.set("negate", None)
+            return negation(self.convert(positive))
+        if isinstance(node, exp.Paren):
+            return self.convert(node.this)
+        if isinstance(node, exp.And):
+            return both(self.convert(node.this), self.convert(node.expression))
+        if isinstance(node, exp.Or):
+            return either(self.convert(node.this), self.convert(node.expression))
+        if isinstance(node, exp.Not):
+            return negation(self.convert(node.this))
+        if isinstance(node, exp.Boolean):
+            return AlwaysTrue() if node.this else AlwaysFalse()
+        op = _COMPARISONS.get(type(node))
+        if op is not None:
+            return self.comparison(op, node.this, node.expression)
+        if isinstance(node, exp.NullSafeNEQ):  # x IS DISTINCT FROM v
+            return negation(self.comparison("<=>", node.this, node.expression))
+        if isinstance(node, exp.Between):
+            return both(
+                self.comparison(">=", node.this, node.args["low"]),
+                self.comparison("<=", node.this, node.args["high"]),
+            )
+        if isinstance(node, exp.In):
+            return self._in_list(node)
+        if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
+            column = _column_name(node.this)
+            return IsNull(column) if column is not None else Unknown("IS NULL on an expression")
+        if isinstance(node, exp.Like):
+            return self.like(node)
+        if isinstance(node, exp.StartsWith):
+            return self._starts_with(node)
+        if isinstance(node, exp.IsNan):
+            column = _column_name(node.this)
+            return IsNaN(column) if column is not None else Unknown("isnan on an expression")
+        return Unknown(f"{type(node).__name__} is not understood by statistics")
 
-
-_TYPE_NAMES = {
-    exp.DataType.Type.TINYINT: "tinyint",
-    exp.DataType.Type.SMALLINT: "smallint",
-    exp.DataType.Type.INT: "int",
-    exp.DataType.Type.BIGINT: "bigint",
-    exp.DataType.Type.FLOAT: "float",
-    exp.DataType.Type.DOUBLE: "double",
-    exp.DataType.Type.TEXT: "string",
-    exp.DataType.Type.BOOLEAN: "boolean",
-    exp.DataType.Type.DATE: "date",
-    exp.DataType.Type.TIMESTAMP: "timestamp",
-    exp.DataType.Type.TIMESTAMPLTZ: "timestamp",
-    exp.DataType.Type.TIMESTAMPTZ: "timestamp",
-    exp.DataType.Type.TIMESTAMPNTZ: "timestamp_ntz",
-}
-
-
-def _cast(inner: TypedLiteral, target: str) -> Any:
-    if target in ("timestamp", "timestamp_ntz"):
-        return _temporal_cast(inner.value, target)
-    try:
-        return cast_literal(inner.value, inner.type, target)
-    except InexactError:
-        raise _NotALiteralError from None
-
-
-def _temporal_cast(value: Any, target: str) -> dt.datetime:
-    """A TIMESTAMP'..' or TIMESTAMP_NTZ'..' literal, or a cast of a string or date to one;
-    a zone-less TIMESTAMP carries :data:`SESSION_ZONE` until binding."""
-    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
-        value = value.isoformat()
-    if not isinstance(value, str):
-        raise _NotALiteralError
-    try:
-        parsed = timestamp_text(value)
-    except InexactError:
-        raise _NotALiteralError from None  # other spellings Spark accepts are left to Spark
-    if target == "timestamp_ntz":
-        if parsed.tzinfo is not None:
-            raise _NotALiteralError
-        return parsed
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=SESSION_ZONE)
-
-
-def _comparison(op: CompareOp, left: exp.Expression, right: exp.Expression) -> Predicate:
-    target, other = _cast_column(left), right
-    if target is None:
-        target, other, op = _cast_column(right), left, flip(op)
-    if target is None:
-        return Unknown("comparison without a plain column on one side")
-    column, cast = target
-    try:
-        value = _literal(other)
-    except _NotALiteralError:
-        return Unknown("comparison with something other than a literal")
-    if value is _NULL:
-        if cast is not None:  # Spark may refuse the cast itself: binding must see it
-            return Unknown("a cast column compared with NULL")
-        if op == "<=>":
-            return IsNull(column)
-        return AlwaysFalse()  # x = NULL is NULL: never TRUE
-    return Comparison(op, column, value, cast)
-
-
-def _like(node: exp.Like) -> Predicate:
-    column = _column_name(node.this)
-    if column is None or node.args.get("escape") is not None:
-        return Unknown("LIKE on an expression or with ESCAPE")
-    try:
-        pattern = _literal(node.expression)
-    except _NotALiteralError:
-        return Unknown("LIKE with a non-literal pattern")
-    if pattern is _NULL or not isinstance(pattern.value, str):
-        return Unknown("LIKE with a non-string pattern")
-    text = pattern.value
-    body = text[:-1] if text.endswith("%") else text
-    if any(c in body for c in "%_\\"):
-        return Unknown("LIKE pattern with inner wildcards")
-    if text.endswith("%"):
-        return StartsWith(column, body)
-    # LIKE compares strings: a column of another type is cast to one, which binding refuses.
-    return Comparison("=", column, TypedLiteral(body, "string"), cast="string")
-
-
-def _convert(node: exp.Expression, *, fold: bool) -> Predicate:
-    converted = _convert_node(node, fold=fold)
-    if isinstance(converted, Unknown) and not isinstance(
-        node, exp.Paren | exp.Not | exp.And | exp.Or
-    ):
-        # Name the construct: the reason alone does not say which part of a long filter.
-        return Unknown(f"{converted.reason} ({node.sql(dialect='spark')})")
-    return converted
-
-
-def _convert_node(node: exp.Expression, *, fold: bool) -> Predicate:
-    both, either, negation = (and_, or_, not_) if fold else (And, Or, Not)
-    if node.args.get("negate"):  # x NOT LIKE p, x NOT ILIKE p: sqlglot flags the node
-        positive = node.copy()
-        positive.set("negate", None)
-        return negation(_convert(positive, fold=fold))
-    if isinstance(node, exp.Paren):
-        return _convert(node.this, fold=fold)
-    if isinstance(node, exp.And):
-        return both(_convert(node.this, fold=fold), _convert(node.expression, fold=fold))
-    if isinstance(node, exp.Or):
-        return either(_convert(node.this, fold=fold), _convert(node.expression, fold=fold))
-    if isinstance(node, exp.Not):
-        return negation(_convert(node.this, fold=fold))
-    if isinstance(node, exp.Boolean):
-        return AlwaysTrue() if node.this else AlwaysFalse()
-    op = _COMPARISONS.get(type(node))
-    if op is not None:
-        return _comparison(op, node.this, node.expression)
-    if isinstance(node, exp.NullSafeNEQ):  # x IS DISTINCT FROM v
-        return negation(_comparison("<=>", node.this, node.expression))
-    if isinstance(node, exp.Between):
-        return both(
-            _comparison(">=", node.this, node.args["low"]),
-            _comparison("<=", node.this, node.args["high"]),
-        )
-    if isinstance(node, exp.In):
+    def _in_list(self, node: exp.In) -> Predicate:
         target = _cast_column(node.this)
         if target is None or node.args.get("query") is not None:
             return Unknown("IN on an expression or a subquery")
         listed, cast = target
         try:
-            values = [_literal(v) for v in node.expressions]
-        except _NotALiteralError:
+            values = [self.constant(v) for v in node.expressions]
+        except NotConstantError:
             return Unknown("IN list with non-literals")
-        present = tuple(v for v in values if v is not _NULL)
+        present = tuple(v for v in values if v is not None)
         return InList(listed, present, has_null=len(present) < len(values), cast=cast)
-    if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
-        column = _column_name(node.this)
-        return IsNull(column) if column is not None else Unknown("IS NULL on an expression")
-    if isinstance(node, exp.Like):
-        return _like(node)
-    if isinstance(node, exp.StartsWith):
+
+    def _starts_with(self, node: exp.StartsWith) -> Predicate:
         column = _column_name(node.this)
         try:
-            prefix = _literal(node.expression)
-        except _NotALiteralError:
+            prefix = self.constant(node.expression)
+        except NotConstantError:
             return Unknown("startswith with a non-literal prefix")
-        if column is None or prefix is _NULL or not isinstance(prefix.value, str):
+        if column is None or prefix is None or not isinstance(prefix.value, str):
             return Unknown("startswith on an expression")
         return StartsWith(column, prefix.value)
-    if isinstance(node, exp.IsNan):
-        column = _column_name(node.this)
-        return IsNaN(column) if column is not None else Unknown("isnan on an expression")
-    return Unknown(f"{type(node).__name__} is not understood by statistics")
 
 
 def sql_literal(value: Any) -> str:
