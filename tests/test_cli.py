@@ -150,6 +150,17 @@ def test_json_output_of_describe_vacuum_and_explain(tmp_path: Path) -> None:
     explained = runner.invoke(app, ["query", path, "--where", "a > 2", "--explain", "--json"])
     assert explained.exit_code == 0, explained.output
     assert json.loads(explained.output)["files_total"] == 1
+    assert json.loads(explained.output)["planned"] == "`a` > 2"
+
+
+def test_explain_shows_the_filter_as_planned(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    write_deltalake(path, pa.table({"a": [3, 1], "b": ["x", "y"]}))
+    where = "a > 2 AND (a IN (1, 2) OR upper(b) = 'X')"
+    explained = runner.invoke(app, ["query", path, "--where", where, "--explain"])
+    assert explained.exit_code == 0, explained.output
+    shown = " ".join(explained.output.split())  # rich wraps long lines
+    assert "filter as planned: `a` > 2 AND (`a` IN (1, 2) OR [kept by statistics:" in shown
 
 
 def test_errors_go_to_stderr_so_json_output_stays_clean(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ scan's; :attr:`Scan.report` says what was skipped. ``zorder.read``,
 
 from __future__ import annotations
 
+import datetime as dt
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -20,7 +21,11 @@ from typing import TYPE_CHECKING, TypeAlias
 
 from zorder.columns import resolve_column
 from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError
-from zorder.skipping import Mask, Predicate, bind, might_match_mask, parse_predicate
+from zorder.skipping import Mask, Predicate, bind, might_match_mask, parse_predicate, rewrite_not
+from zorder.skipping.clock import pin_clock
+from zorder.skipping.constants import FoldContext
+from zorder.skipping.explain import planned_sql
+from zorder.skipping.predicates import session_zone
 from zorder.table import AsOf, DataFile, TableSnapshot, load_snapshot, normalize_uri
 
 __all__ = ["Scan", "ScanReport", "Where", "open_scan", "plan_scan", "scan", "session_time_zone"]
@@ -39,7 +44,7 @@ class ScanReport:
 
     table_uri: str
     version: int
-    predicate: str
+    predicate: str  # as given (SQL text, or Spark's SQL for a Column)
     files_total: int
     files_scanned: int
     rows_total: int
@@ -48,6 +53,9 @@ class ScanReport:
     bytes_scanned: int
     partitions_total: int | None = None  # None for a table without partition columns
     partitions_scanned: int | None = None
+    # The filter as skipping planned it: constants folded, literals in the type Spark
+    # compares in, and each part statistics cannot decide named (zorder.skipping.explain).
+    planned: str = "TRUE"
 
     @property
     def rows_fraction(self) -> float:
@@ -190,7 +198,7 @@ def plan_scan(
     source, snapshot = snapshot, snapshot.in_time_zone(zone)
     types = snapshot.column_types
     picked = None if columns is None else tuple(_resolved_columns(columns, types))
-    text, predicate = _predicate(where, snapshot, spark)
+    text, predicate = _predicate(where, snapshot, spark, zone)
     bound = bind(predicate, types, time_zone=zone)
     mask = might_match_mask(
         bound, snapshot.actions, types, nan_free_bounds=lambda: snapshot.nan_free_bounds
@@ -201,6 +209,7 @@ def plan_scan(
         table_uri=snapshot.uri,
         version=snapshot.version,
         predicate=text,
+        planned=planned_sql(rewrite_not(bound)),
         files_total=snapshot.actions.num_rows,
         files_scanned=len(kept),
         rows_total=snapshot.total_rows,
@@ -210,7 +219,9 @@ def plan_scan(
         partitions_total=len({f.partition for f in snapshot.files}) if partitioned else None,
         partitions_scanned=len({f.partition for f in kept}) if partitioned else None,
     )
-    return Scan(snapshot, source, where, picked, zone, mask, kept, report)
+    # SQL text is read as planned, with its clock pinned (see zorder.skipping.clock).
+    read_as = text if isinstance(where, str) else where
+    return Scan(snapshot, source, read_as, picked, zone, mask, kept, report)
 
 
 def _resolved_columns(columns: Sequence[str], types: Mapping[str, str]) -> list[str]:
@@ -222,12 +233,22 @@ def _resolved_columns(columns: Sequence[str], types: Mapping[str, str]) -> list[
 
 
 def _predicate(
-    where: Where, snapshot: TableSnapshot, spark: SparkSession | None
+    where: Where, snapshot: TableSnapshot, spark: SparkSession | None, time_zone: str
 ) -> tuple[str, Predicate]:
+    """The filter's SQL text (SQL given with its clock pinned to now; a Column's as Spark
+    writes it) and its predicate tree, constants folded in the session's zone."""
+    try:
+        zone: dt.tzinfo | None = session_zone(time_zone)
+    except InvalidArgumentError:
+        zone = None  # a zone Python does not know: what depends on it stays unfolded
     if where is None:
         return "TRUE", parse_predicate("TRUE")
     if isinstance(where, str):
-        return where, parse_predicate(where)
+        if zone is None:
+            return where, parse_predicate(where)
+        now = dt.datetime.now(dt.UTC)
+        pinned = pin_clock(where, now=now, zone=zone, columns=snapshot.column_types)
+        return pinned, parse_predicate(pinned, context=FoldContext(zone=zone, now=now))
     from pyspark.sql import Column, SparkSession
 
     if not isinstance(where, Column):
@@ -246,7 +267,8 @@ def _predicate(
         # is skipped, and the rows are filtered with the Column itself.
         return str(where), parse_predicate("TRUE")
     text = _column_sql(where, snapshot, session)
-    return text, parse_predicate(text)
+    # Spark reads the Column's clock itself: it stays unfolded (no instant in the context).
+    return text, parse_predicate(text, context=FoldContext(zone=zone))
 
 
 def _column_sql(where: Column, snapshot: TableSnapshot, spark: SparkSession) -> str:

@@ -116,12 +116,16 @@ def vacuumed(result: VacuumResult) -> Rendered:
 
 
 def scan(report: ScanReport) -> Rendered:
-    return [
+    shown: Rendered = [
         Text(
             f"{report.summary()}; {size_text(report.bytes_scanned)} "
             f"of {size_text(report.bytes_total)}"
         )
     ]
+    if report.planned != "TRUE":
+        # What skipping made of the filter: why a file was kept is read here.
+        shown.append(Text(f"filter as planned: {report.planned}"))
+    return shown
 
 
 def stats_json(description: TableDescription) -> list[dict[str, Any]]:

@@ -1,0 +1,78 @@
+"""A bound predicate as Spark SQL text: the filter as skipping planned it.
+
+``explain`` shows it so a user can see why a file was kept: constants
+folded (``d >= DATE'2024-05-25'`` for ``d >= date '2024-06-01' - interval
+'7' day``), literals in the type Spark compares in, functions of a column
+turned into ranges of it, and each part statistics cannot decide marked
+with the reason.
+"""
+
+from __future__ import annotations
+
+from zorder.skipping.nodes import (
+    And,
+    Comparison,
+    InList,
+    IsNaN,
+    IsNull,
+    Or,
+    Predicate,
+    StartsWith,
+    Unknown,
+)
+from zorder.skipping.sql import sql_literal
+from zorder.skipping.visitor import PredicateVisitor, visit
+
+__all__ = ["planned_sql"]
+
+
+def _name(column: str) -> str:
+    return "`" + column.replace("`", "``") + "`"
+
+
+def _operand(column: str, domain: str | None) -> str:
+    return _name(column) if domain is None else f"CAST({_name(column)} AS {domain.upper()})"
+
+
+class _Planned(PredicateVisitor[str]):
+    def visit_true(self) -> str:
+        return "TRUE"
+
+    def visit_false(self) -> str:
+        return "FALSE"
+
+    def visit_unknown(self, node: Unknown) -> str:
+        return f"[kept by statistics: {node.reason or 'not decidable'}]"
+
+    def visit_comparison(self, node: Comparison) -> str:
+        return f"{_operand(node.column, node.domain)} {node.op} {sql_literal(node.value)}"
+
+    def visit_in_list(self, node: InList) -> str:
+        listed = [sql_literal(v) for v in node.values] + (["NULL"] if node.has_null else [])
+        negation = "NOT " if node.negated else ""
+        return f"{_operand(node.column, node.domain)} {negation}IN ({', '.join(listed)})"
+
+    def visit_is_null(self, node: IsNull) -> str:
+        return f"{_name(node.column)} IS {'NOT ' if node.negated else ''}NULL"
+
+    def visit_is_nan(self, node: IsNaN) -> str:
+        return f"{'NOT ' if node.negated else ''}isnan({_name(node.column)})"
+
+    def visit_starts_with(self, node: StartsWith) -> str:
+        call = f"startswith({_name(node.column)}, {sql_literal(node.prefix)})"
+        return f"NOT {call}" if node.negated else call
+
+    def visit_and(self, left: str, right: str) -> str:
+        return f"({left} AND {right})"
+
+    def visit_or(self, left: str, right: str) -> str:
+        return f"({left} OR {right})"
+
+    def visit_not(self, child: str) -> str:
+        return f"NOT {child}"
+
+
+def planned_sql(predicate: Predicate) -> str:
+    """``predicate`` (bound) as Spark SQL, its undecidable parts named in brackets."""
+    text = visit(predicate, _Planned())
+    return text[1:-1] if isinstance(predicate, And | Or) else text
