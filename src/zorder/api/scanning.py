@@ -85,6 +85,9 @@ class Scan:
     keep: Mask  # per file of the snapshot: might it hold a matching row?
     files: tuple[DataFile, ...]  # the files kept
     report: ScanReport
+    # The rows' filter: SQL text as planned (its clock pinned to the planning instant,
+    # see zorder.skipping.clock), or the Column as given.
+    row_filter: Where = None
 
     def explain(self) -> ScanReport:
         """Files, rows and bytes this scan reads, against the table's totals."""
@@ -116,8 +119,9 @@ class Scan:
         from zorder.spark.scan import read_files
 
         frame = read_files(self.snapshot, spark, self.keep)
-        if self.where is not None:
-            frame = frame.where(F.expr(self.where) if isinstance(self.where, str) else self.where)
+        if self.row_filter is not None:
+            condition = self.row_filter
+            frame = frame.where(F.expr(condition) if isinstance(condition, str) else condition)
         if self.columns is not None:
             frame = frame.select(*[F.col(f"`{c}`") for c in self.columns])
         return frame
@@ -219,9 +223,8 @@ def plan_scan(
         partitions_total=len({f.partition for f in snapshot.files}) if partitioned else None,
         partitions_scanned=len({f.partition for f in kept}) if partitioned else None,
     )
-    # SQL text is read as planned, with its clock pinned (see zorder.skipping.clock).
-    read_as = text if isinstance(where, str) else where
-    return Scan(snapshot, source, read_as, picked, zone, mask, kept, report)
+    row_filter = text if isinstance(where, str) else where
+    return Scan(snapshot, source, where, picked, zone, mask, kept, report, row_filter)
 
 
 def _resolved_columns(columns: Sequence[str], types: Mapping[str, str]) -> list[str]:
