@@ -349,7 +349,7 @@ def summary(results: list[dict[str, Any]]) -> dict[str, Any]:
 
     The overall mean weighs every query alike, whatever its number of draws.
     """
-    by_query: dict[str, dict[str, dict[str, float]]] = {}
+    by_query: dict[str, dict[str, float]] = {}
     for query in dict.fromkeys(r["query"] for r in results):
         mine = [r for r in results if r["query"] == query]
         by_query[query] = {
