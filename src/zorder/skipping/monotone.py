@@ -103,6 +103,8 @@ _COMPARISONS: dict[type[exp.Expression], CompareOp] = {
     exp.GTE: ">=",
 }
 _DECIMAL_GUARD = "decimal(37,6)"
+# What Spark's date_add and substring take as a count without a cast that may fail.
+_SMALL_INTEGERS = frozenset({"tinyint", "smallint", "int"})
 _EXACT = decimal.Context(prec=200, Emax=10_000, Emin=-10_000)
 
 
@@ -431,7 +433,7 @@ def _rewrite_date_add(
             return None
         if set(side.args) - {"this", "expression", "unit"}:
             return None
-        days = _integer(side.expression, constant, frozenset({"tinyint", "smallint", "int"}))
+        days = _integer(side.expression, constant, _SMALL_INTEGERS)
         return _unit_steps(op, column, _shift(_as_date(value), -days), "day")
     if isinstance(side, exp.Add | exp.Sub):
         column = _column(side.this)
@@ -507,14 +509,14 @@ def _prefix_length(side: exp.Expression, constant: Constant) -> tuple[str, int] 
         start, length = side.args.get("start"), side.args.get("length")
         if column is None or start is None or length is None:
             return None
-        if _integer(start, constant, INTEGER_TYPES) not in (0, 1):
+        if _integer(start, constant, _SMALL_INTEGERS) not in (0, 1):
             raise _NotHandledError
-        return column, _integer(length, constant, INTEGER_TYPES)
+        return column, _integer(length, constant, _SMALL_INTEGERS)
     if isinstance(side, exp.Left):
         column = _column(side.this)
         if column is None:
             return None
-        return column, _integer(side.expression, constant, INTEGER_TYPES)
+        return column, _integer(side.expression, constant, _SMALL_INTEGERS)
     return None
 
 
