@@ -483,6 +483,24 @@ def test_generated_filters_agree_with_spark_partitioned(
     _check(spark, partitioned, where)
 
 
+@st.composite
+def function_filters(draw: st.DrawFn) -> str:
+    """A function leaf alone, under NOT, or beside another leaf: the same checks, with
+    every example reading a function of a column."""
+    left = draw(function_leaves())
+    right = draw(st.one_of(function_leaves(), leaves()))
+    shapes = [left, f"NOT ({left})", f"({left}) AND ({right})", f"({left}) OR ({right})"]
+    return draw(st.sampled_from([*shapes, f"NOT (({left}) AND ({right}))"]))
+
+
+@FUZZ
+@given(where=function_filters())
+def test_generated_function_filters_agree_with_spark(
+    spark: SparkSession, unpartitioned: Fuzzed, where: str
+) -> None:
+    _check(spark, unpartitioned, where)
+
+
 # ---------------------------------------------------------------------------------------
 # The reproductions of issue 31, each with Spark's count as the oracle
 
