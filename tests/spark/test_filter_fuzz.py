@@ -4,7 +4,9 @@ Each filter is drawn over every type Delta stores, in the spellings Spark's
 parser accepts (``1e0``, ``5D``, ``5BD``, ``5L``, ``5S``, ``5Y``, ``1.5F``,
 casts, unary minus, strings Spark casts, typed DATE/TIMESTAMP literals),
 with every operator, NULLs, NOT and AND/OR nesting, and values at the edges
-(2^53, 38-digit decimals, LIKE metacharacters, NaN). For each one:
+(2^53, 38-digit decimals, LIKE metacharacters, NaN), and functions of one column
+that skipping reads on the column (``year(t)``, ``CAST(t AS DATE)``,
+``date_trunc``, ``l + 1``, ``left(s, 2)``, ...). For each one:
 
 - Spark's answer: the count of the table's rows matching it, and the files
   that hold them (the table's files read one by one, cached once);
@@ -307,7 +309,9 @@ COMPARISONS = ["=", "==", "<=>", "!=", "<>", "<", "<=", ">", ">="]
 def leaves(draw: st.DrawFn) -> str:
     column = draw(st.sampled_from(COLUMNS))
     name = draw(st.sampled_from([column, column.upper(), f"`{column}`"]))
-    kind = draw(st.integers(0, 11))
+    kind = draw(st.integers(0, 14))
+    if kind >= 12:
+        return draw(function_leaves())
     lit = literals(column)
     if kind <= 3:
         op, value = draw(st.sampled_from(COMPARISONS)), draw(lit)
@@ -337,6 +341,70 @@ def leaves(draw: st.DrawFn) -> str:
         op = draw(st.sampled_from(COMPARISONS))
         return f"CAST({name} AS {cast}) {op} {draw(lit)}"
     return draw(st.sampled_from(["TRUE", "FALSE", "NOT TRUE", f"{name} = NULL"]))
+
+
+DAY_UNITS = ["YEAR", "yy", "QUARTER", "MONTH", "mm", "mon", "WEEK", "DAY", "dd", "HOUR", "x"]
+MONTH_STARTS = [dt.date(2023, m, 1) for m in (1, 3, 12)] + [dt.date(2024, m, 1) for m in (1, 4, 7)]
+
+
+@st.composite
+def day_literals(draw: st.DrawFn) -> str:
+    if draw(st.integers(0, 24)) == 0:
+        return "NULL"
+    pool = [r["d"] for r in ROWS[:40] if r["d"] is not None] + MONTH_STARTS
+    value = draw(st.sampled_from(pool))
+    return draw(st.sampled_from(_spellings(value)))
+
+
+@st.composite
+def function_leaves(draw: st.DrawFn) -> str:
+    """A function of one column compared with a constant: the forms file skipping reads
+    on the column itself (skipping/monotone.py), and some it must leave alone."""
+    op = draw(st.sampled_from(COMPARISONS))
+    kind = draw(st.integers(0, 4))
+    if kind == 0:  # days of dates and timestamps
+        c = draw(st.sampled_from(["d", "t", "tn", "t", "d", "s"]))
+        n = draw(st.sampled_from([0, 1, -2, 31]))
+        unit = draw(st.sampled_from(DAY_UNITS))
+        side = draw(
+            st.sampled_from(
+                [
+                    f"CAST({c} AS DATE)",
+                    f"to_date({c})",
+                    f"date({c})",
+                    f"date_trunc('{unit}', {c})",
+                    f"trunc({c}, '{unit}')",
+                    f"date_add({c}, {n})",
+                    f"date_sub({c}, {n})",
+                    f"{c} + INTERVAL '{n}' DAY",
+                    f"{c} - INTERVAL {n} DAYS",
+                ]
+            )
+        )
+        value = draw(day_literals())
+    elif kind == 1:  # years, and months or quarters under a year
+        c = draw(st.sampled_from(["d", "t", "tn"]))
+        year = draw(st.sampled_from(["2023", "2024", "2025", "2024L", "2024.5", "'2024'"]))
+        if draw(st.booleans()):
+            return f"year({c}) {op} {year}"
+        field = draw(st.sampled_from(["month", "quarter"]))
+        number = draw(st.sampled_from(["1", "2", "3", "4", "12", "0", "13", "2.5"]))
+        terms = [f"year({c}) {draw(st.sampled_from(['=', '<=>']))} {year}"]
+        terms.append(f"{field}({c}) {op} {number}")
+        return " AND ".join(terms if draw(st.booleans()) else terms[::-1])
+    elif kind == 2:  # sums with constants
+        c = draw(st.sampled_from(["b", "sm", "i", "l", "n", "m", "x", "f"]))
+        k = draw(st.sampled_from(["1", "-5", "0.5", "1000", "2.25BD", "1L", "1Y", "1e0"]))
+        side = draw(st.sampled_from([f"{c} + {k}", f"{k} + {c}", f"{c} - {k}", f"{k} - {c}"]))
+        value = draw(literals(c))
+    else:  # prefixes of strings
+        c = draw(st.sampled_from(["s", "s", "p", "i"]))
+        k = draw(st.sampled_from([1, 2, 3, 4, 0]))
+        side = draw(st.sampled_from([f"substring({c}, 1, {k})", f"substr({c}, 0, {k})"]))
+        side = draw(st.sampled_from([side, f"left({c}, {k})"]))
+        text = draw(st.sampled_from([*STRINGS, "k0", "k00", "k000", "a", "中", "é"]))
+        value = _quoted(draw(st.sampled_from([text, text[:k], text + "0"])))
+    return f"{value} {op} {side}" if draw(st.booleans()) else f"{side} {op} {value}"
 
 
 @st.composite
@@ -415,6 +483,24 @@ def test_generated_filters_agree_with_spark_partitioned(
     _check(spark, partitioned, where)
 
 
+@st.composite
+def function_filters(draw: st.DrawFn) -> str:
+    """A function leaf alone, under NOT, or beside another leaf: the same checks, with
+    every example reading a function of a column."""
+    left = draw(function_leaves())
+    right = draw(st.one_of(function_leaves(), leaves()))
+    shapes = [left, f"NOT ({left})", f"({left}) AND ({right})", f"({left}) OR ({right})"]
+    return draw(st.sampled_from([*shapes, f"NOT (({left}) AND ({right}))"]))
+
+
+@FUZZ
+@given(where=function_filters())
+def test_generated_function_filters_agree_with_spark(
+    spark: SparkSession, unpartitioned: Fuzzed, where: str
+) -> None:
+    _check(spark, unpartitioned, where)
+
+
 # ---------------------------------------------------------------------------------------
 # The reproductions of issue 31, each with Spark's count as the oracle
 
@@ -446,6 +532,19 @@ REGRESSIONS = [
     "x IN (0, 1)",
     "f = CAST('NaN' AS DOUBLE)",
 ]
+FUNCTION_REGRESSIONS = [
+    "year(t) = 2024 AND month(t) = 3",
+    "NOT (year(d) = 2024 AND quarter(d) <=> 2)",
+    "CAST(t AS DATE) = DATE'2024-01-01'",
+    "date_trunc('MONTH', tn) >= '2024-02-01'",
+    "trunc(d, 'WEEK') = DATE'2024-01-01'",
+    "date_sub(t, 3) < DATE'2024-01-01'",
+    "d + INTERVAL '1' DAY <=> DATE'2024-01-02'",
+    "n + 1.5 >= 0",
+    "NOT (substring(s, 1, 2) = 'k0')",
+    "left(s, 1) > 'k'",
+    "l + 1 > 0",
+]
 REFUSED_BY_SPARK = [
     "i = CAST('5.7' AS INT)",
     "i = '5.7'",
@@ -458,7 +557,7 @@ REFUSED_BY_SPARK = [
 ]
 
 
-@pytest.mark.parametrize("where", REGRESSIONS + REFUSED_BY_SPARK)
+@pytest.mark.parametrize("where", REGRESSIONS + FUNCTION_REGRESSIONS + REFUSED_BY_SPARK)
 def test_issue_reproductions_agree_with_spark(
     spark: SparkSession, unpartitioned: Fuzzed, where: str
 ) -> None:

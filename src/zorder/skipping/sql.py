@@ -17,6 +17,7 @@ from sqlglot.errors import ParseError
 from zorder.errors import FilterParseError, InvalidArgumentError, InvalidArgumentTypeError
 from zorder.skipping.coercion import number_literal
 from zorder.skipping.constants import FoldContext, NotConstantError, constant, spark_type_name
+from zorder.skipping.monotone import monotone_comparison, monotone_conjuncts
 from zorder.skipping.predicates import (
     AlwaysFalse,
     AlwaysTrue,
@@ -282,6 +283,16 @@ class _Converter:
         return converted
 
     def comparison(self, op: CompareOp, left: exp.Expression, right: exp.Expression) -> Predicate:
+        for side, constant_side, side_op in ((left, right, op), (right, left, flip(op))):
+            try:
+                value = self.constant(constant_side)
+            except NotConstantError:
+                continue
+            if value is not None:  # f(c) <=> NULL is not always c IS NULL: left as before
+                rewritten = monotone_comparison(side_op, side, value, self.constant)
+                if rewritten is not None:
+                    return rewritten
+            break
         target, other = _cast_column(left), right
         if target is None:
             target, other, op = _cast_column(right), left, flip(op)
@@ -328,6 +339,13 @@ class _Converter:
         if isinstance(node, exp.Paren):
             return self.convert(node.this)
         if isinstance(node, exp.And):
+            recognised, remaining = monotone_conjuncts(_chain(node), self.constant)
+            if recognised:  # month(c) / quarter(c) read under the chain's year(c) = Y
+                level = [*recognised, *(self.convert(term) for term in remaining)]
+                while len(level) > 1:  # balanced, as the chain was
+                    pairs = zip(level[::2], level[1::2], strict=False)
+                    level = [both(a, b) for a, b in pairs] + ([level[-1]] if len(level) % 2 else [])
+                return level[0]
             return both(self.convert(node.this), self.convert(node.expression))
         if isinstance(node, exp.Or):
             return either(self.convert(node.this), self.convert(node.expression))
