@@ -279,7 +279,7 @@ def rewrite(sql: str, op: CompareOp, value: TypedLiteral) -> Predicate | None:
 DAY_FORMS = [form for column in DAY_COLUMNS for form in forms_for(column)]
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(deadline=None)
 @given(
     form=st.sampled_from(DAY_FORMS),
     op=st.sampled_from(OPS),
@@ -303,7 +303,7 @@ def test_day_functions_match_the_reference(
     assert outcome == "exact", form.sql  # every day form is an equivalence
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(deadline=None)
 @given(
     column=st.sampled_from(DAY_COLUMNS),
     op=st.sampled_from(OPS),
@@ -377,7 +377,7 @@ def sql_number(value: int | decimal.Decimal) -> str:
     return f"({value})"
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(deadline=None)
 @given(
     column=st.sampled_from(["i", "m"]),
     shape=st.sampled_from(["{c} + {k}", "{k} + {c}", "{c} - {k}", "{k} - {c}"]),
@@ -476,7 +476,7 @@ def test_other_forms_are_left_alone(sql: str) -> None:
 STRINGS = st.text(alphabet="ab\u00e9\u4e2d\U0001f600", max_size=6)
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(deadline=None)
 @given(
     spelling=st.sampled_from(["substring(s, 1, {k})", "substr(s, 0, {k})", "left(s, {k})"]),
     k=st.integers(1, 4),
