@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, TypeAlias
 from zorder.columns import resolve_column
 from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError
 from zorder.skipping import Mask, Predicate, bind, might_match_mask, parse_predicate
+from zorder.skipping.guard import spark_rendered
 from zorder.table import AsOf, DataFile, TableSnapshot, load_snapshot, normalize_uri
 
 __all__ = ["Scan", "ScanReport", "Where", "open_scan", "plan_scan", "scan", "session_time_zone"]
@@ -246,7 +247,8 @@ def _predicate(
         # is skipped, and the rows are filtered with the Column itself.
         return str(where), parse_predicate("TRUE")
     text = _column_sql(where, snapshot, session)
-    return text, parse_predicate(text)
+    with spark_rendered():  # the caller's code built it; Spark filters with the Column
+        return text, parse_predicate(text)
 
 
 def _column_sql(where: Column, snapshot: TableSnapshot, spark: SparkSession) -> str:
