@@ -33,8 +33,9 @@ def catalog(spark: Any) -> dict[str, frozenset[str]]:
     operator). AGGREGATE, WINDOW, GENERATOR: by the expression class's traits and
     the function's documented group. TABLE_VALUED: listed without a group or class
     (``range``, ``sql_keywords``), except the syntax words ``case``. NONDETERMINISTIC:
-    the class is ``Nondeterministic``, or a call with simple arguments resolves to
-    an expression Spark says is not deterministic.
+    the class is ``Nondeterministic``, or (for a class that overrides ``deterministic``,
+    or a builder) a call with simple arguments resolves to an expression Spark says is
+    not deterministic.
     """
     logging.getLogger("SQLQueryContextLogger").disabled = True  # one error per failed try
     jvm = spark._jvm
@@ -47,6 +48,8 @@ def catalog(spark: Any) -> dict[str, frozenset[str]]:
     identifier = jvm.org.apache.spark.sql.catalyst.FunctionIdentifier
     java_class = jvm.java.lang.Class
     package = "org.apache.spark.sql.catalyst.expressions."
+    expression = java_class.forName(package + "Expression")
+    no_types = spark.sparkContext._gateway.new_array(java_class, 0)
     traits = {
         kind: java_class.forName(package + name)
         for kind, name in (
@@ -76,11 +79,25 @@ def catalog(spark: Any) -> dict[str, frozenset[str]]:
         for kind, trait in traits.items():
             if expression_class is not None and trait.isAssignableFrom(expression_class):
                 kinds[kind].add(name)
-        if name not in kinds["AGGREGATE"] | kinds["WINDOW"] | kinds["GENERATOR"]:
-            deterministic = _deterministic(spark, name)
-            if deterministic is False:
-                kinds["NONDETERMINISTIC"].add(name)
+        if name in kinds["AGGREGATE"] | kinds["WINDOW"] | kinds["GENERATOR"]:
+            continue
+        if (
+            _inherits_determinism(expression_class, expression, no_types)
+            or name in kinds["NONDETERMINISTIC"]
+        ):
+            continue
+        if _deterministic(spark, name) is False:
+            kinds["NONDETERMINISTIC"].add(name)
     return {kind: frozenset(found) for kind, found in kinds.items()}
+
+
+def _inherits_determinism(expression_class: Any, expression: Any, no_types: Any) -> bool:
+    """Whether the class keeps Expression's own ``deterministic`` (its children's): then a call
+    is deterministic exactly when its arguments are, and need not be tried."""
+    if expression_class is None or not expression.isAssignableFrom(expression_class):
+        return False
+    declared = expression_class.getMethod("deterministic", no_types).getDeclaringClass()
+    return bool(declared.equals(expression))
 
 
 def _deterministic(spark: Any, name: str) -> bool | None:

@@ -106,8 +106,11 @@ class Scan:
             return again.to_spark(spark)
         from pyspark.sql import functions as F
 
+        from zorder.spark.guard import check_spark_parse
         from zorder.spark.scan import read_files
 
+        if isinstance(self.where, str):
+            check_spark_parse(spark, self.where)  # before read_files: nothing reaches Spark first
         frame = read_files(self.snapshot, spark, self.keep)
         if self.where is not None:
             frame = frame.where(F.expr(self.where) if isinstance(self.where, str) else self.where)

@@ -28,6 +28,7 @@ import contextlib
 import re
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
+from typing import NoReturn
 
 from sqlglot import Token, TokenType, exp
 from sqlglot.dialects.dialect import Dialect
@@ -35,7 +36,7 @@ from sqlglot.dialects.dialect import Dialect
 from zorder.errors import ForbiddenFilterError
 from zorder.skipping import spark_functions as spark
 
-__all__ = ["ACCEPTED", "check_filter", "spark_rendered"]
+__all__ = ["ACCEPTED", "check_filter", "forbidden_call", "refuse", "spark_rendered"]
 
 ACCEPTED = (
     "a filter must be a predicate over the table's columns: columns, literals, operators, "
@@ -115,7 +116,7 @@ def check_filter(tree: exp.Expression, text: str) -> None:
     if _RENDERED.get():
         return
     if _VARIABLE.search(text):
-        _refuse(
+        refuse(
             text,
             "${...} variable substitution",
             "Spark replaces ${...} with a configuration value or an environment variable before "
@@ -133,7 +134,7 @@ def _check_tree(
         assert isinstance(node, exp.Expression)
         construct = judge(node)
         if construct is not None:
-            _refuse(text, construct)
+            refuse(text, construct)
 
 
 def _structure(node: exp.Expression) -> str | None:
@@ -182,10 +183,10 @@ def _check_calls(text: str) -> None:
         if name is None:
             continue
         if before is not None and before.token_type == TokenType.DOT:
-            _refuse(text, f"the qualified function name ...{before.text}{token.text}")
-        problem = _forbidden(name)
+            refuse(text, f"the qualified function name ...{before.text}{token.text}")
+        problem = forbidden_call(name)
         if problem is not None:
-            _refuse(text, problem)
+            refuse(text, problem)
 
 
 def _call_name(token: Token, before: Token | None) -> str | None:
@@ -204,7 +205,7 @@ def _call_name(token: Token, before: Token | None) -> str | None:
     return None  # an operator or punctuation: ( after it is grouping
 
 
-def _forbidden(name: str) -> str | None:
+def forbidden_call(name: str) -> str | None:
     """What calling ``name`` in a filter is, if it may not be called; None if it may."""
     kinds = (
         (REFLECTION, "the reflection function"),
@@ -225,7 +226,8 @@ def _forbidden(name: str) -> str | None:
     return None
 
 
-def _refuse(text: str, construct: str, why: str | None = None) -> None:
+def refuse(text: str, construct: str, why: str | None = None) -> NoReturn:
+    """Raise the :class:`~zorder.errors.ForbiddenFilterError` naming ``construct`` in ``text``."""
     shown = repr(text) if len(text) <= 200 else repr(text[:200]) + "..."
     because = f" ({why})" if why else ""
     raise ForbiddenFilterError(
