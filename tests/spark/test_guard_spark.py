@@ -104,9 +104,7 @@ def test_optimize_where_refuses_before_choosing_partitions(
 @pytest.mark.parametrize(
     ("text", "named"),
     [
-        # sqlglot ends the comment at the newline; Spark continues it over backslash-newline.
-        # The difference goes the safe way (sqlglot sees more code), so the first guard refuses
-        # what Spark would ignore; Spark's parse alone is checked here.
+        # Spark's parse alone, as zorder.read checks it after the first guard.
         ("EXISTS (SELECT 1 FROM range(1))", "subquery"),
         ("db.myudf(id) > 1", "qualified function name db.myudf"),
         ("reflect('a', 'b') IS NULL", "reflect"),
@@ -127,6 +125,8 @@ def test_spark_parse_passes_ordinary_filters(spark: SparkSession) -> None:
         "id = 1 AND m IN (1, 2)",
         "exists(array(id), v -> v > 1)",
         "`abs`(id) > 1 AND upper(cast(m AS STRING)) = '1'",
+        # Spark continues a -- comment over backslash-newline; sqlglot ends it at the newline
+        # and so refuses this (it sees more code than Spark: the safe way round).
         "id = 1 -- backslash continues Spark's comment \\\nOR rand() > 0",
         "CASE WHEN id > 1 THEN true ELSE false END",
     ]:
