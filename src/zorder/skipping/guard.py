@@ -84,10 +84,12 @@ _SYNTAX = frozenset(
         "and", "or", "not", "in", "is", "like", "ilike", "rlike", "regexp", "between", "case",
         "when", "then", "else", "escape", "from", "for", "distinct", "interval", "over",
         "within", "as", "on", "using", "values", "select", "table", "lateral", "with", "try_cast",
+        "timestampadd", "timestampdiff", "timediff",
     }
 )  # fmt: skip
 """Unquoted words a parenthesis may follow without a call (``x IN (1, 2)``, ``NOT (a)``);
-what they open is judged on the tree (a ``SELECT`` there is a subquery)."""
+what they open is judged on the tree (a ``SELECT`` there is a subquery). ``TRY_CAST`` and
+``TIMESTAMPADD(unit, ...)`` and its kin are Spark grammar, not listed functions."""
 
 _VARIABLE = re.compile(r"\$\{")
 
