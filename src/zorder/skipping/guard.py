@@ -17,9 +17,11 @@ Function names are judged as written, from the token stream sqlglot parsed
 (:mod:`zorder.skipping.spark_functions`, generated from Spark). The structure
 (subqueries, tables, windows) is judged on the parsed tree. sqlglot's lexer
 agrees with Spark's on where strings, quoted names and comments begin and
-end (both escape with backslashes, both nest ``/* */``); the one text
-transform Spark makes before lexing, ``${...}`` substitution, is refused
-outright.
+end (both escape with backslashes, both nest ``/* */``), or sees more code
+than Spark (Spark continues a ``--`` comment over a backslash-newline), never
+less, as far as measured; the one text transform Spark makes before lexing,
+``${...}`` substitution, is refused outright. On a classic session the Spark
+path checks Spark's own parse of the text as well (:mod:`zorder.spark.guard`).
 """
 
 from __future__ import annotations
@@ -185,10 +187,19 @@ def _check_calls(text: str) -> None:
         if name is None:
             continue
         if before is not None and before.token_type == TokenType.DOT:
-            refuse(text, f"the qualified function name ...{before.text}{token.text}")
+            refuse(text, f"the qualified function name {_qualified(tokens, index)}")
         problem = forbidden_call(name)
         if problem is not None:
             refuse(text, problem)
+
+
+def _qualified(tokens: list[Token], index: int) -> str:
+    """The dotted name ending at ``tokens[index]``, as written (``db.myudf``)."""
+    parts = [str(tokens[index].text)]
+    while index >= 2 and tokens[index - 1].token_type == TokenType.DOT:
+        index -= 2
+        parts.insert(0, str(tokens[index].text))
+    return ".".join(parts)
 
 
 def _call_name(token: Token, before: Token | None) -> str | None:
