@@ -18,6 +18,7 @@ __all__ = [
     "ColumnNotFoundError",
     "ConcurrentCommitError",
     "FilterParseError",
+    "ForbiddenFilterError",
     "InvalidArgumentError",
     "InvalidArgumentTypeError",
     "NotADeltaTableError",
@@ -72,6 +73,20 @@ class UnsupportedFilterError(InvalidArgumentError):
     ``--spark``) before any file is read, rather than risk a different answer;
     :func:`zorder.read` evaluates the same filter in Spark.
     """
+
+
+class ForbiddenFilterError(UnsupportedFilterError):
+    """A filter holds something that is not a predicate over the table's columns.
+
+    Subqueries, table references, UDFs, reflection, aggregates, window and
+    non-deterministic functions (``construct`` names the one found): refused
+    on every path before Spark or any reader sees the text.
+    """
+
+    def __init__(self, message: str, *, text: str, construct: str) -> None:
+        super().__init__(message)
+        self.text = text
+        self.construct = construct
 
 
 class SchemaMismatchError(ZorderError, ValueError):

@@ -25,6 +25,7 @@ from zorder.skipping import Mask, Predicate, bind, might_match_mask, parse_predi
 from zorder.skipping.clock import pin_clock
 from zorder.skipping.constants import FoldContext
 from zorder.skipping.explain import planned_sql
+from zorder.skipping.guard import spark_rendered
 from zorder.skipping.predicates import session_zone
 from zorder.table import AsOf, DataFile, TableSnapshot, load_snapshot, normalize_uri
 
@@ -116,8 +117,11 @@ class Scan:
             return again.to_spark(spark)
         from pyspark.sql import functions as F
 
+        from zorder.spark.guard import check_spark_parse
         from zorder.spark.scan import read_files
 
+        if isinstance(self.row_filter, str):
+            check_spark_parse(spark, self.row_filter)  # before read_files: nothing reaches Spark
         frame = read_files(self.snapshot, spark, self.keep)
         if self.row_filter is not None:
             condition = self.row_filter
@@ -271,7 +275,8 @@ def _predicate(
         return str(where), parse_predicate("TRUE")
     text = _column_sql(where, snapshot, session)
     # Spark reads the Column's clock itself: it stays unfolded (no instant in the context).
-    return text, parse_predicate(text, context=FoldContext(zone=zone))
+    with spark_rendered():  # the caller's code built it; Spark filters with the Column
+        return text, parse_predicate(text, context=FoldContext(zone=zone))
 
 
 def _column_sql(where: Column, snapshot: TableSnapshot, spark: SparkSession) -> str:

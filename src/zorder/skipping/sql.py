@@ -17,6 +17,7 @@ from sqlglot.errors import ParseError
 from zorder.errors import FilterParseError, InvalidArgumentError, InvalidArgumentTypeError
 from zorder.skipping.coercion import number_literal
 from zorder.skipping.constants import FoldContext, NotConstantError, constant, spark_type_name
+from zorder.skipping.guard import check_filter
 from zorder.skipping.monotone import monotone_comparison, monotone_conjuncts
 from zorder.skipping.predicates import (
     AlwaysFalse,
@@ -141,6 +142,7 @@ def _parse(text: str) -> exp.Expression:
             "are fine at any length",
             text=text,
         )
+    check_filter(tree, text)  # subqueries, UDFs, reflection...: refused before any engine
     for identifier in tree.find_all(exp.Identifier):
         name = str(identifier.this)
         if not identifier.quoted and not _PLAIN_IDENTIFIER.fullmatch(name):

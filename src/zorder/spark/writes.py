@@ -21,6 +21,7 @@ from pyspark.sql.types import LongType, StructField, StructType
 from zorder.columns import match_column
 from zorder.errors import InvalidArgumentError, ZorderError
 from zorder.skipping.sql import referenced_columns
+from zorder.spark.guard import check_spark_parse
 from zorder.spark.partitions import Partition
 from zorder.spark.progress import is_connect
 from zorder.spark.scan import spark_schema, stored_frame, stored_schema
@@ -158,6 +159,7 @@ def chosen_partitions(
     """The partitions whose values satisfy ``where``, as Spark evaluates it on them."""
     columns = snapshot.partition_columns
     referenced = referenced_columns(where)  # raises FilterParseError first
+    check_spark_parse(spark, where)
     outside = sorted(r for r in referenced if match_column(r, columns) is None)
     if outside:
         raise InvalidArgumentError(
