@@ -44,6 +44,7 @@ __all__ = [
     "comparison_type",
     "convert",
     "decimal_shape",
+    "fit_decimal",
     "literal_type",
     "number_literal",
     "same_as_text",
@@ -320,6 +321,12 @@ def _to_decimal(value: int | decimal.Decimal, precision: int, scale: int) -> dec
             f"{value} does not fit decimal({precision},{scale}): an overflow in Spark"
         )
     return rounded
+
+
+def fit_decimal(value: int | decimal.Decimal, precision: int, scale: int) -> decimal.Decimal:
+    """``value`` as a decimal(precision, scale), rounded half up as Spark's casts round;
+    InexactError where it overflows (an error in ANSI Spark)."""
+    return _to_decimal(value, precision, scale)
 
 
 def _integer_text(text: str, type_name: str) -> int:
