@@ -74,7 +74,7 @@ def constant(node: exp.Expression, context: FoldContext | None = None) -> TypedL
     Raises :class:`NotConstantError` for anything else.
     """
     try:
-        result = _Folder(context or FoldContext()).fold(node)
+        result = _Folder(context or FoldContext()).fold(node, root=True)
     except InexactError as reason:
         raise NotConstantError(str(reason)) from None
     except (OverflowError, ValueError, ArithmeticError) as reason:  # never a guess
@@ -136,11 +136,15 @@ class _Folder:
         self.context = context
         self.zone = context.zone
 
-    def fold(self, node: exp.Expression) -> Operand:
+    def fold(self, node: exp.Expression, *, root: bool = False) -> Operand:
         handler = _HANDLERS.get(type(node))
         if handler is None:
             raise NotConstantError(node.sql(dialect="spark"))
-        return handler(self, node)
+        result = handler(self, node)
+        if result.type is None and not root:
+            # A NULL whose type Spark picks from context: what uses it may be an error there.
+            raise InexactError(f"{node.sql(dialect='spark')} is a NULL of a type not known here")
+        return result
 
     def _args(self, node: exp.Expression, *names: str) -> list[Operand | None]:
         return [None if node.args.get(n) is None else self.fold(node.args[n]) for n in names]
@@ -493,6 +497,8 @@ class _Folder:
         default = self.fold(node.args["default"]) if node.args.get("default") else _NULL
         common = _common_type([v.type for _, v in branches] + [default.type])
         for test, value in branches:
+            if subject is None and test.type == "void":  # measured: IF(NULL, ..) is not
+                raise InexactError("CASE WHEN NULL: an error in Spark")
             matched = self._condition(test) if subject is None else _compare(subject, test) == 0
             if matched:
                 return _as_type(value, common)
@@ -657,6 +663,8 @@ def _number(text: str) -> Operand:
         value, type_name = number_literal(text)
     except ValueError:  # the parser refuses such text before it gets here
         raise NotConstantError(text) from None
+    if decimal_shape(type_name) is not None:  # an integer too wide for a bigint
+        value = decimal.Decimal(value)
     return Operand(value, type_name, literal=True)
 
 

@@ -336,6 +336,8 @@ def to_date(operand: Operand, zone: dt.tzinfo | None) -> dt.date | None:
     """The DATE Spark makes of a date, timestamp or string argument (``to_date``, and the
     first argument of ``date_add``, ``add_months``, ``last_day``...)."""
     value = operand.value
+    if operand.type not in ("date", "string", "timestamp", "timestamp_ntz", "void"):
+        raise InexactError(f"a {operand.type} as a date")
     if value is None:
         return None
     if operand.type == "date":
@@ -352,6 +354,8 @@ def to_date(operand: Operand, zone: dt.tzinfo | None) -> dt.date | None:
 def to_timestamp(operand: Operand, zone: dt.tzinfo | None) -> dt.datetime | None:
     """The TIMESTAMP's instant (UTC) Spark makes of a date, timestamp or string."""
     value = operand.value
+    if operand.type not in ("date", "string", "timestamp", "timestamp_ntz", "void"):
+        raise InexactError(f"a {operand.type} as a timestamp")
     if value is None:
         return None
     if operand.type == "date":
@@ -427,15 +431,24 @@ def next_day(start: Operand, weekday: Operand, zone: dt.tzinfo | None) -> Operan
     return Operand(_plus_days(day, ahead), "date")
 
 
+# sqlglot rewrites single letters to whole units ('Q' to QUARTER, 'D' to DAY, 'M' to
+# MINUTE), which Spark does not accept (trunc and date_trunc answer NULL): only spellings
+# no letter is rewritten to are read here.
+_UNAMBIGUOUS_DATE_UNITS = {
+    "YYYY": "year",
+    "YY": "year",
+    "MM": "month",
+    "MON": "month",
+    "MONTH": "month",
+}
+
+
 def _truncate(day: dt.date, unit: str) -> dt.date | None:
-    if unit in ("YEAR", "YYYY", "YY"):
+    level = _UNAMBIGUOUS_DATE_UNITS.get(unit)
+    if level == "year":
         return day.replace(month=1, day=1)
-    if unit == "QUARTER":
-        return day.replace(month=(day.month - 1) // 3 * 3 + 1, day=1)
-    if unit in ("MONTH", "MM", "MON"):
+    if level == "month":
         return day.replace(day=1)
-    if unit == "WEEK":
-        return day - dt.timedelta(days=day.weekday())
     return None
 
 
@@ -460,14 +473,8 @@ def trunc_timestamp(start: Operand, unit: str, zone: dt.tzinfo | None) -> Operan
     day = _truncate(wall.date(), key)
     if day is not None:
         wall = dt.datetime(day.year, day.month, day.day)
-    elif key in ("DAY", "DD"):
+    elif key == "DD":
         wall = wall.replace(hour=0, minute=0, second=0, microsecond=0)
-    elif key == "HOUR":
-        wall = wall.replace(minute=0, second=0, microsecond=0)
-    elif key == "MINUTE":
-        wall = wall.replace(second=0, microsecond=0)
-    elif key == "SECOND":
-        wall = wall.replace(microsecond=0)
     else:
         raise InexactError(f"date_trunc to {unit!r}")
     if _in_gap(wall, zone):
