@@ -30,7 +30,6 @@ from hypothesis import strategies as st
 from pyspark.sql import SparkSession
 
 from zorder.skipping.constants import FoldContext, NotConstantError, constant
-from zorder.skipping.datetimes import MICROS_PER_DAY
 from zorder.skipping.nodes import TypedLiteral
 from zorder.skipping.predicates import SESSION_ZONE
 
@@ -323,11 +322,11 @@ def _assert_same(
     elif type_name.startswith("interval") and isinstance(value, dt.timedelta):
         assert ours.value == value // dt.timedelta(microseconds=1), f"{text}: {ours.value}"
     elif isinstance(value, float) and math.isnan(value):
-        assert isinstance(ours.value, float) and math.isnan(ours.value), text
+        assert isinstance(ours.value, float), text
+        assert math.isnan(ours.value), text
     elif isinstance(value, float):
-        assert ours.value == value and math.copysign(1, ours.value) == math.copysign(1, value), (
-            f"{text}: {ours.value!r}, Spark's {value!r}"
-        )
+        assert ours.value == value, f"{text}: {ours.value!r}, Spark's {value!r}"
+        assert math.copysign(1, ours.value) == math.copysign(1, value), f"{text}: sign of zero"
     else:
         assert ours.value == value, f"{text}: {ours.value!r}, Spark's {value!r}"
         assert type(ours.value) is type(value) or isinstance(value, decimal.Decimal), text
