@@ -82,7 +82,16 @@ def constant(node: exp.Expression, context: FoldContext | None = None) -> TypedL
     if result.value is None:
         return None
     assert result.type is not None
-    return TypedLiteral(result.value, result.type)
+    value = result.value
+    if isinstance(value, decimal.Decimal) and value == 0:
+        value = abs(value)  # Java's BigDecimal has no negative zero
+    if isinstance(value, dt.datetime) and (value.date() in _EDGE_DAYS):
+        # Its instant may lie past Python's years, where Spark's still reach.
+        raise NotConstantError(f"the timestamp {value} at the edge of the years 1 to 9999")
+    return TypedLiteral(value, result.type)
+
+
+_EDGE_DAYS = (dt.date(1, 1, 1), dt.date(9999, 12, 31))
 
 
 def spark_type_name(data_type: exp.DataType) -> str | None:
@@ -279,7 +288,9 @@ class _Folder:
         if source in INTEGER_TYPES:
             return str(int(value))
         if source is not None and source.startswith("decimal("):
-            if value != 0 and value.adjusted() < -6:
+            if value == 0:
+                value = abs(value)  # Java's BigDecimal has no negative zero
+            elif value.adjusted() < -6:
                 raise InexactError(f"{value} as a string (plain or scientific in Spark)")
             return format(value, "f")
         if source == "date":
