@@ -38,6 +38,7 @@ from zorder.skipping.coercion import (
     FLOAT_TYPES,
     INTEGER_TYPES,
     MAX_DECIMAL_PRECISION,
+    ComputedLiteral,
     InexactError,
     cast_literal,
     decimal_shape,
@@ -88,6 +89,9 @@ def constant(node: exp.Expression, context: FoldContext | None = None) -> TypedL
     if isinstance(value, dt.datetime) and (value.date() in _EDGE_DAYS):
         # Its instant may lie past Python's years, where Spark's still reach.
         raise NotConstantError(f"the timestamp {value} at the edge of the years 1 to 9999")
+    if result.type in INTEGER_TYPES and not result.literal:
+        # Spark's analyzer types an integer expression, unlike a literal, by its type alone.
+        return ComputedLiteral(value, result.type, maybe_literal=result.literal is None)
     return TypedLiteral(value, result.type)
 
 
@@ -227,7 +231,7 @@ class _Folder:
             raise NotConstantError(node.sql(dialect="spark"))
         if inner.value is None:
             return Operand(None, target)
-        if inner.type in INTEGER_TYPES and inner.literal and target in INTEGER_TYPES:
+        if inner.type in INTEGER_TYPES and inner.literal and target in ("bigint", "smallint"):
             # 5L and CAST(5 AS BIGINT) parse alike; Spark types only the first by its digits.
             return Operand(self._cast(inner, target), target, None)
         return Operand(self._cast(inner, target), target)
