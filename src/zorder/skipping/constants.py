@@ -395,6 +395,8 @@ class _Folder:
         return self._text(operand)
 
     def concat(self, node: exp.Expression) -> Operand:
+        if node.args.get("coalesce"):  # NULLs skipped: not Spark's concat
+            raise InexactError("concat that skips NULLs")
         parts = (
             [node.this, node.expression] if isinstance(node, exp.DPipe) else list(node.expressions)
         )
