@@ -35,7 +35,7 @@ from zorder.skipping.predicates import SESSION_ZONE
 
 pytestmark = pytest.mark.spark
 
-EXAMPLES = int(os.environ.get("ZORDER_FUZZ_EXAMPLES", "40"))
+EXAMPLES = int(os.environ.get("ZORDER_FUZZ_EXAMPLES", "25"))
 ZONES = ["UTC", "America/Sao_Paulo", "America/New_York"]
 OUTCOMES: Counter[str] = Counter()
 
