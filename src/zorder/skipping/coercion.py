@@ -30,20 +30,25 @@ import decimal
 import math
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
+from zorder.skipping.nodes import TypedLiteral
+
 __all__ = [
     "FLOAT_TYPES",
     "INTEGER_TYPES",
     "MAX_DECIMAL_PRECISION",
+    "ComputedLiteral",
     "InexactError",
     "cast_literal",
     "comparison_type",
     "convert",
     "decimal_shape",
+    "fit_decimal",
     "literal_type",
     "number_literal",
     "same_as_text",
@@ -71,6 +76,16 @@ _DATE = re.compile(r"(\d{4}-\d{2}-\d{2})([ T].*)?", re.DOTALL)
 _TIMESTAMP = re.compile(
     r"\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?)?(Z|[+-]\d{2}:\d{2})?"
 )
+
+
+@dataclass(frozen=True)
+class ComputedLiteral(TypedLiteral):
+    """A constant computed from an expression (``1 + 1``), which Spark's analyzer sees as an
+    expression, not a literal: against a decimal an integer one is typed as its type's
+    decimal (int: decimal(10,0)), not as its digits. ``maybe_literal``: the text leaves it
+    open (sqlglot parses ``5L`` and ``CAST(5 AS BIGINT)`` alike); both are then tried."""
+
+    maybe_literal: bool = False
 
 
 class InexactError(Exception):
@@ -231,6 +246,22 @@ def comparison_type(column_type: str, literals: Iterable[Any], *, in_list: bool 
         common = _fold(column_type, types, digits)
         if common is None:
             raise InexactError(f"Spark does not compare {column_type} with {', '.join(types)}")
+        if any(isinstance(v, ComputedLiteral) and v.maybe_literal for v in values):
+            as_expressions = [
+                t if isinstance(v, ComputedLiteral) else d
+                for v, t, d in zip(values, types, digits, strict=True)
+            ]
+            alternative = _fold(column_type, types, as_expressions)
+            every = [column_type, *types]
+            if alternative != common and not (
+                alternative is not None
+                and _keeps_scale(common, every)
+                and _keeps_scale(alternative, every)
+            ):
+                raise InexactError(
+                    f"Spark's common type of {column_type} and {', '.join(types)} depends on "
+                    "whether the integer is written as a literal (5L) or a cast"
+                )
         return common
     wide, narrow = _fold(column_type, types, None), _fold(column_type, types, digits)
     if (
@@ -244,9 +275,16 @@ def comparison_type(column_type: str, literals: Iterable[Any], *, in_list: bool 
 
 
 def _digits_type(value: Any, type_name: str) -> str:
-    """An integer literal's type as ``DecimalType.fromLiteral`` gives it: its digits."""
+    """An integer literal's type as ``DecimalType.fromLiteral`` gives it: its digits (not
+    for a tinyint, which it has no case for, nor for a computed integer)."""
+    if isinstance(value, ComputedLiteral) and not value.maybe_literal:
+        return type_name
     raw = value.value if isinstance(getattr(value, "type", None), str) else value
-    if type_name in INTEGER_TYPES and isinstance(raw, int) and not isinstance(raw, bool):
+    if (
+        type_name in ("smallint", "int", "bigint")
+        and isinstance(raw, int)
+        and not isinstance(raw, bool)
+    ):
         return _decimal_type(max(len(str(abs(raw))), 1), 0)
     return type_name
 
@@ -320,6 +358,12 @@ def _to_decimal(value: int | decimal.Decimal, precision: int, scale: int) -> dec
             f"{value} does not fit decimal({precision},{scale}): an overflow in Spark"
         )
     return rounded
+
+
+def fit_decimal(value: int | decimal.Decimal, precision: int, scale: int) -> decimal.Decimal:
+    """``value`` as a decimal(precision, scale), rounded half up as Spark's casts round;
+    InexactError where it overflows (an error in ANSI Spark)."""
+    return _to_decimal(value, precision, scale)
 
 
 def _integer_text(text: str, type_name: str) -> int:
