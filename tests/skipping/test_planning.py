@@ -83,3 +83,20 @@ def test_the_plan_shows_folded_literals_and_what_statistics_keep() -> None:
     assert shown.startswith("`d` >= DATE'2024-06-01' AND (`x` IN (1.0BD, 2.5BD) OR [kept by")
     assert "UPPER(s) = 'A'" in shown
     assert planned_sql(rewrite_not(bind(parse_predicate("NOT (x > 1)"), types))) == "`x` <= 1"
+
+
+@pytest.mark.parametrize("unit", ["d", "h", "m", "y", "w", "s"])
+def test_an_interval_unit_spark_does_not_read_is_a_parse_error(unit: str) -> None:
+    # sqlglot reads 'd' as DAY and folding would compute it; Spark refuses the text.
+    with pytest.raises(FilterParseError, match=f"'{unit}' is not an interval unit"):
+        parse_predicate(f"d > date '2024-01-01' - interval '1' {unit}")
+
+
+def test_interval_spellings_spark_reads_still_parse() -> None:
+    for text in [
+        "d > date '2024-01-01' - interval 1 day 2 hours",
+        "d > date '2024-01-01' - interval '1-2' year to month",
+        "d > date '2024-01-01' + interval -3 DAYS AND x = 1",
+        "d > date '2024-01-01' - interval '1 day' AND x = 1",
+    ]:
+        parse_predicate(text)

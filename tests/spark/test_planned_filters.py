@@ -13,7 +13,7 @@ import random
 from pathlib import Path
 
 import pytest
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 import zorder
 
@@ -38,23 +38,21 @@ SPELLED = [
 
 
 @pytest.fixture(scope="module")
-def table(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> str:
+def written(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, DataFrame]:
+    """The table's path and its rows as Spark holds them (the reference)."""
     rng = random.Random(32)
     start = dt.date(2024, 1, 1)
-    rows = [
-        (
-            start + dt.timedelta(days=rng.randint(0, 180)),
-            start + dt.timedelta(days=rng.randint(0, 240)),
-            rng.randint(0, 5000),
-            decimal.Decimal(rng.randint(0, 100)).scaleb(-2),
-            f"K{rng.randint(0, 40)}",
-        )
-        for _ in range(4000)
-    ]
+    rows = []
+    for _ in range(4000):
+        # price follows x and s follows d, so filters on them skip on a (d, x) layout too.
+        d = start + dt.timedelta(days=rng.randint(0, 180))
+        x = rng.randint(0, 5000)
+        second = start + dt.timedelta(days=rng.randint(0, 240))
+        rows.append((d, second, x, decimal.Decimal(x).scaleb(-3), f"K{(d - start).days // 5}"))
     frame = spark.createDataFrame(rows, "d date, d2 date, x int, price decimal(12,2), s string")
     path = str(Path(tmp_path_factory.mktemp("planned")) / "t")
     zorder.write(frame, path, by=["d", "x"], num_files=40)
-    return path
+    return path, frame
 
 
 def _kept(path: str, where: str) -> list[str]:
@@ -63,22 +61,26 @@ def _kept(path: str, where: str) -> list[str]:
 
 @pytest.mark.parametrize(("spelled", "computed"), SPELLED)
 def test_spelled_constants_skip_as_computed_ones(
-    spark: SparkSession, table: str, spelled: str, computed: str
+    spark: SparkSession, written: tuple[str, DataFrame], spelled: str, computed: str
 ) -> None:
+    table, rows = written
     kept = _kept(table, computed)
     assert len(kept) < 40, f"{computed} skips nothing: the table does not test this filter"
     assert _kept(table, spelled) == kept
-    expected = spark.read.parquet(table).where(computed).count()
+    expected = rows.where(computed).count()
     assert zorder.read(spark, table, spelled).count() == expected
     assert zorder.to_arrow(table, spelled).num_rows == expected
 
 
-def test_the_clock_is_read_once_and_skips(spark: SparkSession, table: str) -> None:
+def test_the_clock_is_read_once_and_skips(
+    spark: SparkSession, written: tuple[str, DataFrame]
+) -> None:
+    table, rows = written
     today = dt.date.today()
     offset = (today - dt.date(2024, 3, 1)).days
     where = f"d <= current_date() - {offset} AND d > current_date - {offset + 10}"
     report = zorder.explain(table, where)
     assert report.files_scanned < report.files_total
     assert "current_date" not in report.planned.lower()
-    expected = spark.read.parquet(table).where(where).count()
+    expected = rows.where(where).count()
     assert zorder.read(spark, table, where).count() == expected

@@ -255,7 +255,8 @@ def _predicate(
             return where, parse_predicate(where)
         now = dt.datetime.now(dt.UTC)
         pinned = pin_clock(where, now=now, zone=zone, columns=snapshot.column_types)
-        return pinned, parse_predicate(pinned, context=FoldContext(zone=zone, now=now))
+        context = FoldContext(zone=zone, now=now, zone_name=time_zone)
+        return pinned, parse_predicate(pinned, context=context)
     from pyspark.sql import Column, SparkSession
 
     if not isinstance(where, Column):
@@ -276,7 +277,7 @@ def _predicate(
     text = _column_sql(where, snapshot, session)
     # Spark reads the Column's clock itself: it stays unfolded (no instant in the context).
     with spark_rendered():  # the caller's code built it; Spark filters with the Column
-        return text, parse_predicate(text, context=FoldContext(zone=zone))
+        return text, parse_predicate(text, context=FoldContext(zone=zone, zone_name=time_zone))
 
 
 def _column_sql(where: Column, snapshot: TableSnapshot, spark: SparkSession) -> str:

@@ -12,7 +12,9 @@ from typing import Any
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ParseError
+from sqlglot.tokenizer_core import TokenType
 
 from zorder.errors import FilterParseError, InvalidArgumentError, InvalidArgumentTypeError
 from zorder.skipping.coercion import number_literal
@@ -142,7 +144,8 @@ def _parse(text: str) -> exp.Expression:
             "are fine at any length",
             text=text,
         )
-    check_filter(tree, text)  # subqueries, UDFs, reflection...: refused before any engine
+    check_filter(tree, text)
+    _check_interval_units(text)  # subqueries, UDFs, reflection...: refused before any engine
     for identifier in tree.find_all(exp.Identifier):
         name = str(identifier.this)
         if not identifier.quoted and not _PLAIN_IDENTIFIER.fullmatch(name):
@@ -179,6 +182,41 @@ def _deep_recursion() -> Iterator[None]:
         yield
     finally:
         sys.setrecursionlimit(previous)
+
+
+# The units Spark's parser reads after an interval's value; sqlglot also reads 'd', 'h',
+# 'm' ... as units (and folding would compute them), where Spark refuses the text.
+_INTERVAL_UNITS = frozenset(
+    f"{unit}{plural}"
+    for unit in (
+        *("year", "month", "week", "day", "hour", "minute", "second"),
+        *("millisecond", "microsecond"),
+    )
+    for plural in ("", "s")
+)
+
+
+def _check_interval_units(text: str) -> None:
+    tokens = Spark().tokenize(text)
+    for index, token in enumerate(tokens):
+        if token.token_type != TokenType.INTERVAL:
+            continue
+        at = index + 1
+        while at + 1 < len(tokens):
+            if tokens[at].token_type in (TokenType.DASH, TokenType.PLUS):
+                at += 1
+            if tokens[at].token_type not in (TokenType.STRING, TokenType.NUMBER):
+                break
+            unit = tokens[at + 1] if at + 1 < len(tokens) else None
+            if unit is None or unit.token_type != TokenType.VAR:
+                break
+            if unit.text.lower() not in _INTERVAL_UNITS:
+                raise FilterParseError(
+                    f"cannot parse filter {_shown(text)}: {unit.text!r} is not an interval "
+                    f"unit Spark reads; write one of {', '.join(sorted(_INTERVAL_UNITS)[::2])}",
+                    text=text,
+                )
+            at += 2
 
 
 def _shown(text: str) -> str:
