@@ -17,6 +17,7 @@ __all__ = [
     "BrokenTableError",
     "ColumnNotFoundError",
     "ConcurrentCommitError",
+    "FilterEvaluationError",
     "FilterParseError",
     "InvalidArgumentError",
     "InvalidArgumentTypeError",
@@ -72,6 +73,11 @@ class UnsupportedFilterError(InvalidArgumentError):
     ``--spark``) before any file is read, rather than risk a different answer;
     :func:`zorder.read` evaluates the same filter in Spark.
     """
+
+
+class FilterEvaluationError(ZorderError, ArithmeticError):
+    """A row makes the filter raise, as it makes an ANSI Spark session raise: an overflow,
+    a division by zero, a string that does not cast (:func:`zorder.to_arrow`)."""
 
 
 class SchemaMismatchError(ZorderError, ValueError):

@@ -10,15 +10,19 @@ services; Spark pipelines and joins keep using :func:`zorder.read`.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from zorder.api.scanning import Scan, scan
-from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError
-from zorder.skipping.predicates import Predicate
+from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError, UnsupportedFilterError
+from zorder.skipping.constants import FoldContext
+from zorder.skipping.predicates import Predicate, session_zone
 from zorder.skipping.rows import (
     exact_predicate,
     prefilter_sql,
@@ -27,6 +31,7 @@ from zorder.skipping.rows import (
     unsupported,
 )
 from zorder.skipping.sql import negated_null_comparison, parse_unfolded
+from zorder.skipping.translate import Translation, translate, translated_mask
 from zorder.table import AsOf, DataFile, TableSnapshot
 from zorder.table.arrow_scan import read_file, read_where
 
@@ -82,16 +87,58 @@ def read_scan(planned: Scan, limit: int | None) -> pa.Table:
     snapshot = planned.snapshot
     types = snapshot.column_types
     text = planned.where if isinstance(planned.where, str) else "TRUE"
-    folded = negated_null_comparison(text)
-    if folded is not None:
-        raise unsupported(f"{folded} under NOT (a comparison with NULL is NULL; use IS NULL)")
-    predicate = exact_predicate(parse_unfolded(text), types, time_zone=planned.time_zone)
+    row_filter = _row_filter(text, types, planned.time_zone)
     wanted = list(types) if planned.columns is None else list(planned.columns)
     files = planned.files if limit != 0 else ()
-    table = _prefiltered(snapshot, files, predicate, wanted)
+    table = None
+    if isinstance(row_filter, _Exact):
+        table = _prefiltered(snapshot, files, row_filter.predicate, wanted)
     if table is None:
-        table = _file_by_file(snapshot, files, predicate, wanted, limit)
+        table = _file_by_file(snapshot, files, row_filter, wanted, limit)
     return table if limit is None else table.slice(0, limit)
+
+
+@dataclass(frozen=True)
+class _Exact:
+    """The filter bound for :mod:`zorder.skipping.rows` (a column against literals)."""
+
+    predicate: Predicate
+    types: Mapping[str, str]
+
+    @property
+    def columns(self) -> set[str]:
+        return referenced(self.predicate)
+
+    def mask(self, rows: pa.Table) -> Any:
+        return row_mask(self.predicate, rows, self.types)
+
+
+@dataclass(frozen=True)
+class _Translated:
+    """The filter as DuckDB SQL with Spark's meaning (:mod:`zorder.skipping.translate`)."""
+
+    translation: Translation
+
+    @property
+    def columns(self) -> set[str]:
+        return set(self.translation.columns)
+
+    def mask(self, rows: pa.Table) -> Any:
+        return translated_mask(self.translation, rows)
+
+
+def _row_filter(text: str, types: Mapping[str, str], time_zone: str) -> _Exact | _Translated:
+    """The exact evaluator where it answers the filter (tested leaf by leaf), else the
+    translation to DuckDB; UnsupportedFilterError naming what neither answers."""
+    try:
+        folded = negated_null_comparison(text)
+        if folded is not None:
+            raise unsupported(f"{folded} under NOT (a comparison with NULL is NULL)")
+        return _Exact(exact_predicate(parse_unfolded(text), types, time_zone=time_zone), types)
+    except UnsupportedFilterError:
+        zone = session_zone(time_zone)
+        context = FoldContext(zone=zone, now=dt.datetime.now(dt.UTC))
+        return _Translated(translate(text, types, time_zone=time_zone, context=context))
 
 
 def _check_where(where: object) -> None:
@@ -126,24 +173,23 @@ def _prefiltered(
 def _file_by_file(
     snapshot: TableSnapshot,
     files: Sequence[DataFile],
-    predicate: Predicate,
+    row_filter: _Exact | _Translated,
     wanted: list[str],
     limit: int | None,
 ) -> pa.Table:
     """The matching rows of ``files``, read with pyarrow, until ``limit`` rows are found."""
-    types = snapshot.column_types
-    probed = sorted(referenced(predicate))
+    probed = sorted(row_filter.columns)
     rest = [c for c in wanted if c not in probed]
     schema = pa.schema([snapshot.arrow_schema.field(c) for c in wanted])
 
     def matching(data_file: DataFile) -> pa.Table:
         if not probed:  # a filter without columns: TRUE or FALSE for every row
             rows = read_file(snapshot, data_file, wanted)
-            return rows.filter(row_mask(predicate, rows, types))
+            return rows.filter(pc.fill_null(row_filter.mask(rows), False))
         # The filter's columns first: most files a lookup keeps hold no match, and
         # then the other columns (often long strings) are never decoded.
         probe = read_file(snapshot, data_file, probed)
-        keep = pc.fill_null(row_mask(predicate, probe, types), False)
+        keep = pc.fill_null(row_filter.mask(probe), False)
         if not pc.any(keep).as_py():
             return schema.empty_table()
         others = read_file(snapshot, data_file, rest)
