@@ -31,9 +31,9 @@ from zorder.skipping.rows import (
     unsupported,
 )
 from zorder.skipping.sql import negated_null_comparison, parse_unfolded
-from zorder.skipping.translate import Translation, translate, translated_mask
+from zorder.skipping.translate import Translation, translate
 from zorder.table import AsOf, DataFile, TableSnapshot
-from zorder.table.arrow_scan import read_file, read_where
+from zorder.table.arrow_scan import check_constants, read_file, read_where, translated_mask
 
 __all__ = ["read_scan", "to_arrow"]
 
@@ -138,7 +138,9 @@ def _row_filter(text: str, types: Mapping[str, str], time_zone: str) -> _Exact |
     except UnsupportedFilterError:
         zone = session_zone(time_zone)
         context = FoldContext(zone=zone, now=dt.datetime.now(dt.UTC))
-        return _Translated(translate(text, types, time_zone=time_zone, context=context))
+        translation = translate(text, types, time_zone=time_zone, context=context)
+        check_constants(translation)
+        return _Translated(translation)
 
 
 def _check_where(where: object) -> None:

@@ -12,7 +12,8 @@ expressions, zones), the SQL spells Spark's meaning out, or the construct is
 refused with :class:`~zorder.errors.UnsupportedFilterError` naming it.
 
 As in an ANSI session, a row that makes Spark raise (an overflow, a division
-by zero, a malformed string cast) makes the evaluation raise
+by zero, a malformed string cast) makes the evaluation
+(:func:`zorder.table.arrow_scan.translated_mask`) raise
 :class:`~zorder.errors.FilterEvaluationError`; AND, OR, CASE, IF and
 COALESCE evaluate their operands lazily, as Spark's do, so a guarded
 expression raises only where Spark's would.
@@ -22,13 +23,11 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-import functools
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import pyarrow as pa
 from sqlglot import exp
 
 from zorder.errors import ColumnNotFoundError, FilterEvaluationError
@@ -49,10 +48,7 @@ from zorder.skipping.predicates import SESSION_ZONE, is_utc, session_zone, unsup
 from zorder.skipping.pushdown import quoted_name
 from zorder.skipping.sql import _parse
 
-if TYPE_CHECKING:
-    import duckdb
-
-__all__ = ["Translation", "parse_filter", "translate", "translated_mask"]
+__all__ = ["Translation", "parse_filter", "translate"]
 
 _INTEGER_ORDER = ("tinyint", "smallint", "int", "bigint")
 _INTEGER_AS_DECIMAL = {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 20}
@@ -101,6 +97,9 @@ class Translation:
     sql: str
     columns: frozenset[str]  # the table's columns it reads
     text: str  # the filter as written, for errors
+    # Constant subexpressions that may raise (CAST('five' AS INT)): Spark folds them, and
+    # raises, before it reads a row; evaluate them once before reading.
+    constants: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -132,89 +131,7 @@ def translate(
     value = translator.value(parse_filter(text))
     if value.type not in ("boolean", "null"):
         raise unsupported(f"the filter {text!r} is a {value.type}, not a boolean")
-    return Translation(value.sql, frozenset(translator.read), text)
-
-
-def translated_mask(translation: Translation, table: pa.Table) -> pa.ChunkedArray:
-    """Each row's value of ``translation`` over ``table`` (its columns by name): TRUE,
-    FALSE or NULL. Raises :class:`~zorder.errors.FilterEvaluationError` where Spark
-    raises for a row."""
-    import duckdb
-
-    connection = _connection().cursor()
-    try:
-        connection.execute("SET TimeZone = 'UTC'")
-        # The optimizer rewrites x + c > 0 as x > -c, which no longer overflows where Spark
-        # raises: the expression is evaluated as written.
-        connection.execute("PRAGMA disable_optimizer")
-        connection.register("zorder_rows", table.select(sorted(translation.columns)))
-        query = f"SELECT ({translation.sql}) AS keep FROM zorder_rows"
-        try:
-            result = connection.execute(query).to_arrow_table()
-        except (
-            duckdb.OutOfRangeException,
-            duckdb.ConversionException,
-            duckdb.InvalidInputException,
-        ) as error:
-            message = str(error).split("\n")[0]
-            raise FilterEvaluationError(
-                f"filter {translation.text!r} raises on a row, as an ANSI Spark session "
-                f"raises: {message}"
-            ) from None
-    finally:
-        connection.close()
-    keep = result.column("keep")
-    if keep.num_chunks == 0 or keep.length() != table.num_rows:
-        return pa.chunked_array([pa.repeat(pa.scalar(None, pa.bool_()), table.num_rows)])
-    return keep.cast(pa.bool_())
-
-
-# ---------------------------------------------------------------------------------------
-# DuckDB, with the functions whose meaning is Java's
-
-
-def _java_upper(values: pa.Array) -> pa.Array:
-    return pa.array([None if v is None else v.upper() for v in values.to_pylist()], pa.string())
-
-
-def _java_lower(values: pa.Array) -> pa.Array:
-    return pa.array([None if v is None else v.lower() for v in values.to_pylist()], pa.string())
-
-
-def _local_to_instant(values: pa.Array, zones: pa.Array) -> pa.Array:
-    """Zone-less timestamps read in a zone as Java's ``atZone`` reads them (a gap shifted
-    forward, the earlier offset in an overlap), as UTC instants."""
-    names = zones.to_pylist()
-    out: list[dt.datetime | None] = []
-    for local, name in zip(values.to_pylist(), names, strict=True):
-        if local is None:
-            out.append(None)
-            continue
-        zoned = local.replace(tzinfo=session_zone(name), fold=0)
-        out.append(zoned.astimezone(dt.UTC))
-    return pa.array(out, pa.timestamp("us", tz="UTC"))
-
-
-@functools.cache
-def _connection() -> duckdb.DuckDBPyConnection:
-    """One in-memory DuckDB database holding the Java-meaning functions; each evaluation
-    takes a cursor of its own."""
-    import duckdb
-    from duckdb import sqltypes
-
-    connection = duckdb.connect()
-    for name, function in (("zorder_upper", _java_upper), ("zorder_lower", _java_lower)):
-        connection.create_function(  # type: ignore[call-overload]
-            name, function, [sqltypes.VARCHAR], sqltypes.VARCHAR, type="arrow"
-        )
-    connection.create_function(  # type: ignore[call-overload]
-        "zorder_instant",
-        _local_to_instant,
-        [sqltypes.TIMESTAMP, sqltypes.VARCHAR],
-        sqltypes.TIMESTAMP_TZ,
-        type="arrow",
-    )
-    return connection
+    return Translation(value.sql, frozenset(translator.read), text, tuple(translator.constants))
 
 
 # ---------------------------------------------------------------------------------------
@@ -520,6 +437,7 @@ class _Translator:
         self.zone = session_zone(time_zone)
         self.context = context
         self.read: set[str] = set()
+        self.constants: list[str] = []
         self._lowered = {name.lower(): name for name in columns}
 
     # -- zones ---------------------------------------------------------------------------
@@ -612,8 +530,8 @@ class _Translator:
         resolved = name if name in self.columns else self._lowered.get(name.lower())
         if resolved is None:
             raise ColumnNotFoundError(
-                f"the filter names the column {name!r}, which the table does not have; "
-                f"its columns: {', '.join(self.columns)}"
+                f"unknown column {name!r} in the filter; the table's columns: "
+                f"{', '.join(self.columns)}"
             )
         type_name = self.columns[resolved]
         if type_name not in _DUCK_TYPES and decimal_shape(type_name) is None:
@@ -660,6 +578,8 @@ class _Translator:
                 return _Value(_literal_sql(converted, target), target, converted, True)
         sql = self._cast_sql(value, source, target, duck, safe=safe)
         may_raise = value.raises or (not safe and self._cast_may_raise(source, target))
+        if value.is_literal and may_raise:
+            self.constants.append(sql)  # Spark folds it before reading a row, raising if it must
         return _Value(sql, target, raises=may_raise)
 
     @staticmethod
