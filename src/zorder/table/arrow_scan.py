@@ -214,7 +214,10 @@ def translated_mask(translation: Translation, table: pa.Table) -> pa.ChunkedArra
         # The optimizer rewrites x + c > 0 as x > -c, which no longer overflows where Spark
         # raises: the expression is evaluated as written.
         connection.execute("PRAGMA disable_optimizer")
-        connection.register("zorder_rows", table.select(sorted(translation.columns)))
+        rows = table.select(sorted(translation.columns))
+        if not translation.columns:  # a filter of constants: still one answer per row
+            rows = pa.table({"zorder_row": pa.nulls(table.num_rows, pa.bool_())})
+        connection.register("zorder_rows", rows)
         query = f"SELECT ({translation.sql}) AS keep FROM zorder_rows"
         try:
             result = connection.execute(query).to_arrow_table()
