@@ -85,6 +85,15 @@ _NONDETERMINISTIC = (
 )
 
 
+class _RefusedError(Exception):
+    """What has no exact translation; :func:`translate` names where it stands."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(what)
+        self.what = what
+        self.located = False
+
+
 def parse_filter(text: str) -> exp.Expression:
     """``text`` parsed as :mod:`zorder.skipping.sql` parses it (Spark's dialect, checked)."""
     return _parse(text)
@@ -128,9 +137,12 @@ def translate(
     zone = session_zone(time_zone)
     folding = context if context is not None else FoldContext(zone=zone)
     translator = _Translator(columns, time_zone, folding)
-    value = translator.value(parse_filter(text))
+    try:
+        value = translator.value(parse_filter(text))
+    except _RefusedError as refused:
+        raise unsupported(refused.what) from None
     if value.type not in ("boolean", "null"):
-        raise unsupported(f"the filter {text!r} is a {value.type}, not a boolean")
+        raise unsupported(f"the filter {text!r} (a {value.type}, not a boolean)")
     return Translation(value.sql, frozenset(translator.read), text, tuple(translator.constants))
 
 
@@ -145,7 +157,7 @@ def _duck_type(type_name: str) -> str:
     try:
         return _DUCK_TYPES[type_name]
     except KeyError:
-        raise unsupported(f"a value of type {type_name}") from None
+        raise _RefusedError(f"a value of type {type_name}") from None
 
 
 def _is_numeric(type_name: str) -> bool:
@@ -267,7 +279,7 @@ def _java_regex(pattern: str) -> str:
     previous_quantifiable = False
 
     def refuse(what: str) -> Exception:
-        return unsupported(
+        return _RefusedError(
             f"the regular expression {pattern!r}: {what} (Java's and DuckDB's (RE2) "
             "meanings differ or are not checked)"
         )
@@ -405,14 +417,14 @@ def _literal_sql(value: Any, type_name: str) -> str:
         return "'" + str(value).replace("'", "''") + "'"
     if type_name == "date":
         if not 1 <= value.year <= 9999:
-            raise unsupported(f"the date {value} (outside years 1-9999)")
+            raise _RefusedError(f"the date {value} (outside years 1-9999)")
         return f"DATE '{value.isoformat()}'"
     if type_name == "timestamp":
         utc = value.astimezone(dt.UTC).replace(tzinfo=None)
         return f"TIMESTAMPTZ '{utc.isoformat(sep=' ', timespec='microseconds')}+00'"
     if type_name == "timestamp_ntz":
         return f"TIMESTAMP '{value.isoformat(sep=' ', timespec='microseconds')}'"
-    raise unsupported(f"a literal of type {type_name}")
+    raise _RefusedError(f"a literal of type {type_name}")
 
 
 _INTERVAL_UNITS = {
@@ -478,9 +490,13 @@ class _Translator:
             if folded is not None:
                 return folded
         method = _DISPATCH.get(type(node))
-        if method is None:
-            return self._other(node)
-        return method(self, node)
+        try:
+            return self._other(node) if method is None else method(self, node)
+        except _RefusedError as refused:
+            if not refused.located and method in _LOCATING:
+                refused.what = f"{refused.what} in {node.sql(dialect='spark')}"
+                refused.located = True
+            raise
 
     def _folded(self, node: exp.Expression) -> _Value | None:
         if self._nondeterministic(node) is not None:
@@ -511,21 +527,21 @@ class _Translator:
         name = _function_name(node)
         shown = node.sql(dialect="spark")
         if name in _NONDETERMINISTIC:
-            raise unsupported(f"the non-deterministic function {name} ({shown})")
+            raise _RefusedError(f"the non-deterministic function {name} ({shown})")
         if isinstance(node, exp.Subquery | exp.Select | exp.Exists):
-            raise unsupported(f"a subquery ({shown})")
+            raise _RefusedError(f"a subquery ({shown})")
         if isinstance(node, exp.Anonymous):
             handler = _ANONYMOUS.get(name)
             if handler is not None:
                 return handler(self, node)
-            raise unsupported(f"the function {name} ({shown})")
-        raise unsupported(f"{shown} (no exact in-process translation of {type(node).__name__})")
+            raise _RefusedError(f"the function {name} ({shown})")
+        raise _RefusedError(f"{shown} (no exact in-process translation of {type(node).__name__})")
 
     # -- leaves ----------------------------------------------------------------------------
 
     def column(self, node: exp.Column) -> _Value:
         if node.table:
-            raise unsupported(f"the qualified name {node.sql(dialect='spark')}")
+            raise _RefusedError(f"the qualified name {node.sql(dialect='spark')}")
         name = str(node.name)
         resolved = name if name in self.columns else self._lowered.get(name.lower())
         if resolved is None:
@@ -535,7 +551,7 @@ class _Translator:
             )
         type_name = self.columns[resolved]
         if type_name not in _DUCK_TYPES and decimal_shape(type_name) is None:
-            raise unsupported(f"the {type_name} column {resolved}")
+            raise _RefusedError(f"the {type_name} column {resolved}")
         self.read.add(resolved)
         return _Value(quoted_name(resolved), type_name)
 
@@ -543,11 +559,11 @@ class _Translator:
         unit = node.args.get("unit")
         text = node.this
         if not isinstance(unit, exp.Var) or not isinstance(text, exp.Literal):
-            raise unsupported(f"the interval {node.sql(dialect='spark')} (only one unit)")
+            raise _RefusedError(f"the interval {node.sql(dialect='spark')} (only one unit)")
         kind = _INTERVAL_UNITS.get(str(unit.this).upper().rstrip("S"))
         raw = str(text.this).strip()
         if kind is None or not re.fullmatch(r"[+-]?\d{1,9}", raw):
-            raise unsupported(f"the interval {node.sql(dialect='spark')}")
+            raise _RefusedError(f"the interval {node.sql(dialect='spark')}")
         amount = int(raw) * kind[1]
         return _Value(str(amount), kind[0], amount, is_literal=True)
 
@@ -611,7 +627,7 @@ class _Translator:
         if target == "double" and (numeric_source):
             shape = decimal_shape(source)
             if shape is not None and shape[0] > 15:
-                raise unsupported(
+                raise _RefusedError(
                     f"a {source} converted to DOUBLE (above 15 digits DuckDB does not round "
                     "as Java does)"
                 )
@@ -654,7 +670,7 @@ class _Translator:
                 return self.instant(f"CAST({sql} AS TIMESTAMP)")
             if source == "timestamp_ntz":
                 return self.instant(sql)
-        raise unsupported(shown)
+        raise _RefusedError(shown)
 
     # -- boolean logic ---------------------------------------------------------------------
 
@@ -663,7 +679,9 @@ class _Translator:
         if value.type == "null":
             return _Value("CAST(NULL AS BOOLEAN)", "boolean", raises=value.raises)
         if value.type != "boolean":
-            raise unsupported(f"{node.sql(dialect='spark')} used as a condition is a {value.type}")
+            raise _RefusedError(
+                f"{node.sql(dialect='spark')} used as a condition is a {value.type}"
+            )
         return value
 
     def and_(self, node: exp.And) -> _Value:
@@ -700,14 +718,16 @@ class _Translator:
             inner = self.boolean(node.this)
             word = "TRUE" if target.this else "FALSE"
             return _Value(f"(({inner.sql}) IS {word})", "boolean", raises=inner.raises)
-        raise unsupported(node.sql(dialect="spark"))
+        raise _RefusedError(node.sql(dialect="spark"))
 
     # -- comparisons -----------------------------------------------------------------------
 
     def _pair(self, left: _Value, right: _Value, shown: str) -> tuple[_Value, _Value, str]:
         common = _common(left, right, digits=True)
         if common is None:
-            raise unsupported(f"{shown}: Spark does not compare a {left.type} with a {right.type}")
+            raise _RefusedError(
+                f"{shown}: Spark does not compare a {left.type} with a {right.type}"
+            )
         if common == "null":
             common = "boolean"
         return self.cast(left, common), self.cast(right, common), common
@@ -720,7 +740,7 @@ class _Translator:
     def _compare(self, op: str, left: _Value, right: _Value, shown: str) -> _Value:
         if left.type in (_DAYS, _MONTHS, _MICROS) or right.type in (_DAYS, _MONTHS, _MICROS):
             if left.type != right.type:
-                raise unsupported(f"{shown}: an interval compared with a {right.type}")
+                raise _RefusedError(f"{shown}: an interval compared with a {right.type}")
             a, b = left, right
         else:
             a, b, _ = self._pair(left, right, shown)
@@ -733,7 +753,7 @@ class _Translator:
 
     def between(self, node: exp.Between) -> _Value:
         if node.args.get("symmetric"):
-            raise unsupported("BETWEEN SYMMETRIC")
+            raise _RefusedError("BETWEEN SYMMETRIC")
         shown = node.sql(dialect="spark")
         target = self.value(node.this)
         low = self._compare(">=", target, self.value(node.args["low"]), shown)
@@ -747,14 +767,16 @@ class _Translator:
     def in_(self, node: exp.In) -> _Value:
         shown = node.sql(dialect="spark")
         if node.args.get("query") is not None or node.args.get("unnest") is not None:
-            raise unsupported(f"a subquery ({shown})")
+            raise _RefusedError(f"a subquery ({shown})")
         target = self.value(node.this)
         items = [self.value(item) for item in node.expressions]
         common = target.type
         for item in items:
             widened = _common(_Value("", common), item, digits=False)
             if widened is None:
-                raise unsupported(f"{shown}: Spark does not compare a {common} with a {item.type}")
+                raise _RefusedError(
+                    f"{shown}: Spark does not compare a {common} with a {item.type}"
+                )
             common = widened
         if common == "null":
             return _Value("CAST(NULL AS BOOLEAN)", "boolean")
@@ -774,11 +796,11 @@ class _Translator:
         try:
             literal = constant(node, self.context)
         except NotConstantError:
-            raise unsupported(f"{what} with a pattern that is not a literal") from None
+            raise _RefusedError(f"{what} with a pattern that is not a literal") from None
         if literal is None:
             return None
         if not isinstance(literal.value, str):
-            raise unsupported(f"{what} with a {literal.type} pattern")
+            raise _RefusedError(f"{what} with a {literal.type} pattern")
         return str(literal.value)
 
     def like(self, node: exp.Expression) -> _Value:
@@ -786,7 +808,7 @@ class _Translator:
         if isinstance(node, exp.Escape):
             escape_text = self._pattern(node.expression, "ESCAPE")
             if escape_text is None or len(escape_text) != 1:
-                raise unsupported("an ESCAPE that is not one character")
+                raise _RefusedError("an ESCAPE that is not one character")
             escape = escape_text
             node = node.this
         negated = bool(node.args.get("negate"))
@@ -863,12 +885,12 @@ class _Translator:
 
     def _integer(self, node: exp.Expression | None, what: str) -> _Value:
         if node is None:
-            raise unsupported(f"{what} missing")
+            raise _RefusedError(f"{what} missing")
         value = self.value(node)
         if value.type == "null":
             return _Value("CAST(NULL AS INTEGER)", "int")
         if value.type not in ("tinyint", "smallint", "int"):
-            raise unsupported(f"{what} of type {value.type} (Spark takes an int)")
+            raise _RefusedError(f"{what} of type {value.type} (Spark takes an int)")
         return value
 
     def concat(self, node: exp.Concat | exp.DPipe) -> _Value:
@@ -887,14 +909,14 @@ class _Translator:
             if one.type == "string" and other.type in INTEGER_TYPES | {"string", "null"}:
                 pass
             elif one.type == "string":
-                raise unsupported(f"{shown}: a string {verb} a {other.type}")
+                raise _RefusedError(f"{shown}: a string {verb} a {other.type}")
         if left.type == "string" or right.type == "string":
             return self.cast(left, "bigint"), self.cast(right, "bigint"), "bigint"
         if left.type == "null" and right.type == "null":
             return left, right, "null"
         for one in (left, right):
             if one.type != "null" and not _is_numeric(one.type):
-                raise unsupported(f"{shown}: arithmetic on a {one.type}")
+                raise _RefusedError(f"{shown}: arithmetic on a {one.type}")
         common = _common(left, right, digits=True)
         assert common is not None
         return left, right, common
@@ -914,7 +936,7 @@ class _Translator:
             precision = max(p1 - s1, p2 - s2) + scale + 1
             result = _bounded(precision, scale)
             if precision > _MAX_PRECISION:
-                raise unsupported(f"{node.sql(dialect='spark')}: a decimal sum above 38 digits")
+                raise _RefusedError(f"{node.sql(dialect='spark')}: a decimal sum above 38 digits")
             x, y = self.cast(a, result), self.cast(b, result)
             sql = f"CAST(({x.sql}) {op} ({y.sql}) AS {_duck_type(result)})"
             return _Value(sql, result, raises=True)
@@ -929,7 +951,7 @@ class _Translator:
         if common.startswith("decimal"):
             (p1, s1), (p2, s2) = _as_decimal(a), _as_decimal(b)
             if p1 + p2 + 1 > _MAX_PRECISION:
-                raise unsupported(
+                raise _RefusedError(
                     f"{node.sql(dialect='spark')}: a decimal product above 38 digits "
                     "(Spark rounds it)"
                 )
@@ -947,7 +969,7 @@ class _Translator:
         if common == "null":
             return _Value("NULL", "null")
         if common.startswith("decimal"):
-            raise unsupported(
+            raise _RefusedError(
                 f"{node.sql(dialect='spark')}: decimal division (Spark rounds the exact "
                 "quotient to its result scale)"
             )
@@ -963,7 +985,7 @@ class _Translator:
         if common == "null":
             return _Value("NULL", "null")
         if common not in INTEGER_TYPES:
-            raise unsupported(f"{node.sql(dialect='spark')}: div of a {common}")
+            raise _RefusedError(f"{node.sql(dialect='spark')}: div of a {common}")
         x, y = self.cast(a, "bigint"), self.cast(b, "bigint")
         sql = (
             f"(CASE WHEN ({y.sql}) = 0 THEN {_error('[DIVIDE_BY_ZERO] Division by zero')} "
@@ -976,7 +998,7 @@ class _Translator:
         if common == "null":
             return _Value("NULL", "null")
         if common.startswith("decimal"):
-            raise unsupported(f"{node.sql(dialect='spark')}: the remainder of decimals")
+            raise _RefusedError(f"{node.sql(dialect='spark')}: the remainder of decimals")
         x, y = self.cast(a, common), self.cast(b, common)
         zero = _error("[REMAINDER_BY_ZERO] Remainder by zero")
         # Java's % keeps the dividend's sign, as DuckDB's; MIN % -1 is 0 in Java.
@@ -991,7 +1013,7 @@ class _Translator:
         if inner.type in (_DAYS, _MONTHS, _MICROS) and inner.is_literal:
             return _Value(str(-inner.literal), inner.type, -inner.literal, True)
         if not _is_numeric(inner.type):
-            raise unsupported(f"{node.sql(dialect='spark')}: minus a {inner.type}")
+            raise _RefusedError(f"{node.sql(dialect='spark')}: minus a {inner.type}")
         return _Value(f"(-({inner.sql}))", inner.type, raises=inner.type not in FLOAT_TYPES)
 
     def abs_(self, node: exp.Abs) -> _Value:
@@ -999,7 +1021,7 @@ class _Translator:
         if inner.type == "null":
             return inner
         if not _is_numeric(inner.type):
-            raise unsupported(f"{node.sql(dialect='spark')}: abs of a {inner.type}")
+            raise _RefusedError(f"{node.sql(dialect='spark')}: abs of a {inner.type}")
         return _Value(f"abs({inner.sql})", inner.type, raises=inner.type not in FLOAT_TYPES)
 
     # -- conditionals ----------------------------------------------------------------------
@@ -1009,7 +1031,7 @@ class _Translator:
         for value in values:
             widened = _common(_Value("", common), value, digits=False)
             if widened is None:
-                raise unsupported(f"{shown}: no common type of {common} and {value.type}")
+                raise _RefusedError(f"{shown}: no common type of {common} and {value.type}")
             common = widened
         if common == "null":
             return values, common
@@ -1067,12 +1089,12 @@ class _Translator:
         if inner.type == "null":
             return _Value("FALSE", "boolean")
         if inner.type not in FLOAT_TYPES:
-            raise unsupported(f"isnan of a {inner.type}")
+            raise _RefusedError(f"isnan of a {inner.type}")
         return _Value(f"coalesce(isnan({inner.sql}), FALSE)", "boolean", raises=inner.raises)
 
     def is_null_function(self, node: exp.Anonymous) -> _Value:
         if len(node.expressions) != 1:
-            raise unsupported(node.sql(dialect="spark"))
+            raise _RefusedError(node.sql(dialect="spark"))
         inner = self.value(node.expressions[0])
         word = "IS NULL" if str(node.this).lower() == "isnull" else "IS NOT NULL"
         return _Value(f"(({inner.sql}) {word})", "boolean", raises=inner.raises)
@@ -1088,16 +1110,16 @@ class _Translator:
         if value.type == "null":
             return _Value("CAST(NULL AS DATE)", "date")
         if value.type not in ("date", "timestamp", "timestamp_ntz", "string"):
-            raise unsupported(f"{node.sql(dialect='spark')}: a {value.type} as a date")
+            raise _RefusedError(f"{node.sql(dialect='spark')}: a {value.type} as a date")
         return self.cast(value, "date")
 
     def to_date(self, node: exp.TsOrDsToDate) -> _Value:
         if node.args.get("format") is not None:
-            raise unsupported(f"{node.sql(dialect='spark')} (a date format)")
+            raise _RefusedError(f"{node.sql(dialect='spark')} (a date format)")
         if node.args.get("safe"):
             inner = self.value(node.this)
             if inner.type == "string":
-                raise unsupported(f"{node.sql(dialect='spark')} (a string read as a date)")
+                raise _RefusedError(f"{node.sql(dialect='spark')} (a string read as a date)")
             return self._date(node.this)
         return self._date(node.this)
 
@@ -1120,13 +1142,13 @@ class _Translator:
         elif value.type == "timestamp_ntz":
             local = value.sql
         else:
-            raise unsupported(f"{node.sql(dialect='spark')}: a {value.type} as a timestamp")
+            raise _RefusedError(f"{node.sql(dialect='spark')}: a {value.type} as a timestamp")
         part = _TIME_PARTS[type(node)]
         return _Value(f"CAST({part}({local}) AS INTEGER)", "int", raises=value.raises)
 
     def date_diff(self, node: exp.DateDiff) -> _Value:
         if node.args.get("unit") is not None:
-            raise unsupported(f"{node.sql(dialect='spark')} (a unit)")
+            raise _RefusedError(f"{node.sql(dialect='spark')} (a unit)")
         end, start = self._date(node.this), self._date(node.expression)
         sql = f"CAST(date_diff('day', {start.sql}, {end.sql}) AS INTEGER)"
         return _Value(sql, "int", raises=end.raises or start.raises)
@@ -1134,7 +1156,7 @@ class _Translator:
     def date_add(self, node: exp.TsOrDsAdd) -> _Value:
         unit = node.args.get("unit")
         if unit is not None and str(unit.this).upper() != "DAY":
-            raise unsupported(node.sql(dialect="spark"))
+            raise _RefusedError(node.sql(dialect="spark"))
         date = self._date(node.this)
         days = self._integer(node.expression, "date_add's days")
         sql = f"({date.sql} + CAST({days.sql} AS INTEGER))"
@@ -1165,20 +1187,20 @@ class _Translator:
                         left.literal + right.literal if op == "+" else left.literal - right.literal
                     )
                     return _Value(str(amount), left.type, amount, True)
-                raise unsupported(f"{shown}: interval arithmetic")
+                raise _RefusedError(f"{shown}: interval arithmetic")
             return None
         if left.type not in temporal:
-            raise unsupported(f"{shown}: a {left.type} {op} a {right.type}")
+            raise _RefusedError(f"{shown}: a {left.type} {op} a {right.type}")
         sign = "" if op == "+" else "-"
         if right.type in INTEGER_TYPES and left.type == "date":  # date + n: date_add
             if right.type == "bigint":
-                raise unsupported(f"{shown}: a date plus a bigint")
+                raise _RefusedError(f"{shown}: a date plus a bigint")
             return _Value(f"({left.sql} {op} CAST({right.sql} AS INTEGER))", "date", raises=True)
         if right.type == "date" and left.type == "date" and op == "-":
             sql = f"date_diff('day', {right.sql}, {left.sql})"
             return _Value(sql, _DAYS, raises=left.raises or right.raises)
         if right.type not in intervals:
-            raise unsupported(f"{shown}: a {left.type} {op} a {right.type}")
+            raise _RefusedError(f"{shown}: a {left.type} {op} a {right.type}")
         amount = f"({sign}({right.sql}))"
         if right.type == _MONTHS:
             if left.type == "date":
@@ -1198,7 +1220,7 @@ class _Translator:
             micros = amount if right.type == _MICROS else f"({amount} * 86400000000)"
             sql = f"({base.sql} + to_microseconds(CAST({micros} AS BIGINT)))"
             return _Value(sql, "timestamp", raises=True)
-        raise unsupported(
+        raise _RefusedError(
             f"{shown}: a timestamp plus an interval outside UTC (Spark adds it to the "
             "local time of the session zone)"
         )
@@ -1244,7 +1266,7 @@ _TIME_PARTS: dict[type[exp.Expression], str] = {
 def _cast_node(self: _Translator, node: exp.Cast) -> _Value:
     target = spark_type_name(node.to)
     if target is None:
-        raise unsupported(f"{node.sql(dialect='spark')} (a cast to {node.to.sql('spark')})")
+        raise _RefusedError(f"{node.sql(dialect='spark')} (a cast to {node.to.sql('spark')})")
     inner = self.value(node.this)
     return self.cast(inner, target, safe=bool(node.args.get("safe")))
 
@@ -1298,4 +1320,14 @@ _DISPATCH: dict[type[exp.Expression], Callable[[_Translator, Any], _Value]] = {
 _ANONYMOUS: dict[str, Callable[[_Translator, exp.Anonymous], _Value]] = {
     "isnull": _Translator.is_null_function,
     "isnotnull": _Translator.is_null_function,
+}
+# The nodes whose SQL names where a refusal stands (the smallest boolean around it).
+_LOCATING = {
+    _Translator.compare,
+    _Translator.distinct,
+    _Translator.between,
+    _Translator.in_,
+    _Translator.like,
+    _Translator.rlike,
+    _Translator.is_,
 }
