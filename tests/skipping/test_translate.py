@@ -76,7 +76,7 @@ def test_integer_arithmetic_is_java_s_and_overflow_raises() -> None:
     assert mask("i div 2 = -3") == [True, False, False, None]  # -7 div 2 truncates
     assert one("i % 3 = -1")  # the dividend's sign
     assert one("i % -1 = 0")
-    with pytest.raises(FilterEvaluationError, match="overflow|Overflow"):
+    with pytest.raises(FilterEvaluationError, match=r"[Oo]verflow"):
         mask("i + 1 > 0")  # 2147483647 + 1: an int stays an int
     assert mask("l * 0 = 0") == [True, True, None, True]
     with pytest.raises(FilterEvaluationError, match="Overflow"):
@@ -257,7 +257,7 @@ def test_refusals_name_the_construct() -> None:
         "sha2(s, 256) = ''": "SHA2",
     }
     for where, named in cases.items():
-        with pytest.raises(UnsupportedFilterError, match="zorder.read") as error:
+        with pytest.raises(UnsupportedFilterError, match=r"zorder\.read") as error:
             translate(where, TYPES, time_zone="America/New_York")
         assert named in str(error.value), (where, str(error.value))
     with pytest.raises(ColumnNotFoundError, match="unknown column 'nope'"):
