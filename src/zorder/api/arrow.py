@@ -2,10 +2,12 @@
 
 The same planning as :func:`zorder.read` (the snapshot through ``deltalake``,
 partitions and files pruned by the statistics), then only the surviving
-files read with pyarrow and their rows filtered by
-:mod:`zorder.skipping.rows`, which gives Spark's answer exactly or refuses the
-filter before anything is read. For interactive lookups, notebooks and
-services; Spark pipelines and joins keep using :func:`zorder.read`.
+files read with pyarrow and their rows filtered with Spark's meaning: by
+:mod:`zorder.skipping.rows` where the filter compares columns with literals
+(exact, tested leaf by leaf), else by the filter translated to DuckDB SQL
+(:mod:`zorder.skipping.translate`). What neither answers exactly is refused
+before anything is read. For interactive lookups, notebooks and services;
+Spark pipelines and joins keep using :func:`zorder.read`.
 """
 
 from __future__ import annotations
@@ -56,12 +58,18 @@ def to_arrow(
     """The table's rows matching ``where`` (Spark SQL text), read in-process.
 
     The rows are exactly those ``zorder.read(spark, path, where)`` returns
-    in a session whose ``spark.sql.session.timeZone`` is ``time_zone``
-    (default: the active session's, else UTC), in which timestamps written
-    without a zone are read. A filter holding something this path cannot
-    evaluate with Spark's meaning (functions, arithmetic, casts that change
-    values, ...) raises :class:`~zorder.errors.UnsupportedFilterError`
-    naming it, before any file is read. ``columns`` picks and orders the
+    in an ANSI session (Spark 4.1's default) whose ``spark.sql.session.timeZone``
+    is ``time_zone`` (default: the active session's, else UTC), in which
+    timestamps written without a zone are read. Besides columns against
+    literals, the filter may compare columns with columns and hold arithmetic,
+    casts, CASE/IF/COALESCE/NULLIF, string and date functions and
+    LIKE/ILIKE/RLIKE (the list: :mod:`zorder.skipping.translate`). Where a row makes an ANSI session raise (an overflow, a
+    division by zero, a string that does not cast), this raises
+    :class:`~zorder.errors.FilterEvaluationError`. What has no exact
+    in-process translation (non-deterministic functions, subqueries, decimal
+    division, Java regular expressions beyond the common subset, ...) raises
+    :class:`~zorder.errors.UnsupportedFilterError` naming it, before any
+    file is read. ``columns`` picks and orders the
     columns (default: all, in the table's order); ``limit`` stops after
     that many rows (in file order); ``version`` and ``timestamp`` read an
     older version (see :func:`zorder.scan`).

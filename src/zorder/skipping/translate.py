@@ -906,9 +906,9 @@ class _Translator:
         left, right = self.value(node.this), self.value(node.expression)
         shown = node.sql(dialect="spark")
         for one, other in ((left, right), (right, left)):
-            if one.type == "string" and other.type in INTEGER_TYPES | {"string", "null"}:
-                pass
-            elif one.type == "string":
+            if one.type == "string" and other.type not in INTEGER_TYPES:
+                # Spark brings a string to the other side's integral type as a bigint; with
+                # anything else its rule is not reproduced here.
                 raise _RefusedError(f"{shown}: a string {verb} a {other.type}")
         if left.type == "string" or right.type == "string":
             return self.cast(left, "bigint"), self.cast(right, "bigint"), "bigint"
