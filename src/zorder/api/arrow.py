@@ -63,8 +63,9 @@ def to_arrow(
     timestamps written without a zone are read. Besides columns against
     literals, the filter may compare columns with columns and hold arithmetic,
     casts, CASE/IF/COALESCE/NULLIF, string and date functions and
-    LIKE/ILIKE/RLIKE (the list: :mod:`zorder.skipping.translate`). Where a row makes an ANSI session raise (an overflow, a
-    division by zero, a string that does not cast), this raises
+    LIKE/ILIKE/RLIKE (the list: :mod:`zorder.skipping.translate`). Where a
+    row makes an ANSI session raise (an overflow, a division by zero, a
+    string that does not cast), this raises
     :class:`~zorder.errors.FilterEvaluationError`. What has no exact
     in-process translation (non-deterministic functions, subqueries, decimal
     division, Java regular expressions beyond the common subset, ...) raises

@@ -11,6 +11,29 @@ division, casts of malformed strings, Java's case mapping, regular
 expressions, zones), the SQL spells Spark's meaning out, or the construct is
 refused with :class:`~zorder.errors.UnsupportedFilterError` naming it.
 
+Translated, each in Spark's types (``int * int`` stays an int and raises on overflow;
+``/`` divides doubles; ``div`` bigints; decimal sums and products get Spark's result
+precision and scale): comparisons (NaN equal to NaN and above everything, -0.0 = 0.0,
+strings by UTF-8 bytes, a string against an integral as a bigint, a date against a
+timestamp at midnight in the session zone), IN, BETWEEN, IS [NOT] DISTINCT FROM,
+IS [NOT] NULL/TRUE/FALSE, ``+ - * / div %``, unary minus, abs, coalesce/nvl/ifnull,
+nullif, if, CASE, isnan, isnull/isnotnull, CAST and TRY_CAST between numbers, strings (to
+integral and boolean), dates and timestamps, upper/lower (Java's full case mapping),
+length (code points), substring/substr (Spark's negative and zero positions), concat/||,
+startswith/endswith/contains, LIKE (backslash escape, ESCAPE), ILIKE (Java's lower case),
+RLIKE (the Java patterns RE2 reads alike), year/quarter/month/day/dayofweek/dayofyear,
+hour/minute/second (in the session zone), datediff, date_add/date_sub, add_months
+(month end clamped), date +/- interval (day, week, month, year), date - date,
+timestamp_ntz +/- interval, and timestamp +/- interval in a UTC session.
+
+Refused, named: non-deterministic functions, subqueries, decimal division and
+remainder, decimal results above 38 digits (Spark rounds them), decimals above 15
+digits as doubles, casts of strings to numbers other than integers, to dates or
+timestamps (except literals), casts of doubles or decimals to strings, a zoned
+timestamp plus an interval outside UTC, Java regular expressions using constructs RE2
+reads otherwise (flags, lookaround, possessive quantifiers, ``\\s``, ``\\p{..}``, class
+intersections), and every function not listed above.
+
 As in an ANSI session, a row that makes Spark raise (an overflow, a division
 by zero, a malformed string cast) makes the evaluation
 (:func:`zorder.table.arrow_scan.translated_mask`) raise

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import logging
+import threading
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -265,8 +266,17 @@ def _local_to_instant(values: pa.Array, zones: pa.Array) -> pa.Array:
     return pa.array(out, pa.timestamp("us", tz="UTC"))
 
 
-@functools.cache
+_REGISTERING = threading.Lock()
+
+
 def _connection() -> duckdb.DuckDBPyConnection:
+    """:func:`_registered`, once: files are filtered on several threads at a time."""
+    with _REGISTERING:
+        return _registered()
+
+
+@functools.cache
+def _registered() -> duckdb.DuckDBPyConnection:
     """The process's DuckDB database (:func:`_duckdb`) with the functions whose meaning is
     Java's registered once; each evaluation takes a cursor of its own."""
     from duckdb import sqltypes
