@@ -249,7 +249,7 @@ REGEXES = ["^K1", "7$", "^.{2}$", "[a-k]+", "ß", "^(k|K)1", "\\d", "a.b", "^\\w
 
 @st.composite
 def numeric(draw: st.DrawFn, depth: int = 2) -> str:
-    if depth == 0 or draw(st.integers(0, 2)) == 0:
+    if depth == 0 or draw(st.integers(0, 4)) == 0:
         return draw(st.sampled_from(NUMBERS))
     a, b = draw(numeric(depth - 1)), draw(numeric(depth - 1))
     shapes = [
@@ -320,8 +320,8 @@ def date(draw: st.DrawFn, depth: int = 1) -> str:
 @st.composite
 def boolean(draw: st.DrawFn, depth: int = 2) -> str:
     op = draw(st.sampled_from(["=", "<>", "<", "<=", ">", ">=", "<=>"]))
-    kind = draw(st.integers(0, 11 if depth > 0 else 9))
-    if kind == 0:
+    kind = draw(st.integers(-3, 11 if depth > 0 else 9))
+    if kind <= 0:  # numbers most often: arithmetic is where Spark's types matter most
         return f"{draw(numeric())} {op} {draw(numeric())}"
     if kind == 1:
         return f"{draw(text())} {op} {draw(text())}"
