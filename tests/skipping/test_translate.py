@@ -239,11 +239,21 @@ def test_conditionals_and_nulls() -> None:
     assert mask("CASE i WHEN -7 THEN 'a' WHEN 5 THEN 'b' END = 'b'") == [False, True, None, None]
     assert mask("i IN (5, NULL)") == [None, True, None, None]
     assert mask("NOT (i IN (5, NULL))") == [None, False, None, None]
-    assert mask("NOT (i = NULL)") == [None, None, None, None]
+    assert mask("NOT (i = NULL)") == [False, False, False, False]  # NULL, kept nowhere
     assert mask("i BETWEEN j AND 10") == [False, True, False, None]
     assert mask("bo IS NOT TRUE") == [False, True, True, False]
     assert mask("isnan(x)") == [True, False, False, False]
     assert mask("TRUE") == [True, True, True, True]
+
+
+def test_constant_conditions_decide_before_any_row_as_spark_s_optimizer() -> None:
+    # Spark folds x = NULL to NULL, a NULL condition to FALSE and x AND FALSE to FALSE
+    # before it reads a row: the cast of s that would raise is never evaluated.
+    assert mask("(s < 5 OR x > 1) AND NOT (s = NULL)") == [False] * 4
+    assert mask("i / 0 > 1 OR TRUE") == [True] * 4
+    assert mask("(i * 2) + NULL > 0") == [False] * 4
+    with pytest.raises(FilterEvaluationError):
+        mask("(s < 5) AND TRUE")
 
 
 def test_refusals_name_the_construct() -> None:

@@ -161,7 +161,7 @@ def translate(
     folding = context if context is not None else FoldContext(zone=zone)
     translator = _Translator(columns, time_zone, folding)
     try:
-        value = translator.value(parse_filter(text))
+        value = translator.condition(parse_filter(text), predicate=True)
     except _RefusedError as refused:
         raise unsupported(refused.what) from None
     if value.type not in ("boolean", "null"):
@@ -700,36 +700,65 @@ class _Translator:
     def boolean(self, node: exp.Expression) -> _Value:
         value = self.value(node)
         if value.type == "null":
-            return _Value("CAST(NULL AS BOOLEAN)", "boolean", raises=value.raises)
+            return value if value.is_literal else _Value("CAST(NULL AS BOOLEAN)", "boolean")
         if value.type != "boolean":
             raise _RefusedError(
                 f"{node.sql(dialect='spark')} used as a condition is a {value.type}"
             )
         return value
 
+    def condition(self, node: exp.Expression, predicate: bool) -> _Value:
+        """``node`` as a condition; in ``predicate`` position (the filter itself and the
+        operands of its ANDs and ORs) a NULL literal is FALSE, as Spark's optimizer makes it
+        (ReplaceNullWithFalseInPredicate) before it evaluates a row."""
+        while isinstance(node, exp.Paren):
+            node = node.this
+        if isinstance(node, exp.And | exp.Or):
+            return self._junction(node, predicate)
+        value = self.boolean(node)
+        if predicate and _truth(value) is None:
+            return _FALSE
+        return value
+
     def and_(self, node: exp.And) -> _Value:
-        left, right = self.boolean(node.this), self.boolean(node.expression)
-        raises = left.raises or right.raises
-        if right.raises:  # Spark skips the right side where the left is FALSE
-            sql = (
-                f"CASE WHEN ({left.sql}) IS FALSE THEN FALSE "
-                f"ELSE ({left.sql}) AND ({right.sql}) END"
-            )
-        else:
-            sql = f"(({left.sql}) AND ({right.sql}))"
-        return _Value(sql, "boolean", raises=raises)
+        return self._junction(node, predicate=False)
 
     def or_(self, node: exp.Or) -> _Value:
-        left, right = self.boolean(node.this), self.boolean(node.expression)
+        return self._junction(node, predicate=False)
+
+    def _junction(self, node: exp.And | exp.Or, predicate: bool) -> _Value:
+        is_and = isinstance(node, exp.And)
+        left = self.condition(node.this, predicate)
+        right = self.condition(node.expression, predicate)
+        # Spark's BooleanSimplification, before any row: x AND FALSE is FALSE, x OR TRUE is
+        # TRUE, whatever x would do (raise included); TRUE AND x is x.
+        absorbing, neutral = (False, True) if is_and else (True, False)
+        truths = (_truth(left), _truth(right))
+        if absorbing in truths:
+            return _FALSE if is_and else _TRUE
+        if truths[0] is neutral:
+            return right
+        if truths[1] is neutral:
+            return left
+        if truths == (None, None):
+            return _NULL
         raises = left.raises or right.raises
-        if right.raises:
-            sql = f"CASE WHEN ({left.sql}) IS TRUE THEN TRUE ELSE ({left.sql}) OR ({right.sql}) END"
+        word = "AND" if is_and else "OR"
+        if right.raises:  # Spark skips the right side where the left decides
+            decided = "FALSE" if is_and else "TRUE"
+            sql = (
+                f"CASE WHEN ({left.sql}) IS {decided} THEN {decided} "
+                f"ELSE ({left.sql}) {word} ({right.sql}) END"
+            )
         else:
-            sql = f"(({left.sql}) OR ({right.sql}))"
+            sql = f"(({left.sql}) {word} ({right.sql}))"
         return _Value(sql, "boolean", raises=raises)
 
     def not_(self, node: exp.Not) -> _Value:
         inner = self.boolean(node.this)
+        truth = _truth(inner)
+        if truth is not _UNKNOWN:
+            return _NULL if truth is None else (_FALSE if truth else _TRUE)
         return _Value(f"(NOT ({inner.sql}))", "boolean", raises=inner.raises)
 
     def is_(self, node: exp.Is) -> _Value:
@@ -761,6 +790,8 @@ class _Translator:
         return self._compare(op, left, right, node.sql(dialect="spark"))
 
     def _compare(self, op: str, left: _Value, right: _Value, shown: str) -> _Value:
+        if "DISTINCT" not in op and (_is_null(left) or _is_null(right)):
+            return _NULL  # NullPropagation: the other side is never evaluated
         if left.type in (_DAYS, _MONTHS, _MICROS) or right.type in (_DAYS, _MONTHS, _MICROS):
             if left.type != right.type:
                 raise _RefusedError(f"{shown}: an interval compared with a {right.type}")
@@ -933,6 +964,8 @@ class _Translator:
                 # Spark brings a string to the other side's integral type as a bigint; with
                 # anything else its rule is not reproduced here.
                 raise _RefusedError(f"{shown}: a string {verb} a {other.type}")
+        if _is_null(left) or _is_null(right):  # NullPropagation: NULL, nothing evaluated
+            return left, right, "null"
         if left.type == "string" or right.type == "string":
             return self.cast(left, "bigint"), self.cast(right, "bigint"), "bigint"
         if left.type == "null" and right.type == "null":
@@ -952,7 +985,7 @@ class _Translator:
             return temporal
         a, b, common = self._numeric_pair(node, "added to")
         if common == "null":
-            return _Value("NULL", "null")
+            return _NULL
         if common.startswith("decimal"):
             (p1, s1), (p2, s2) = _as_decimal(a), _as_decimal(b)
             scale = max(s1, s2)
@@ -970,7 +1003,7 @@ class _Translator:
     def mul(self, node: exp.Mul) -> _Value:
         a, b, common = self._numeric_pair(node, "multiplied by")
         if common == "null":
-            return _Value("NULL", "null")
+            return _NULL
         if common.startswith("decimal"):
             (p1, s1), (p2, s2) = _as_decimal(a), _as_decimal(b)
             if p1 + p2 + 1 > _MAX_PRECISION:
@@ -990,7 +1023,7 @@ class _Translator:
     def div(self, node: exp.Div) -> _Value:
         a, b, common = self._numeric_pair(node, "divided by")
         if common == "null":
-            return _Value("NULL", "null")
+            return _NULL
         if common.startswith("decimal"):
             raise _RefusedError(
                 f"{node.sql(dialect='spark')}: decimal division (Spark rounds the exact "
@@ -1006,7 +1039,7 @@ class _Translator:
     def int_div(self, node: exp.IntDiv) -> _Value:
         a, b, common = self._numeric_pair(node, "divided by")
         if common == "null":
-            return _Value("NULL", "null")
+            return _NULL
         if common not in INTEGER_TYPES:
             raise _RefusedError(f"{node.sql(dialect='spark')}: div of a {common}")
         x, y = self.cast(a, "bigint"), self.cast(b, "bigint")
@@ -1019,7 +1052,7 @@ class _Translator:
     def mod(self, node: exp.Mod) -> _Value:
         a, b, common = self._numeric_pair(node, "divided by")
         if common == "null":
-            return _Value("NULL", "null")
+            return _NULL
         if common.startswith("decimal"):
             raise _RefusedError(f"{node.sql(dialect='spark')}: the remainder of decimals")
         x, y = self.cast(a, common), self.cast(b, common)
@@ -1064,7 +1097,7 @@ class _Translator:
         values = [self.value(node.this), *[self.value(e) for e in node.expressions]]
         cast, common = self._branches(values, node.sql(dialect="spark"))
         if common == "null":
-            return _Value("NULL", "null")
+            return _NULL
         sql = f"coalesce({', '.join(v.sql for v in cast)})"
         return _Value(sql, common, raises=any(v.raises for v in cast))
 
@@ -1247,6 +1280,25 @@ class _Translator:
             f"{shown}: a timestamp plus an interval outside UTC (Spark adds it to the "
             "local time of the session zone)"
         )
+
+
+_UNKNOWN = object()
+_TRUE = _Value("TRUE", "boolean", True, is_literal=True)
+_FALSE = _Value("FALSE", "boolean", False, is_literal=True)
+_NULL = _Value("NULL", "null", is_literal=True)
+
+
+def _is_null(value: _Value) -> bool:
+    return value.type == "null" and value.is_literal
+
+
+def _truth(value: _Value) -> object:
+    """True, False or None (NULL) for a constant condition; _UNKNOWN otherwise."""
+    if _is_null(value):
+        return None
+    if value.is_literal and value.type == "boolean":
+        return bool(value.literal)
+    return _UNKNOWN
 
 
 def _error(message: str) -> str:
