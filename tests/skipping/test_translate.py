@@ -277,3 +277,15 @@ def test_refusals_name_the_construct() -> None:
 def test_columns_resolve_case_insensitively_and_are_listed() -> None:
     translation = translate("I > J AND s IS NULL", TYPES)
     assert translation.columns == {"i", "j", "s"}
+
+
+def test_integral_comparisons_spark_decides_before_reading_are_not_evaluated() -> None:
+    # UnwrapCastInBinaryComparison: no bigint equals 1.5, so Spark never casts m (whose
+    # 99.99 would fit, but a wider value would not); under NOT the cast is evaluated.
+    wide = pa.table({"m": pa.array([decimal.Decimal("1e30"), None], pa.decimal128(38, 2))})
+    types = {"m": "decimal(38,2)"}
+    translation = translate("CAST(m AS BIGINT) = 1.5", types)
+    assert translated_mask(translation, wide).to_pylist() == [False, False]
+    with pytest.raises(FilterEvaluationError, match="INT64"):
+        translated_mask(translate("NOT (CAST(m AS BIGINT) = 1.5)", types), wide)
+    assert mask("i > 1e10 OR i = 5") == [False, True, False, None]

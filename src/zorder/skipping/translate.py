@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -141,6 +142,9 @@ class _Value:
     literal: Any = None  # the Python value, when the node is a literal (not NULL)
     is_literal: bool = False
     raises: bool = False  # some row may make it raise (it then needs lazy operators)
+    # Spark's optimizer makes it FALSE, unevaluated, where it is the filter or an operand of
+    # the filter's ANDs and ORs (its NULL is replaced by FALSE there).
+    false_in_predicate: bool = False
 
 
 def translate(
@@ -642,7 +646,7 @@ class _Translator:
                 return f"{cast}(trunc({sql}) AS {duck})"  # Spark truncates; DuckDB rounds
             if source == "string":
                 wellformed = f"regexp_full_match({sql}, '[ ]*[+-]?[0-9]+[ ]*')"
-                bad = "NULL" if safe else _error(f"cannot cast a string to {target}: malformed")
+                bad = "NULL" if safe else _cast_error(sql, target)
                 return (
                     f"CASE WHEN {sql} IS NULL THEN NULL WHEN {wellformed} "
                     f"THEN {cast}(trim({sql}) AS {duck}) ELSE {bad} END"
@@ -716,7 +720,7 @@ class _Translator:
         if isinstance(node, exp.And | exp.Or):
             return self._junction(node, predicate)
         value = self.boolean(node)
-        if predicate and _truth(value) is None:
+        if predicate and (_truth(value) is None or value.false_in_predicate):
             return _FALSE
         return value
 
@@ -792,6 +796,9 @@ class _Translator:
     def _compare(self, op: str, left: _Value, right: _Value, shown: str) -> _Value:
         if "DISTINCT" not in op and (_is_null(left) or _is_null(right)):
             return _NULL  # NullPropagation: the other side is never evaluated
+        unwrapped = _unwrapped(op, left, right)
+        if unwrapped is not None:
+            return unwrapped
         if left.type in (_DAYS, _MONTHS, _MICROS) or right.type in (_DAYS, _MONTHS, _MICROS):
             if left.type != right.type:
                 raise _RefusedError(f"{shown}: an interval compared with a {right.type}")
@@ -1282,6 +1289,51 @@ class _Translator:
         )
 
 
+_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "<>": "<>"}
+
+
+def _unwrapped(op: str, left: _Value, right: _Value) -> _Value | None:
+    """Spark's UnwrapCastInBinaryComparison, where it decides the comparison before a row:
+    an integral expression against a literal its type cannot hold (``CAST(m AS BIGINT) =
+    1.5``, ``i > 1e10``) is FALSE (or TRUE) wherever the expression is not NULL, and FALSE
+    unevaluated in predicate position; None where the rule does not decide it."""
+    for target, literal, flipped in ((left, right, False), (right, left, True)):
+        if target.is_literal or not literal.is_literal or target.type not in INTEGER_TYPES:
+            continue
+        if not _is_numeric(literal.type) or op not in _FLIPPED:
+            continue
+        value = literal.literal
+        if isinstance(value, float) and math.isnan(value):
+            return None
+        low, high = -(1 << (_BITS[target.type] - 1)), (1 << (_BITS[target.type] - 1)) - 1
+        above = value > high
+        below = value < low
+        if isinstance(value, float):
+            fractional = not (above or below) and not value.is_integer()
+        else:
+            number = decimal.Decimal(value)
+            fractional = number != number.to_integral_value()
+        direction = _FLIPPED[op] if flipped else op
+        if above or below:
+            truth = {
+                "=": False,
+                "<>": True,
+                "<": above,
+                "<=": above,
+                ">": below,
+                ">=": below,
+            }[direction]
+        elif fractional and direction in ("=", "<>"):
+            truth = direction == "<>"
+        else:
+            return None
+        word = "TRUE" if truth else "FALSE"
+        sql = f"(CASE WHEN ({target.sql}) IS NULL THEN NULL ELSE {word} END)"
+        return _Value(sql, "boolean", raises=target.raises, false_in_predicate=not truth)
+    return None
+
+
+_BITS = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}
 _UNKNOWN = object()
 _TRUE = _Value("TRUE", "boolean", True, is_literal=True)
 _FALSE = _Value("FALSE", "boolean", False, is_literal=True)
@@ -1299,6 +1351,15 @@ def _truth(value: _Value) -> object:
     if value.is_literal and value.type == "boolean":
         return bool(value.literal)
     return _UNKNOWN
+
+
+def _cast_error(sql: str, target: str) -> str:
+    """An error naming the value, as Spark's CAST_INVALID_INPUT does."""
+    quote = "''"
+    return (
+        f"error('[CAST_INVALID_INPUT] The value {quote}' || ({sql}) || '{quote} of the type "
+        f"STRING cannot be cast to {target.upper()} because it is malformed')"
+    )
 
 
 def _error(message: str) -> str:
