@@ -41,7 +41,7 @@ from zorder.errors import FilterEvaluationError, UnsupportedFilterError, ZorderE
 
 pytestmark = pytest.mark.spark
 
-EXAMPLES = int(os.environ.get("ZORDER_FUZZ_EXAMPLES", "40"))
+EXAMPLES = int(os.environ.get("ZORDER_FUZZ_EXAMPLES", "25"))
 ZONES = ["UTC", "America/New_York"]
 
 SCHEMA = StructType(
