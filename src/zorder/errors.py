@@ -17,6 +17,7 @@ __all__ = [
     "BrokenTableError",
     "ColumnNotFoundError",
     "ConcurrentCommitError",
+    "FilterEvaluationError",
     "FilterParseError",
     "ForbiddenFilterError",
     "InvalidArgumentError",
@@ -87,6 +88,11 @@ class ForbiddenFilterError(UnsupportedFilterError):
         super().__init__(message)
         self.text = text
         self.construct = construct
+
+
+class FilterEvaluationError(ZorderError, ArithmeticError):
+    """A row makes the filter raise, as it makes an ANSI Spark session raise: an overflow,
+    a division by zero, a string that does not cast (:func:`zorder.to_arrow`)."""
 
 
 class SchemaMismatchError(ZorderError, ValueError):

@@ -2,23 +2,28 @@
 
 The same planning as :func:`zorder.read` (the snapshot through ``deltalake``,
 partitions and files pruned by the statistics), then only the surviving
-files read with pyarrow and their rows filtered by
-:mod:`zorder.skipping.rows`, which gives Spark's answer exactly or refuses the
-filter before anything is read. For interactive lookups, notebooks and
-services; Spark pipelines and joins keep using :func:`zorder.read`.
+files read with pyarrow and their rows filtered with Spark's meaning: by
+:mod:`zorder.skipping.rows` where the filter compares columns with literals
+(exact, tested leaf by leaf), else by the filter translated to DuckDB SQL
+(:mod:`zorder.skipping.translate`). What neither answers exactly is refused
+before anything is read. For interactive lookups, notebooks and services;
+Spark pipelines and joins keep using :func:`zorder.read`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from zorder.api.scanning import Scan, scan
-from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError
-from zorder.skipping.predicates import Predicate
+from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError, UnsupportedFilterError
+from zorder.skipping.constants import FoldContext
+from zorder.skipping.predicates import Predicate, session_zone
 from zorder.skipping.rows import (
     exact_predicate,
     prefilter_sql,
@@ -27,8 +32,9 @@ from zorder.skipping.rows import (
     unsupported,
 )
 from zorder.skipping.sql import negated_null_comparison, parse_unfolded
+from zorder.skipping.translate import Translation, translate
 from zorder.table import AsOf, DataFile, TableSnapshot
-from zorder.table.arrow_scan import read_file, read_where
+from zorder.table.arrow_scan import check_constants, read_file, read_where, translated_mask
 
 __all__ = ["read_scan", "to_arrow"]
 
@@ -51,12 +57,19 @@ def to_arrow(
     """The table's rows matching ``where`` (Spark SQL text), read in-process.
 
     The rows are exactly those ``zorder.read(spark, path, where)`` returns
-    in a session whose ``spark.sql.session.timeZone`` is ``time_zone``
-    (default: the active session's, else UTC), in which timestamps written
-    without a zone are read. A filter holding something this path cannot
-    evaluate with Spark's meaning (functions, arithmetic, casts that change
-    values, ...) raises :class:`~zorder.errors.UnsupportedFilterError`
-    naming it, before any file is read. ``columns`` picks and orders the
+    in an ANSI session (Spark 4.1's default) whose ``spark.sql.session.timeZone``
+    is ``time_zone`` (default: the active session's, else UTC), in which
+    timestamps written without a zone are read. Besides columns against
+    literals, the filter may compare columns with columns and hold arithmetic,
+    casts, CASE/IF/COALESCE/NULLIF, string and date functions and
+    LIKE/ILIKE/RLIKE (the list: :mod:`zorder.skipping.translate`). Where a
+    row makes an ANSI session raise (an overflow, a division by zero, a
+    string that does not cast), this raises
+    :class:`~zorder.errors.FilterEvaluationError`. What has no exact
+    in-process translation (non-deterministic functions, subqueries, decimal
+    division, Java regular expressions beyond the common subset, ...) raises
+    :class:`~zorder.errors.UnsupportedFilterError` naming it, before any
+    file is read. ``columns`` picks and orders the
     columns (default: all, in the table's order); ``limit`` stops after
     that many rows (in file order); ``version`` and ``timestamp`` read an
     older version (see :func:`zorder.scan`).
@@ -81,17 +94,63 @@ def read_scan(planned: Scan, limit: int | None) -> pa.Table:
     _check_limit(limit)
     snapshot = planned.snapshot
     types = snapshot.column_types
-    text = planned.where if isinstance(planned.where, str) else "TRUE"
-    folded = negated_null_comparison(text)
-    if folded is not None:
-        raise unsupported(f"{folded} under NOT (a comparison with NULL is NULL; use IS NULL)")
-    predicate = exact_predicate(parse_unfolded(text), types, time_zone=planned.time_zone)
+    # The filter as planned: its clock already pinned to the plan's instant.
+    text = planned.row_filter if isinstance(planned.row_filter, str) else "TRUE"
+    row_filter = _row_filter(text, types, planned.time_zone)
     wanted = list(types) if planned.columns is None else list(planned.columns)
     files = planned.files if limit != 0 else ()
-    table = _prefiltered(snapshot, files, predicate, wanted)
+    table = None
+    if isinstance(row_filter, _Exact):
+        table = _prefiltered(snapshot, files, row_filter.predicate, wanted)
     if table is None:
-        table = _file_by_file(snapshot, files, predicate, wanted, limit)
+        table = _file_by_file(snapshot, files, row_filter, wanted, limit)
     return table if limit is None else table.slice(0, limit)
+
+
+@dataclass(frozen=True)
+class _Exact:
+    """The filter bound for :mod:`zorder.skipping.rows` (a column against literals)."""
+
+    predicate: Predicate
+    types: Mapping[str, str]
+
+    @property
+    def columns(self) -> set[str]:
+        return referenced(self.predicate)
+
+    def mask(self, rows: pa.Table) -> Any:
+        return row_mask(self.predicate, rows, self.types)
+
+
+@dataclass(frozen=True)
+class _Translated:
+    """The filter as DuckDB SQL with Spark's meaning (:mod:`zorder.skipping.translate`)."""
+
+    translation: Translation
+
+    @property
+    def columns(self) -> set[str]:
+        return set(self.translation.columns)
+
+    def mask(self, rows: pa.Table) -> Any:
+        return translated_mask(self.translation, rows)
+
+
+def _row_filter(text: str, types: Mapping[str, str], time_zone: str) -> _Exact | _Translated:
+    """The exact evaluator where it answers the filter (tested leaf by leaf), else the
+    translation to DuckDB; UnsupportedFilterError naming what neither answers."""
+    # No instant: the scan pinned the clock in the text (zorder.skipping.clock).
+    context = FoldContext(zone=session_zone(time_zone), zone_name=time_zone)
+    try:
+        folded = negated_null_comparison(text)
+        if folded is not None:
+            raise unsupported(f"{folded} under NOT (a comparison with NULL is NULL)")
+        parsed = parse_unfolded(text, context=context)
+        return _Exact(exact_predicate(parsed, types, time_zone=time_zone), types)
+    except UnsupportedFilterError:
+        translation = translate(text, types, time_zone=time_zone, context=context)
+        check_constants(translation)
+        return _Translated(translation)
 
 
 def _check_where(where: object) -> None:
@@ -126,24 +185,23 @@ def _prefiltered(
 def _file_by_file(
     snapshot: TableSnapshot,
     files: Sequence[DataFile],
-    predicate: Predicate,
+    row_filter: _Exact | _Translated,
     wanted: list[str],
     limit: int | None,
 ) -> pa.Table:
     """The matching rows of ``files``, read with pyarrow, until ``limit`` rows are found."""
-    types = snapshot.column_types
-    probed = sorted(referenced(predicate))
+    probed = sorted(row_filter.columns)
     rest = [c for c in wanted if c not in probed]
     schema = pa.schema([snapshot.arrow_schema.field(c) for c in wanted])
 
     def matching(data_file: DataFile) -> pa.Table:
         if not probed:  # a filter without columns: TRUE or FALSE for every row
             rows = read_file(snapshot, data_file, wanted)
-            return rows.filter(row_mask(predicate, rows, types))
+            return rows.filter(pc.fill_null(row_filter.mask(rows), False))
         # The filter's columns first: most files a lookup keeps hold no match, and
         # then the other columns (often long strings) are never decoded.
         probe = read_file(snapshot, data_file, probed)
-        keep = pc.fill_null(row_mask(predicate, probe, types), False)
+        keep = pc.fill_null(row_filter.mask(probe), False)
         if not pc.any(keep).as_py():
             return schema.empty_table()
         others = read_file(snapshot, data_file, rest)

@@ -8,8 +8,10 @@ column-mapped table's physical columns are relabelled.
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import logging
+import threading
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -17,10 +19,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from zorder.errors import (
-    BrokenTableError,
-)
+from zorder.errors import BrokenTableError, FilterEvaluationError
+from zorder.skipping.predicates import session_zone
 from zorder.skipping.rows import quoted_name
+from zorder.skipping.translate import Translation
 from zorder.table.snapshot import DataFile, TableSnapshot, by_partition, has_scheme, open_storage
 
 _log = logging.getLogger(__name__)
@@ -28,7 +30,7 @@ _log = logging.getLogger(__name__)
 if TYPE_CHECKING:
     import duckdb
 
-__all__ = ["in_table_types", "read_file", "read_where"]
+__all__ = ["check_constants", "in_table_types", "read_file", "read_where", "translated_mask"]
 
 _DUCKDB_GLOB = "*?["
 
@@ -194,3 +196,123 @@ def _duckdb() -> duckdb.DuckDBPyConnection:
     import duckdb
 
     return duckdb.connect()
+
+
+# ---------------------------------------------------------------------------------------
+# Filters translated to DuckDB SQL (zorder.skipping.translate), evaluated over Arrow rows
+
+
+def translated_mask(translation: Translation, table: pa.Table) -> pa.ChunkedArray:
+    """Each row's value of ``translation`` over ``table`` (its columns by name): TRUE,
+    FALSE or NULL. Raises :class:`~zorder.errors.FilterEvaluationError` where Spark
+    raises for a row."""
+    import duckdb
+
+    check_constants(translation)
+    connection = _connection().cursor()
+    try:
+        connection.execute("SET TimeZone = 'UTC'")
+        # The optimizer rewrites x + c > 0 as x > -c, which no longer overflows where Spark
+        # raises: the expression is evaluated as written.
+        connection.execute("PRAGMA disable_optimizer")
+        rows = table.select(sorted(translation.columns))
+        if not translation.columns:  # a filter of constants: still one answer per row
+            rows = pa.table({"zorder_row": pa.nulls(table.num_rows, pa.bool_())})
+        connection.register("zorder_rows", rows)
+        query = f"SELECT ({translation.sql}) AS keep FROM zorder_rows"
+        try:
+            result = connection.execute(query).to_arrow_table()
+        except (
+            duckdb.OutOfRangeException,
+            duckdb.ConversionException,
+            duckdb.InvalidInputException,
+        ) as error:
+            message = str(error).split("\n")[0]
+            raise FilterEvaluationError(
+                f"filter {translation.text!r} raises on a row, as an ANSI Spark session "
+                f"raises: {message}"
+            ) from None
+    finally:
+        connection.close()
+    keep = result.column("keep")
+    if keep.num_chunks == 0 or keep.length() != table.num_rows:
+        return pa.chunked_array([pa.repeat(pa.scalar(None, pa.bool_()), table.num_rows)])
+    return keep.cast(pa.bool_())
+
+
+# ---------------------------------------------------------------------------------------
+# DuckDB, with the functions whose meaning is Java's
+
+
+def _java_upper(values: pa.Array) -> pa.Array:
+    return pa.array([None if v is None else v.upper() for v in values.to_pylist()], pa.string())
+
+
+def _java_lower(values: pa.Array) -> pa.Array:
+    return pa.array([None if v is None else v.lower() for v in values.to_pylist()], pa.string())
+
+
+def _local_to_instant(values: pa.Array, zones: pa.Array) -> pa.Array:
+    """Zone-less timestamps read in a zone as Java's ``atZone`` reads them (a gap shifted
+    forward, the earlier offset in an overlap), as UTC instants."""
+    names = zones.to_pylist()
+    out: list[dt.datetime | None] = []
+    for local, name in zip(values.to_pylist(), names, strict=True):
+        if local is None:
+            out.append(None)
+            continue
+        zoned = local.replace(tzinfo=session_zone(name), fold=0)
+        out.append(zoned.astimezone(dt.UTC))
+    return pa.array(out, pa.timestamp("us", tz="UTC"))
+
+
+_REGISTERING = threading.Lock()
+
+
+def _connection() -> duckdb.DuckDBPyConnection:
+    """:func:`_registered`, once: files are filtered on several threads at a time."""
+    with _REGISTERING:
+        return _registered()
+
+
+@functools.cache
+def _registered() -> duckdb.DuckDBPyConnection:
+    """The process's DuckDB database (:func:`_duckdb`) with the functions whose meaning is
+    Java's registered once; each evaluation takes a cursor of its own."""
+    from duckdb import sqltypes
+
+    connection = _duckdb()
+    for name, function in (("zorder_upper", _java_upper), ("zorder_lower", _java_lower)):
+        connection.create_function(  # type: ignore[call-overload]
+            name, function, [sqltypes.VARCHAR], sqltypes.VARCHAR, type="arrow"
+        )
+    connection.create_function(  # type: ignore[call-overload]
+        "zorder_instant",
+        _local_to_instant,
+        [sqltypes.TIMESTAMP, sqltypes.VARCHAR],
+        sqltypes.TIMESTAMP_TZ,
+        type="arrow",
+    )
+    return connection
+
+
+def check_constants(translation: Translation) -> None:
+    """FilterEvaluationError where a constant of ``translation`` raises (a malformed cast)."""
+    import duckdb
+
+    connection = _connection().cursor()
+    try:
+        connection.execute("SET TimeZone = 'UTC'")
+        for sql in translation.constants:
+            connection.execute(f"SELECT {sql}").fetchall()
+    except (
+        duckdb.OutOfRangeException,
+        duckdb.ConversionException,
+        duckdb.InvalidInputException,
+    ) as error:
+        message = str(error).split("\n")[0]
+        raise FilterEvaluationError(
+            f"a constant of the filter raises, as in Spark: {message}"
+        ) from None
+    finally:
+        connection.close()
