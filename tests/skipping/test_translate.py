@@ -11,7 +11,12 @@ import math
 import pyarrow as pa
 import pytest
 
-from zorder.errors import ColumnNotFoundError, FilterEvaluationError, UnsupportedFilterError
+from zorder.errors import (
+    ColumnNotFoundError,
+    FilterEvaluationError,
+    ForbiddenFilterError,
+    UnsupportedFilterError,
+)
 from zorder.skipping.translate import translate
 from zorder.table.arrow_scan import translated_mask
 
@@ -257,11 +262,18 @@ def test_constant_conditions_decide_before_any_row_as_spark_s_optimizer() -> Non
 
 
 def test_refusals_name_the_construct() -> None:
-    cases = {
+    # Not predicates over the columns: refused on every path, Spark's included (guard.py).
+    forbidden = {
         "rand() > 0.5": "non-deterministic function rand",
         "uuid() = s": "non-deterministic function uuid",
         "i IN (SELECT 1)": "subquery",
         "EXISTS (SELECT 1)": "subquery",
+    }
+    for where, named in forbidden.items():
+        with pytest.raises(ForbiddenFilterError) as refused:
+            translate(where, TYPES, time_zone="America/New_York")
+        assert named in str(refused.value), (where, str(refused.value))
+    cases = {
         "t + interval '1' day > t": "outside UTC",
         "CAST(x AS STRING) = '1.0'": "CAST of a double AS string",
         "sha2(s, 256) = ''": "SHA2",

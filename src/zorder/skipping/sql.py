@@ -452,7 +452,10 @@ def sql_literal(value: Any) -> str:
         if value != value or value in (float("inf"), float("-inf")):
             word = "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
             return f"CAST('{word}' AS DOUBLE)"
-        return f"{value!r}D"
+        # In exponent form Spark reads the text as a DOUBLE itself; `1.5D` parses as a cast
+        # of a decimal, which Spark may round another way (coercion._double_of_decimal).
+        shown = repr(value)
+        return shown if "e" in shown else f"{shown}e0"
     if isinstance(value, decimal.Decimal):
         return f"{value}BD"
     if isinstance(value, dt.datetime):
