@@ -244,17 +244,36 @@ def translated_mask(translation: Translation, table: pa.Table) -> pa.ChunkedArra
 # DuckDB, with the functions whose meaning is Java's
 
 
+def _case_mapped(values: pa.Array, ascii_mapping: Any, full_mapping: Any) -> pa.Array:
+    """Java's full case mapping (Python's: 'ß' upper is 'SS'), once per distinct value;
+    ASCII text (Arrow's mapping is the same there) stays vectorized."""
+    if pc.all(pc.fill_null(pc.string_is_ascii(values), True)).as_py() is not False:
+        return ascii_mapping(values)
+    encoded = values.dictionary_encode()
+    mapped = pa.array([full_mapping(v) for v in encoded.dictionary.to_pylist()], pa.string())
+    return mapped.take(encoded.indices)
+
+
 def _java_upper(values: pa.Array) -> pa.Array:
-    return pa.array([None if v is None else v.upper() for v in values.to_pylist()], pa.string())
+    return _case_mapped(values, pc.utf8_upper, str.upper)
 
 
 def _java_lower(values: pa.Array) -> pa.Array:
-    return pa.array([None if v is None else v.lower() for v in values.to_pylist()], pa.string())
+    return _case_mapped(values, pc.utf8_lower, str.lower)
 
 
 def _local_to_instant(values: pa.Array, zones: pa.Array) -> pa.Array:
     """Zone-less timestamps read in a zone as Java's ``atZone`` reads them (a gap shifted
     forward, the earlier offset in an overlap), as UTC instants."""
+    distinct = pc.unique(zones.drop_null()).to_pylist()
+    if len(distinct) == 1:
+        try:  # one zone and no local time in a gap: Arrow's assume_timezone is Java's
+            zoned = pc.assume_timezone(
+                values, timezone=_arrow_zone(distinct[0]), ambiguous="earliest", nonexistent="raise"
+            )
+            return zoned.cast(pa.timestamp("us", tz="UTC"))
+        except (pa.ArrowInvalid, ValueError):
+            pass  # a gap (Java shifts by its length) or a zone Arrow does not name: per row
     names = zones.to_pylist()
     out: list[dt.datetime | None] = []
     for local, name in zip(values.to_pylist(), names, strict=True):
@@ -264,6 +283,17 @@ def _local_to_instant(values: pa.Array, zones: pa.Array) -> pa.Array:
         zoned = local.replace(tzinfo=session_zone(name), fold=0)
         out.append(zoned.astimezone(dt.UTC))
     return pa.array(out, pa.timestamp("us", tz="UTC"))
+
+
+def _arrow_zone(name: str) -> str:
+    """A session zone as Arrow names it (region names as they are; offsets as +hh:mm)."""
+    zone = session_zone(name)
+    if isinstance(zone, dt.timezone):
+        offset = zone.utcoffset(None)
+        sign = "-" if offset < dt.timedelta(0) else "+"
+        minutes = abs(int(offset.total_seconds())) // 60
+        return f"{sign}{minutes // 60:02d}:{minutes % 60:02d}"
+    return str(zone)
 
 
 _REGISTERING = threading.Lock()
