@@ -249,6 +249,8 @@ def _case_mapped(values: pa.Array, ascii_mapping: Any, full_mapping: Any) -> pa.
     ASCII text (Arrow's mapping is the same there) stays vectorized."""
     if pc.all(pc.fill_null(pc.string_is_ascii(values), True)).as_py() is not False:
         return ascii_mapping(values)
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
     encoded = values.dictionary_encode()
     mapped = pa.array([full_mapping(v) for v in encoded.dictionary.to_pylist()], pa.string())
     return mapped.take(encoded.indices)
