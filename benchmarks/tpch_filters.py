@@ -430,8 +430,8 @@ def markdown(payload: dict[str, Any]) -> str:
         f"Parquet file in each of the {len(results)} draws, and the files each plan keeps hold "
         f"all of them: reading only those files found DuckDB's count in all {len(readers)} "
         f"plans ({readers.count('to_arrow')} read by `Scan.to_arrow`, "
-        f"{readers.count('spark')} by `Scan.to_spark` where to_arrow refuses the filter: "
-        "arithmetic, a column against a column). Left out: " + LEFT_OUT + ".",
+        f"{readers.count('spark')} by `Scan.to_spark` where to_arrow refuses the filter). "
+        "Left out: " + LEFT_OUT + ".",
         "",
         f"Generating took {seconds['generate']:.0f} s, planning and checking the draws "
         f"{seconds['measure']:.0f} s; {seconds['total']:.0f} s in all. "
