@@ -8,11 +8,12 @@ column-mapped table's physical columns are relabelled.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import functools
 import logging
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -206,8 +207,6 @@ def translated_mask(translation: Translation, table: pa.Table) -> pa.ChunkedArra
     """Each row's value of ``translation`` over ``table`` (its columns by name): TRUE,
     FALSE or NULL. Raises :class:`~zorder.errors.FilterEvaluationError` where Spark
     raises for a row."""
-    import duckdb
-
     check_constants(translation)
     connection = _connection().cursor()
     try:
@@ -220,18 +219,8 @@ def translated_mask(translation: Translation, table: pa.Table) -> pa.ChunkedArra
             rows = pa.table({"zorder_row": pa.nulls(table.num_rows, pa.bool_())})
         connection.register("zorder_rows", rows)
         query = f"SELECT ({translation.sql}) AS keep FROM zorder_rows"
-        try:
+        with _raising_as_spark(f"filter {translation.text!r} raises on a row"):
             result = connection.execute(query).to_arrow_table()
-        except (
-            duckdb.OutOfRangeException,
-            duckdb.ConversionException,
-            duckdb.InvalidInputException,
-        ) as error:
-            message = str(error).split("\n")[0]
-            raise FilterEvaluationError(
-                f"filter {translation.text!r} raises on a row, as an ANSI Spark session "
-                f"raises: {message}"
-            ) from None
     finally:
         connection.close()
     keep = result.column("keep")
@@ -330,21 +319,28 @@ def _registered() -> duckdb.DuckDBPyConnection:
 
 def check_constants(translation: Translation) -> None:
     """FilterEvaluationError where a constant of ``translation`` raises (a malformed cast)."""
-    import duckdb
-
     connection = _connection().cursor()
     try:
         connection.execute("SET TimeZone = 'UTC'")
-        for sql in translation.constants:
-            connection.execute(f"SELECT {sql}").fetchall()
+        with _raising_as_spark("a constant of the filter raises"):
+            for sql in translation.constants:
+                connection.execute(f"SELECT {sql}").fetchall()
+    finally:
+        connection.close()
+
+
+@contextlib.contextmanager
+def _raising_as_spark(what: str) -> Iterator[None]:
+    """DuckDB's errors of a value (an overflow, a malformed cast, the translation's own
+    error()) as :class:`~zorder.errors.FilterEvaluationError`: where ANSI Spark raises."""
+    import duckdb
+
+    try:
+        yield
     except (
         duckdb.OutOfRangeException,
         duckdb.ConversionException,
         duckdb.InvalidInputException,
     ) as error:
         message = str(error).split("\n")[0]
-        raise FilterEvaluationError(
-            f"a constant of the filter raises, as in Spark: {message}"
-        ) from None
-    finally:
-        connection.close()
+        raise FilterEvaluationError(f"{what}, as an ANSI Spark session raises: {message}") from None
