@@ -52,7 +52,7 @@ def written(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> tu
     frame = spark.createDataFrame(rows, "d date, d2 date, x int, price decimal(12,2), s string")
     path = str(Path(tmp_path_factory.mktemp("planned")) / "t")
     zorder.write(frame, path, by=["d", "x"], num_files=40)
-    return path, frame
+    return path, frame.cache()
 
 
 def _kept(path: str, where: str) -> list[str]:

@@ -86,8 +86,9 @@ def constant(node: exp.Expression, context: FoldContext | None = None) -> TypedL
     value = result.value
     if isinstance(value, decimal.Decimal) and value == 0:
         value = abs(value)  # Java's BigDecimal has no negative zero
-    if isinstance(value, dt.datetime) and (value.date() in _EDGE_DAYS):
-        # Its instant may lie past Python's years, where Spark's still reach.
+    if isinstance(value, dt.datetime) and value.tzinfo is not None and value.date() in _EDGE_DAYS:
+        # Its instant may lie past Python's years, where Spark's still reach (a TIMESTAMP_NTZ
+        # names no instant).
         raise NotConstantError(f"the timestamp {value} at the edge of the years 1 to 9999")
     if result.type in INTEGER_TYPES and not result.literal:
         # Spark's analyzer types an integer expression, unlike a literal, by its type alone.
