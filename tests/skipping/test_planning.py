@@ -100,3 +100,15 @@ def test_interval_spellings_spark_reads_still_parse() -> None:
         "d > date '2024-01-01' - interval '1 day' AND x = 1",
     ]:
         parse_predicate(text)
+
+
+def test_negative_edge_literals_read_as_spark_reads_them() -> None:
+    # Spark's grammar takes the minus with the digits: -128Y is a TINYINT, while
+    # -CAST(128 AS TINYINT) overflows; sqlglot parses both alike, the text tells them apart.
+    types = {"b": "tinyint"}
+    rows = pa.table({"b": pa.array([-128, 5, None], pa.int8())})
+    exact = exact_predicate(parse_unfolded("b = -128Y"), types)
+    assert row_mask(exact, rows, types).to_pylist() == [True, False, None]
+    assert "CAST" in str(parse_predicate("b = -CAST(128 AS TINYINT)"))  # left to Spark
+    with pytest.raises(FilterParseError, match="both as a typed literal and as a negated CAST"):
+        parse_predicate("b = -128Y OR b = -CAST(128 AS TINYINT)")

@@ -144,8 +144,9 @@ def _parse(text: str) -> exp.Expression:
             "are fine at any length",
             text=text,
         )
-    check_filter(tree, text)
-    _check_interval_units(text)  # subqueries, UDFs, reflection...: refused before any engine
+    check_filter(tree, text)  # subqueries, UDFs, reflection...: refused before any engine
+    _check_interval_units(text)
+    tree = _negative_edge_literals(tree, text)
     for identifier in tree.find_all(exp.Identifier):
         name = str(identifier.this)
         if not identifier.quoted and not _PLAIN_IDENTIFIER.fullmatch(name):
@@ -217,6 +218,62 @@ def _check_interval_units(text: str) -> None:
                     text=text,
                 )
             at += 2
+
+
+_SUFFIX_TYPES = {
+    TokenType.TINYINT: "tinyint",
+    TokenType.SMALLINT: "smallint",
+    TokenType.BIGINT: "bigint",
+}
+_EDGES = {"tinyint": 2**7, "smallint": 2**15, "bigint": 2**63}
+
+
+def _negative_edge_literals(tree: exp.Expression, text: str) -> exp.Expression:
+    """``tree`` with ``-128Y``, ``-32768S`` and ``-9223372036854775808L`` read as Spark reads
+    them: one literal (its grammar takes the minus sign with the digits).
+
+    sqlglot parses ``-128Y`` as ``-CAST(128 AS TINYINT)``, whose cast overflows; only the
+    text tells the two apart. Where it holds both spellings of one edge, they cannot be
+    told apart in the tree, and the filter is refused.
+    """
+    tokens = Spark().tokenize(text)
+    suffixed: dict[tuple[str, int], int] = {}
+    for index in range(len(tokens) - 3):
+        dash, number, marker, kind = tokens[index : index + 4]
+        if (
+            dash.token_type == TokenType.DASH
+            and number.token_type == TokenType.NUMBER
+            and marker.token_type == TokenType.DCOLON
+            and kind.token_type in _SUFFIX_TYPES
+            and number.text.isdigit()
+        ):
+            key = (_SUFFIX_TYPES[kind.token_type], int(number.text))
+            suffixed[key] = suffixed.get(key, 0) + 1
+    if not suffixed:
+        return tree
+    edges: dict[tuple[str, int], list[exp.Neg]] = {}
+    for node in tree.find_all(exp.Neg):
+        inner = node.this
+        if not (isinstance(inner, exp.Cast) and isinstance(inner.this, exp.Literal)):
+            continue
+        kind_of, digits = spark_type_name(inner.to), str(inner.this.this)
+        if kind_of in _EDGES and not inner.this.is_string and digits == str(_EDGES[kind_of]):
+            edges.setdefault((kind_of, _EDGES[kind_of]), []).append(node)
+    for key, nodes in edges.items():
+        if suffixed.get(key, 0) != len(nodes):
+            raise FilterParseError(
+                f"cannot plan filter {_shown(text)}: it holds -{key[1]} both as a typed "
+                f"literal and as a negated CAST of {key[1]}, which read alike here; write "
+                f"CAST(-{key[1]} AS {key[0].upper()}) for the literal",
+                text=text,
+            )
+        for node in nodes:
+            edge = exp.Cast(this=exp.Literal.number(f"-{key[1]}"), to=node.this.to.copy())
+            if node is tree:
+                tree = edge
+            else:
+                node.replace(edge)
+    return tree
 
 
 def _shown(text: str) -> str:
