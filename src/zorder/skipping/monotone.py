@@ -87,13 +87,13 @@ from zorder.skipping.nodes import (
 )
 from zorder.skipping.predicates import SESSION_ZONE, flip
 
-__all__ = ["Constant", "monotone_comparison", "monotone_conjuncts"]
+__all__ = ["COMPARISONS", "Constant", "monotone_comparison", "monotone_conjuncts"]
 
 Constant = Callable[[exp.Expression], TypedLiteral | None]
 """The literal a constant subexpression stands for (None for NULL); raises
 :class:`~zorder.skipping.constants.NotConstantError` for anything else."""
 
-_COMPARISONS: dict[type[exp.Expression], CompareOp] = {
+COMPARISONS: dict[type[exp.Expression], CompareOp] = {
     exp.EQ: "=",
     exp.NullSafeEQ: "<=>",
     exp.NEQ: "!=",
@@ -568,7 +568,7 @@ def _prefix_steps(op: CompareOp, column: str, text: str, k: int) -> Predicate:
 
 def _comparison_parts(term: exp.Expression) -> tuple[CompareOp, exp.Expression, exp.Expression]:
     term = _unparen(term)
-    op = _COMPARISONS.get(type(term))
+    op = COMPARISONS.get(type(term))
     if op is None:
         raise _NotHandledError
     assert isinstance(term, exp.Binary)

@@ -14,13 +14,13 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ParseError
-from sqlglot.tokenizer_core import TokenType
+from sqlglot.tokenizer_core import Token, TokenType
 
 from zorder.errors import FilterParseError, InvalidArgumentError, InvalidArgumentTypeError
 from zorder.skipping.coercion import number_literal
 from zorder.skipping.constants import FoldContext, NotConstantError, constant, spark_type_name
 from zorder.skipping.guard import check_filter
-from zorder.skipping.monotone import monotone_comparison, monotone_conjuncts
+from zorder.skipping.monotone import COMPARISONS, monotone_comparison, monotone_conjuncts
 from zorder.skipping.predicates import (
     AlwaysFalse,
     AlwaysTrue,
@@ -49,16 +49,6 @@ __all__ = [
     "referenced_columns",
     "sql_literal",
 ]
-
-_COMPARISONS: dict[type[exp.Expression], CompareOp] = {
-    exp.EQ: "=",
-    exp.NullSafeEQ: "<=>",
-    exp.NEQ: "!=",
-    exp.LT: "<",
-    exp.LTE: "<=",
-    exp.GT: ">",
-    exp.GTE: ">=",
-}
 
 
 def parse_predicate(text: str, *, context: FoldContext | None = None) -> Predicate:
@@ -100,7 +90,7 @@ def negated_null_comparison(text: str) -> str | None:
     """
     for node in _parse(text).walk():
         operands: list[exp.Expression] = []
-        if type(node) in _COMPARISONS and not isinstance(node, exp.NullSafeEQ):
+        if type(node) in COMPARISONS and not isinstance(node, exp.NullSafeEQ):
             operands = [node.this, node.expression]
         elif isinstance(node, exp.Between):
             operands = [node.args["low"], node.args["high"]]
@@ -145,8 +135,9 @@ def _parse(text: str) -> exp.Expression:
             text=text,
         )
     check_filter(tree, text)  # subqueries, UDFs, reflection...: refused before any engine
-    _check_interval_units(text)
-    tree = _negative_edge_literals(tree, text)
+    tokens = Spark().tokenize(text)  # what the tree no longer tells: units and suffixes
+    _check_interval_units(tokens, text)
+    tree = _negative_edge_literals(tree, tokens, text)
     for identifier in tree.find_all(exp.Identifier):
         name = str(identifier.this)
         if not identifier.quoted and not _PLAIN_IDENTIFIER.fullmatch(name):
@@ -197,8 +188,7 @@ _INTERVAL_UNITS = frozenset(
 )
 
 
-def _check_interval_units(text: str) -> None:
-    tokens = Spark().tokenize(text)
+def _check_interval_units(tokens: list[Token], text: str) -> None:
     for index, token in enumerate(tokens):
         if token.token_type != TokenType.INTERVAL:
             continue
@@ -228,7 +218,7 @@ _SUFFIX_TYPES = {
 _EDGES = {"tinyint": 2**7, "smallint": 2**15, "bigint": 2**63}
 
 
-def _negative_edge_literals(tree: exp.Expression, text: str) -> exp.Expression:
+def _negative_edge_literals(tree: exp.Expression, tokens: list[Token], text: str) -> exp.Expression:
     """``tree`` with ``-128Y``, ``-32768S`` and ``-9223372036854775808L`` read as Spark reads
     them: one literal (its grammar takes the minus sign with the digits).
 
@@ -236,7 +226,6 @@ def _negative_edge_literals(tree: exp.Expression, text: str) -> exp.Expression:
     text tells the two apart. Where it holds both spellings of one edge, they cannot be
     told apart in the tree, and the filter is refused.
     """
-    tokens = Spark().tokenize(text)
     suffixed: dict[tuple[str, int], int] = {}
     for index in range(len(tokens) - 3):
         dash, number, marker, kind = tokens[index : index + 4]
@@ -450,7 +439,7 @@ class _Converter:
             return negation(self.convert(node.this))
         if isinstance(node, exp.Boolean):
             return AlwaysTrue() if node.this else AlwaysFalse()
-        op = _COMPARISONS.get(type(node))
+        op = COMPARISONS.get(type(node))
         if op is not None:
             return self.comparison(op, node.this, node.expression)
         if isinstance(node, exp.NullSafeNEQ):  # x IS DISTINCT FROM v
