@@ -214,11 +214,18 @@ class _Node:
     children: list[_Node] | None = None
 
 
-def _split(sample: npt.NDArray[np.uint64], cells: int, columns: list[int], leftover: bool) -> _Node:
+def _split(
+    sample: npt.NDArray[np.uint64],
+    cells: int,
+    columns: list[int],
+    leftover: bool,
+    weights: npt.NDArray[np.float64],
+) -> _Node:
     """The subtree giving ``cells`` cells to the ``sample`` rows in a node.
 
     ``columns`` are the columns this round of the curve has yet to cut, in
-    order, each into about cells^(1/len(columns)) slabs. Cells a round could
+    order, each into about cells^(w/W) slabs, w its weight and W the weight
+    of the columns left (equal weights: cells^(1/len(columns))). Cells a round could
     not place (a column constant here, or shares rounded) go to a leftover
     round, in which the first column that can be cut takes them all; a
     leftover round that cuts nothing ends in one cell, as no box can be smaller.
@@ -230,10 +237,12 @@ def _split(sample: npt.NDArray[np.uint64], cells: int, columns: list[int], lefto
         if not columns:
             if leftover:
                 return _Node()
-            columns, leftover = list(range(d)), True
+            columns, leftover = [c for c in range(d) if weights[c] > 0] or list(range(d)), True
             continue
         column, rest = columns[0], columns[1:]
-        parts = cells if leftover or not rest else max(1, round(cells ** (1 / len(columns))))
+        left = float(weights[columns].sum())
+        share = 1.0 if left <= 0 else float(weights[column]) / left
+        parts = cells if leftover or not rest else max(1, round(cells**share))
         if parts > 1:
             values = np.sort(sample[:, column])
             cuts = _slab_cuts(values, cells, parts)
@@ -242,15 +251,18 @@ def _split(sample: npt.NDArray[np.uint64], cells: int, columns: list[int], lefto
                 masses = np.bincount(slab, minlength=len(cuts) + 1).astype(np.float64)
                 shares = apportion(masses, cells)
                 children = [
-                    _split(sample[slab == i], share, rest, leftover=False)
-                    for i, share in enumerate(shares)
+                    _split(sample[slab == i], part, rest, False, weights)
+                    for i, part in enumerate(shares)
                 ]
                 return _Node(column, cuts, children)
         columns = rest  # nothing cut on this column here: the next ones get its cells
 
 
 def _set_aside(
-    sample: npt.NDArray[np.uint64], cells: int, aside: Sequence[tuple[int, int]]
+    sample: npt.NDArray[np.uint64],
+    cells: int,
+    aside: Sequence[tuple[int, int]],
+    weights: npt.NDArray[np.float64],
 ) -> _Node:
     """Rows holding a column's set-aside id (its top id) in cells of their own, then the rest.
 
@@ -259,19 +271,23 @@ def _set_aside(
     (at least one) and are cut on the other columns as usual.
     """
     if not aside or cells <= 1 or len(sample) == 0:
-        return _split(sample, cells, list(range(sample.shape[1])), leftover=False)
+        return _split(sample, cells, list(range(sample.shape[1])), False, weights)
     (column, value), rest = aside[0], aside[1:]
     held = sample[:, column] >= value
     if held.all() or not held.any():  # nothing to part here
-        return _set_aside(sample, cells, rest)
+        return _set_aside(sample, cells, rest, weights)
     shares = apportion(np.array([(~held).sum(), held.sum()], dtype=np.float64), cells)
-    kept = _set_aside(sample[~held], shares[0], rest)
-    parted = _split(sample[held], shares[1], list(range(sample.shape[1])), leftover=False)
+    kept = _set_aside(sample[~held], shares[0], rest, weights)
+    parted = _split(sample[held], shares[1], list(range(sample.shape[1])), False, weights)
     return _Node(column, np.array([value], dtype=np.uint64), [kept, parted])
 
 
 def balanced_cells(
-    sample: npt.NDArray[np.uint64], count: int, *, set_aside: Sequence[int | None] = ()
+    sample: npt.NDArray[np.uint64],
+    count: int,
+    *,
+    set_aside: Sequence[int | None] = (),
+    weights: Sequence[float] | None = None,
 ) -> FileCells:
     """Cut the id space of ``sample`` (rows x columns) into ``count`` cells of equal row mass.
 
@@ -280,6 +296,12 @@ def balanced_cells(
     away the bounds of every file they were spread over. Fewer cells come
     back only when the sample cannot be cut that finely (fewer distinct rows
     than ``count``).
+
+    ``weights`` (one per column, default equal) share the cuts out unequally:
+    a column of weight w among columns weighing W in all is cut into about
+    ``count**(w/W)`` slabs, so a column filtered twice as often can get twice
+    the cuts' bits; a column of weight 0 is not cut (its order still counts
+    inside each file).
     """
     sample = np.asarray(sample, dtype=np.uint64)
     if sample.ndim != 2 or sample.shape[1] < 1:
@@ -290,8 +312,9 @@ def balanced_cells(
         raise InvalidArgumentError(f"count must be >= 1, got {count}")
     if len(sample) and int(sample.max()) >= 1 << _ID_BITS:
         raise InvalidArgumentError(f"key ids must be below 2**{_ID_BITS}, got {int(sample.max())}")
+    shares = _weights(weights, sample.shape[1])
     aside = [(column, int(value)) for column, value in enumerate(set_aside) if value is not None]
-    root = _set_aside(sample, count, aside)
+    root = _set_aside(sample, count, aside, shares)
 
     # Breadth first, so each node's children are consecutive.
     order: list[_Node] = [root]
@@ -325,6 +348,20 @@ def balanced_cells(
         count=next_cell,
         depth=depth,
     )
+
+
+def _weights(weights: Sequence[float] | None, columns: int) -> npt.NDArray[np.float64]:
+    """``weights`` checked: one finite, non-negative number per column, one positive at least."""
+    if weights is None:
+        return np.ones(columns, dtype=np.float64)
+    shares = np.asarray(list(weights), dtype=np.float64)
+    if shares.shape != (columns,) or not np.isfinite(shares).all() or (shares < 0).any():
+        raise InvalidArgumentError(
+            f"weights must be {columns} finite numbers >= 0 (one per column), got {list(weights)}"
+        )
+    if not (shares > 0).any():
+        raise InvalidArgumentError(f"weights must give some column a positive weight, got {list(weights)}")
+    return shares
 
 
 @dataclass(frozen=True)
