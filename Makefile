@@ -58,6 +58,7 @@ bench: java $(VENV)/.installed-dev
 	$(BIN)/python -m benchmarks.partitions --write-markdown
 	$(BIN)/python -m benchmarks.growth --write-markdown
 	$(BIN)/python -m benchmarks.tpch_filters --write-markdown
+	$(BIN)/python -m benchmarks.advise --write-markdown
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis
