@@ -209,13 +209,9 @@ def advise(spark: SparkSession, path: str, workload: Sequence[str], files: int) 
 
 
 def describe_spec(spec: Any) -> str:
-    """A clustering spec in a table cell: curve, then the columns (with weights, if any)."""
-    columns = list(getattr(spec, "columns", spec))
-    weights = getattr(spec, "weights", None)
-    if weights:
-        columns = [f"{c} ({w:g})" for c, w in zip(columns, weights, strict=True)]
-    curve = getattr(spec, "curve", "zorder")
-    return f"{curve} by {', '.join(columns)}"
+    """A clustering spec in a table cell, in its own words (``ClusteringSpec.describe``)."""
+    describe = getattr(spec, "describe", None)
+    return str(describe()) if callable(describe) else f"zorder({', '.join(spec)})"
 
 
 def write_layout(frame: DataFrame, path: str, by: Any, files: int, curve: Curve | None) -> float:
@@ -233,17 +229,19 @@ def write_layout(frame: DataFrame, path: str, by: Any, files: int, curve: Curve 
 def delta_rs_z_order(source: str, dest: str, files: int, columns: Sequence[str]) -> dict[str, Any]:
     """delta-rs ingests ``source`` and Z-orders it into about ``files`` files (child process).
 
-    delta-rs's ``target_size`` is not the size of the files it writes, so the
-    target starts at the ingested bytes over ``files`` and is scaled by the
-    count written until it lands within 10% of ``files`` (three tries at most).
+    delta-rs's ``target_size`` is not the size of the files it writes, and the
+    count it gives is a step function of it: the target starts at the ingested
+    bytes over ``files``, then is scaled by the count written, or halves (on a
+    log scale) the bracket of targets that gave too many and too few files, until
+    the count lands within 10% of ``files`` (six tries at most; the last is kept).
     """
     import pyarrow.dataset as ds
     from deltalake import DeltaTable, write_deltalake
 
     rows = ds.dataset(source, format="parquet").to_table()
-    target = 0
+    target, too_small, too_large = 0, 0, 0
     tries: list[dict[str, Any]] = []
-    for _ in range(3):
+    for _ in range(6):
         shutil.rmtree(dest, ignore_errors=True)
         started = time.perf_counter()
         write_deltalake(dest, rows)
@@ -259,7 +257,14 @@ def delta_rs_z_order(source: str, dest: str, files: int, columns: Sequence[str])
         tries.append({"target_size": target, "files": written})
         if abs(written - files) <= 0.1 * files:
             break
-        target = max(1, target * written // files)
+        if written > files:
+            too_small = target
+        else:
+            too_large = target
+        if too_small and too_large:
+            target = math.isqrt(too_small * too_large)
+        else:
+            target = max(1, target * written // files)
     return {"ingest_s": ingest_s, "seconds": seconds, "files": written, "tries": tries}
 
 
@@ -446,6 +451,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         seconds["judge"] = time.perf_counter() - judged
         for key, plan in plans.items():
             written[key]["files"] = plan[0]["files_total"]
+            if plan[0]["rows_total"] != rows:
+                raise BenchmarkError(
+                    f"layout {key!r} at {paths[key]} holds {plan[0]['rows_total']} rows; "
+                    f"lineitem has {rows}"
+                )
     con.close()
     seconds["total"] = time.perf_counter() - started
     summary = summarize(draw_b, matching, rows, args.files, plans)
@@ -477,7 +487,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "summary": advice.summary(),
         },
         "draw_a": [f.__dict__ for f in draw_a],
-        "draw_b": [{**p, "matching_rows": matching[p["where"]]} for p in plans[ADVISED]],
+        "draw_b": [
+            {
+                "template": f.template,
+                "where": f.where,
+                "matching_rows": matching[f.where],
+                **{
+                    kind: {key: plan[index][kind] for key, plan in plans.items()}
+                    for kind in ("files_scanned", "rows_scanned")
+                },
+            }
+            for index, f in enumerate(draw_b)
+        ],
         "summary": summary,
     }
     text = markdown(payload)
@@ -559,7 +580,7 @@ def markdown(payload: dict[str, Any]) -> str:
         tries = written["delta_rs3"]["tries"]
         notes["delta_rs3"] += (
             f"; delta-rs's `optimize.z_order(target_size={tries[-1]['target_size']:,})` "
-            f"({len(tries)} tries to land near {payload['files']} files), after its "
+            f"(try {len(tries)} to land within 10% of {payload['files']} files), after its "
             f"`write_deltalake` ({written['delta_rs3']['ingest_s']:.0f} s of the time shown)"
         )
     for key in keys:
