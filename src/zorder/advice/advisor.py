@@ -32,6 +32,7 @@ import pyarrow as pa
 
 from zorder.advice.simulate import Simulation
 from zorder.advice.tree import grow_cut_tree
+from zorder.curves.cells import apportion
 from zorder.curves.kinds import ClusteringSpec, SpaceFillingCurve
 from zorder.curves.plan import RankedSample, fit_file_plan, rank_bits
 from zorder.curves.ranks import RankFit, rank_fit
@@ -99,11 +100,20 @@ def advise_sample(
     num_files: int,
     max_columns: int | None = None,
     time_zone: str = "UTC",
+    partition_columns: Sequence[str] = (),
+    unclusterable: Sequence[str] = (),
     statements: int | None = None,
     left_out: int = 0,
 ) -> Advice:
     """The best layout of ``num_files`` files for ``filters`` over ``sample`` (columns as the
-    table names them, ``types`` their Spark types)."""
+    table names them, ``types`` their Spark types).
+
+    With ``partition_columns`` (which the sample holds too), every file holds
+    one partition, as a write lays a partitioned table out: each partition's
+    sampled rows get their share of the files and are cut on their own; the
+    partition columns are never clustering columns, nor ``unclusterable`` ones
+    (types without an order a key can use), whose statistics still count.
+    """
     started = time.perf_counter()
     if num_files < 1:
         raise InvalidArgumentError(f"num_files must be >= 1, got {num_files}")
@@ -111,11 +121,13 @@ def advise_sample(
     if limit < 1:
         raise InvalidArgumentError(f"max_columns must be >= 1, got {max_columns}")
     simulation = Simulation(sample, types, filters, time_zone=time_zone)
-    search = _Search(simulation, num_files)
+    search = _Search(simulation, num_files, partition_columns)
     filtered = [
         c
         for c in sample.column_names
-        if any(c in referenced(f.predicate) for f in simulation.filters)
+        if c not in partition_columns
+        and c not in unclusterable
+        and any(c in referenced(f.predicate) for f in simulation.filters)
     ]
     if not filtered:
         raise InvalidArgumentError(
@@ -164,11 +176,26 @@ def advise_sample(
 class _Search:
     """Candidates judged once each (by spec), rank fits of each column made once per width."""
 
-    def __init__(self, simulation: Simulation, num_files: int) -> None:
+    def __init__(
+        self, simulation: Simulation, num_files: int, partition_columns: Sequence[str] = ()
+    ) -> None:
         self.simulation = simulation
         self.num_files = num_files
         self.judged: dict[ClusteringSpec, Candidate] = {}
         self._fits: dict[tuple[str, int], RankFit] = {}
+        sample = simulation.sample
+        if partition_columns:  # each partition's rows, and its share of the files
+            keys = sample.select(list(partition_columns)).to_pylist()
+            index: dict[tuple[object, ...], int] = {}
+            of_row = np.array([index.setdefault(tuple(k.values()), len(index)) for k in keys])
+            self.groups = [np.flatnonzero(of_row == g) for g in range(len(index))]
+            masses = np.array([len(g) for g in self.groups], dtype=np.float64)
+            self.files = (
+                apportion(masses, num_files) if num_files >= len(masses) else [1] * len(masses)
+            )
+        else:
+            self.groups = [np.arange(sample.num_rows)]
+            self.files = [num_files]
 
     def judge(self, name: str, spec: ClusteringSpec) -> float:
         known = self.judged.get(spec)
@@ -180,24 +207,33 @@ class _Search:
     def _scanned(self, spec: ClusteringSpec) -> npt.NDArray[np.float64]:
         arrays = [self.simulation.sample.column(c).combine_chunks() for c in spec.columns]
         bits = rank_bits(len(arrays))
-        fits = [self._fit(c, a, bits) for c, a in zip(spec.columns, arrays, strict=True)]
-        ranked = RankedSample(
-            tuple(f.buckets for f in fits),
-            np.stack([f.sample_ids for f in fits], axis=1).astype(np.uint64),
-        )
         curve: SpaceFillingCurve = "hilbert" if spec.curve == "hilbert" else "zorder"
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            plan = fit_file_plan(
-                arrays,
-                curve=curve,
-                bits=bits,
-                count=self.num_files,
-                weights=spec.weights,
-                cuts=spec.cuts,
-                ranked=ranked,
+        files = np.zeros(self.simulation.sample.num_rows, dtype=np.int64)
+        first = 0
+        for rows, count in zip(self.groups, self.files, strict=True):
+            own = [a.take(pa.array(rows)) for a in arrays] if len(self.groups) > 1 else arrays
+            if len(self.groups) > 1:
+                fits = [rank_fit(a, bits) for a in own]
+            else:
+                fits = [self._fit(c, a, bits) for c, a in zip(spec.columns, own, strict=True)]
+            ranked = RankedSample(
+                tuple(f.buckets for f in fits),
+                np.stack([f.sample_ids for f in fits], axis=1).astype(np.uint64),
             )
-        files, _ = plan.place(arrays)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                plan = fit_file_plan(
+                    own,
+                    curve=curve,
+                    bits=bits,
+                    count=count,
+                    weights=spec.weights,
+                    cuts=spec.cuts,
+                    ranked=ranked,
+                )
+            placed, _ = plan.place(own)
+            files[rows] = first + placed
+            first += plan.count
         return self.simulation.scanned(files)
 
     def _fit(self, column: str, array: pa.Array, bits: int) -> RankFit:
