@@ -90,8 +90,8 @@ def _all(n: int) -> npt.NDArray[np.bool_]:
 def file_statistics(
     sample: pa.Table, files: npt.NDArray[np.int64]
 ) -> tuple[pa.Table, npt.NDArray[np.int64]]:
-    """Per non-empty file, Delta-style statistics of the sampled rows placed in it (the
-    add-actions table the evaluator reads), and each file's row count."""
+    """Per non-empty file in file order, Delta-style statistics of the sampled rows placed in
+    it (the add-actions table the evaluator reads), and each file's row count."""
     keyed = sample.append_column("__file", pa.array(np.asarray(files, dtype=np.int64)))
     names = sample.column_names
     only_null = pc.CountOptions(mode="only_null")
@@ -100,6 +100,7 @@ def file_statistics(
     aggregates += [(name, "max") for name in names]
     aggregates += [(name, "count", only_null) for name in names]
     grouped = keyed.group_by("__file").aggregate([*aggregates, ("__file", "count")])
+    grouped = grouped.sort_by("__file")  # groups come in order of first sight
     rows = np.asarray(grouped.column("__file_count").to_numpy(), dtype=np.int64)
     minima, maxima, nulls = [], [], []
     for name in sample.column_names:

@@ -75,7 +75,7 @@ def _statements(workload: str | Path | Sequence[str]) -> list[str]:
             raise FilterParseError(
                 f"workload file {str(path)!r} does not parse: {error}", text=text
             ) from None
-        return [p.sql(dialect=_DIALECT) for p in parsed if p is not None]
+        return [p.sql(dialect=_DIALECT, comments=False) for p in parsed if p is not None]
     if isinstance(workload, str):
         raise InvalidArgumentError(
             "workload must be a sequence of filters or queries, or a path to a .sql file; "
