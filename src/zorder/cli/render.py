@@ -245,10 +245,20 @@ def stats(result: TableDescription) -> Rendered:
     return [table]
 
 
+def _shaped(spec: ClusteringSpec) -> str:
+    """What a spec adds to its columns, curve and method: weights, workload cuts."""
+    parts = []
+    if spec.weights is not None:
+        parts.append("weights " + ":".join(f"{w:g}" for w in spec.weights))
+    if spec.cuts is not None:
+        parts.append(f"{spec.cuts.leaves} leaves of workload cuts")
+    return "".join(f", {p}" for p in parts)
+
+
 def runs(result: TableDescription) -> Rendered:
     spec = result.spec
     how = (
-        f"{', '.join(spec.columns)} ({spec.curve}, {spec.method} keys)"
+        f"{', '.join(spec.columns)} ({spec.curve}, {spec.method} keys{_shaped(spec)})"
         if spec
         else "no spec recorded (pass --by to write or optimize)"
     )
