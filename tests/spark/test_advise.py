@@ -76,6 +76,14 @@ def test_a_table_written_by_the_advice_skips_and_keeps_every_row(
     assert shown["num_files"] == 8
     assert shown["spec"]["columns"]
     assert shown["left_out"] == 1
+    result = CliRunner().invoke(
+        app, ["optimize", path, "--by-advice", str(sql), "--num-files", "8", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    recorded = load_snapshot(path).recorded_spec
+    assert recorded is not None
+    assert list(recorded.columns) == shown["spec"]["columns"]  # the same sample, the same advice
+    assert zorder.read(spark, path).count() == 33_000
 
 
 def advice_filters() -> list[str]:

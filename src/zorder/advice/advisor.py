@@ -101,7 +101,6 @@ def advise_sample(
     max_columns: int | None = None,
     time_zone: str = "UTC",
     partition_columns: Sequence[str] = (),
-    unclusterable: Sequence[str] = (),
     statements: int | None = None,
     left_out: int = 0,
 ) -> Advice:
@@ -111,8 +110,9 @@ def advise_sample(
     With ``partition_columns`` (which the sample holds too), every file holds
     one partition, as a write lays a partitioned table out: each partition's
     sampled rows get their share of the files and are cut on their own; the
-    partition columns are never clustering columns, nor ``unclusterable`` ones
-    (types without an order a key can use), whose statistics still count.
+    partition columns are never clustering columns. ``types`` may name columns
+    the sample lacks (types without statistics): filters on them keep every
+    file, as on the table.
     """
     started = time.perf_counter()
     if num_files < 1:
@@ -126,7 +126,6 @@ def advise_sample(
         c
         for c in sample.column_names
         if c not in partition_columns
-        and c not in unclusterable
         and any(c in referenced(f.predicate) for f in simulation.filters)
     ]
     if not filtered:

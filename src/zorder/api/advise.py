@@ -99,24 +99,27 @@ def advise(
                 wanted.add(resolve_column(name, list(types), kind="column"))
             except InvalidArgumentError:
                 continue  # Spark will say so on the real query; the advisor cannot use it
-    columns = [c for c in types if c in wanted or c in partition_columns]
-    clusterable = [ClusteringColumn(c, _canonical(types[c])) for c in columns]
-    unclusterable = [c.name for c in clusterable if c.type_name not in SUPPORTED_TYPES]
+    # Columns of other types (maps, arrays, structs) have no statistics to simulate: filters
+    # on them keep every file, in the simulation as on the table.
+    columns = [
+        ClusteringColumn(c, _canonical(types[c]))
+        for c in types
+        if c in wanted or c in partition_columns
+    ]
+    clusterable = [c for c in columns if c.type_name in SUPPORTED_TYPES]
     count = num_files if num_files is not None else file_count(None, target, estimated_bytes(frame))
     if count < 1:
         raise InvalidArgumentError(f"num_files must be >= 1, got {num_files}")
     size = sample_size if sample_size is not None else sample_size_for(count)
     sample = sample_columns(frame, clusterable, sample_size=size, seed=seed, rows=rows)
-    usable = {c.name: c.type_name for c in clusterable}
     return advise_sample(
         sample,
-        usable,
+        {name: _canonical(type_name) for name, type_name in types.items()},
         parsed.filters,
         num_files=count,
         max_columns=max_columns,
         time_zone=session_time_zone(session),
         partition_columns=partition_columns,
-        unclusterable=unclusterable,
         statements=parsed.statements,
         left_out=parsed.left_out,
     )
