@@ -22,6 +22,7 @@ RANKS = {
     "stats": 2,
     "skipping": 3,
     "table": 4,
+    "advice": 4,
     "worker_daemon": 5,
     "spark": 5,
     "api": 6,
@@ -44,6 +45,7 @@ FORBIDDEN = {
     "stats": {"pyspark", "deltalake", "duckdb", "typer", "matplotlib", "rich"},
     "skipping": {"pyspark", "deltalake", "duckdb", "typer", "matplotlib", "rich"},
     "table": {"pyspark", "py4j", "typer", "matplotlib", "rich"},
+    "advice": {"pyspark", "py4j", "deltalake", "duckdb", "typer", "matplotlib", "rich"},
     "spark": {"typer", "matplotlib"},
     "api": {"typer", "matplotlib"},
 }

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
         vacuum,
         write,
     )
+    from zorder.api.advise import Advice, Candidate, advise
     from zorder.api.arrow import to_arrow
     from zorder.api.scanning import Scan, scan
     from zorder.curves import (
@@ -71,10 +72,15 @@ if TYPE_CHECKING:
         interleave_bits,
         zorder_less,
     )
+    from zorder.curves.kinds import ClusteringSpec
 
 # Each lazily loaded public name, and the module that defines it.
 _LAZY = {
     "to_arrow": "zorder.api.arrow",  # its own module: a lookup imports no Spark operation
+    "Advice": "zorder.api.advise",
+    "Candidate": "zorder.api.advise",
+    "advise": "zorder.api.advise",
+    "ClusteringSpec": "zorder.curves.kinds",
     "Scan": "zorder.api.scanning",
     "scan": "zorder.api.scanning",
     **dict.fromkeys(
@@ -140,9 +146,12 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "Advice",
     "BenchmarkError",
     "BrokenTableError",
+    "Candidate",
     "ClusterMetrics",
+    "ClusteringSpec",
     "ColumnNotFoundError",
     "ConcurrentCommitError",
     "Curve",
@@ -170,6 +179,7 @@ __all__ = [
     "VersionNotFoundError",
     "ZorderError",
     "__version__",
+    "advise",
     "deinterleave_bits",
     "describe",
     "encoding_for",

@@ -22,6 +22,8 @@ def test_a_spec_round_trips_through_the_properties() -> None:
         "zorder.clustering.columns",
         "zorder.clustering.curve",
         "zorder.clustering.method",
+        "zorder.clustering.weights",
+        "zorder.clustering.cuts",
     }
     assert recorded_spec(properties) == spec
     assert recorded_spec({"delta.appendOnly": "false"}) is None
@@ -34,6 +36,18 @@ def test_unparsable_spec_properties_are_named(columns: str) -> None:
     with pytest.raises(UnsupportedTableError, match=r"zorder\.clustering\.columns") as error:
         recorded_spec({"zorder.clustering.columns": columns})
     assert repr(columns) in str(error.value)
+
+
+def test_unparsable_weights_or_cuts_are_named() -> None:
+    base = {"zorder.clustering.columns": '["a", "b"]'}
+    for key, value, said in (
+        ("zorder.clustering.weights", '["x", 1]', "not a JSON list of numbers"),
+        ("zorder.clustering.weights", "[1]", "one per column"),
+        ("zorder.clustering.cuts", '[[0, {"month": 1}, 1, 2], [-1], [-1]]', "a cut value is"),
+        ("zorder.clustering.cuts", "{", "parse"),
+    ):
+        with pytest.raises(UnsupportedTableError, match=said):
+            recorded_spec({**base, key: value})
 
 
 def test_an_unknown_curve_in_the_properties_is_named() -> None:

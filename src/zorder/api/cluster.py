@@ -25,7 +25,7 @@ from zorder.api.jobs import ClusterJob, file_count, optimize_job, write_job
 from zorder.api.modes import WriteMode
 from zorder.api.progress import phase, phase_seconds, progress_of, timed_phases
 from zorder.api.scanning import session_time_zone
-from zorder.curves.kinds import Curve, KeyMethod
+from zorder.curves.kinds import ClusteringSpec, Curve, KeyMethod
 from zorder.errors import ZorderError
 from zorder.spark.layout import cluster
 from zorder.spark.partitions import (
@@ -124,7 +124,7 @@ def write(
     df: DataFrame,
     path: str,
     *,
-    by: Sequence[str] | None = None,
+    by: Sequence[str] | ClusteringSpec | None = None,
     mode: WriteMode = "error",
     curve: Curve | None = None,
     num_files: int | None = None,
@@ -198,7 +198,7 @@ def optimize(
     spark: SparkSession,
     path: str,
     *,
-    by: Sequence[str] | None = None,
+    by: Sequence[str] | ClusteringSpec | None = None,
     curve: Curve | None = None,
     num_files: int | None = None,
     target_file_size: int | str | None = None,

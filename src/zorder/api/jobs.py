@@ -98,7 +98,7 @@ def write_job(
     df: DataFrame,
     path: str,
     *,
-    by: Sequence[str] | None,
+    by: Sequence[str] | ClusteringSpec | None,
     mode: WriteMode,
     curve: Curve | None,
     num_files: int | None,
@@ -126,7 +126,7 @@ def write_job(
         snapshot.check_writable("append")  # an overwrite adds whole rows too
         commit_mode = "append" if mode == "append" else "overwrite"
     spec = _resolved_spec(by, curve, method, snapshot, uri, storage_options)
-    plan = plan_clustering(df, spec.columns, curve=spec.curve, method=spec.method)
+    plan = plan_clustering(df, spec)
     partition_columns = resolve_partition_columns(df, partition_by, plan) if partition_by else ()
     if snapshot is not None:
         problems = _schema_differences(spark_schema(snapshot), df.schema)
@@ -155,7 +155,7 @@ def optimize_job(
     spark: SparkSession,
     path: str,
     *,
-    by: Sequence[str] | None,
+    by: Sequence[str] | ClusteringSpec | None,
     curve: Curve | None,
     num_files: int | None,
     target_file_size: int | str | None,
@@ -174,7 +174,7 @@ def optimize_job(
     spec = _resolved_spec(by, curve, method, snapshot, uri, storage_options)
     # Only the schema is needed to check the request: no file is listed yet.
     frame = schema_frame(snapshot, spark)
-    plan = plan_clustering(frame, spec.columns, curve=spec.curve, method=spec.method)
+    plan = plan_clustering(frame, spec)
     _check_size(num_files, target_file_size)
     target = _target_size(target_file_size, snapshot)
     columns = snapshot.partition_columns
@@ -215,7 +215,7 @@ def _check_size(num_files: int | None, target_file_size: int | str | None) -> No
 
 
 def _resolved_spec(
-    by: Sequence[str] | None,
+    by: Sequence[str] | ClusteringSpec | None,
     curve: Curve | None,
     method: KeyMethod | None,
     snapshot: TableSnapshot | None,
@@ -235,6 +235,17 @@ def _resolved_spec(
         if recorded is None:
             latest = latest_clustering(uri, storage_options)
             recorded = latest.spec if latest is not None else None
+    if isinstance(by, ClusteringSpec):
+        for name, given, own in (("curve", curve, by.curve), ("method", method, by.method)):
+            if given is not None and given != own:
+                raise InvalidArgumentError(
+                    f"{name}={given!r} contradicts the spec passed as by= ({by.describe()}); "
+                    f"leave {name} out, the spec carries it"
+                )
+        return by
+    keeps_recorded = recorded is not None and curve in (None, recorded.curve)
+    if by is None and recorded is not None and keeps_recorded and method in (None, recorded.method):
+        return recorded  # with its weights and workload cuts
     if by is None:
         if recorded is None:
             where = f"table {uri} records no clustering" if snapshot else f"no table at {uri}"

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, TypeAlias
 from zorder.columns import resolve_column
 from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError
 from zorder.skipping import Mask, Predicate, bind, might_match_mask, parse_predicate, rewrite_not
-from zorder.skipping.clock import pin_clock
+from zorder.skipping.clock import parse_with_clock
 from zorder.skipping.constants import FoldContext
 from zorder.skipping.explain import planned_sql
 from zorder.skipping.guard import spark_rendered
@@ -244,19 +244,14 @@ def _predicate(
 ) -> tuple[str, Predicate]:
     """The filter's SQL text (SQL given with its clock pinned to now; a Column's as Spark
     writes it) and its predicate tree, constants folded in the session's zone."""
+    if where is None:
+        return "TRUE", parse_predicate("TRUE")
+    if isinstance(where, str):
+        return parse_with_clock(where, columns=snapshot.column_types, time_zone=time_zone)
     try:
         zone: dt.tzinfo | None = session_zone(time_zone)
     except InvalidArgumentError:
         zone = None  # a zone Python does not know: what depends on it stays unfolded
-    if where is None:
-        return "TRUE", parse_predicate("TRUE")
-    if isinstance(where, str):
-        if zone is None:
-            return where, parse_predicate(where)
-        now = dt.datetime.now(dt.UTC)
-        pinned = pin_clock(where, now=now, zone=zone, columns=snapshot.column_types)
-        context = FoldContext(zone=zone, now=now, zone_name=time_zone)
-        return pinned, parse_predicate(pinned, context=context)
     from pyspark.sql import Column, SparkSession
 
     if not isinstance(where, Column):

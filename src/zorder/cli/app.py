@@ -28,7 +28,7 @@ from zorder.api.modes import InputFormat, WriteMode
 from zorder.cli import render
 from zorder.cli.output import Output, output_for
 from zorder.cli.spark import session, spark_log
-from zorder.curves.kinds import Curve, KeyMethod, SpaceFillingCurve
+from zorder.curves.kinds import ClusteringSpec, Curve, KeyMethod, SpaceFillingCurve
 from zorder.errors import InvalidArgumentError
 from zorder.table import MIN_VACUUM_RETENTION_HOURS, parse_storage_options
 from zorder.table.retention import DEFAULT_RETENTION_HOURS, RETENTION_PROPERTY
@@ -305,6 +305,13 @@ def optimize(
     fanout: Annotated[
         int, typer.Option(min=2, help="Runs of a size tier merged into one (incremental).")
     ] = DEFAULT_FANOUT,
+    by_advice: Annotated[
+        Path | None,
+        typer.Option(
+            "--by-advice",
+            help="Cluster by the spec `zorder advise` chooses for this workload (.sql file).",
+        ),
+    ] = None,
     storage_option: StorageOption = None,
     master: MasterOption = "local[*]",
     remote: RemoteOption = None,
@@ -313,14 +320,26 @@ def optimize(
 ) -> None:
     """Cluster what needs it in the Delta table at PATH (or everything, --full), in one commit.
 
-    Without --by the table's recorded spec is used; a new --by is recorded and reclusters all.
+    Without --by the table's recorded spec is used; a new --by (or --by-advice) is recorded
+    and reclusters all.
     """
+    if by_advice is not None and (by or curve or method):
+        raise InvalidArgumentError(
+            "--by-advice chooses the columns, curve and method; drop --by, --curve and --method"
+        )
     spark = session(out, master, conf, remote)
+    options = parse_storage_options(storage_option or [])
+    chosen: list[str] | ClusteringSpec | None = _columns(by) if by else None
+    if by_advice is not None:
+        with out.working(f"Advising {path} for {by_advice}...", spark):
+            chosen = zorder.advise(
+                path, by_advice, spark=spark, num_files=num_files, storage_options=options
+            ).spec
     with out.working(f"Optimizing {path}...", spark):
         metrics = zorder.optimize(
             spark,
             path,
-            by=_columns(by) if by else None,
+            by=chosen,
             curve=curve,
             num_files=num_files,
             target_file_size=target_file_size,
@@ -328,9 +347,47 @@ def optimize(
             where=where,
             full=full,
             fanout=fanout,
-            storage_options=parse_storage_options(storage_option or []),
+            storage_options=options,
         )
     out.result(metrics, render.metrics)
+
+
+@_command
+def advise(
+    out: Output,
+    path: Annotated[str, typer.Argument(help="Delta table the workload queries.")],
+    workload: Annotated[
+        Path,
+        typer.Option(help="The workload: a .sql file of ;-separated queries or filters."),
+    ],
+    num_files: Annotated[
+        int | None, typer.Option("--files", min=1, help="Files to plan for (default: as sized).")
+    ] = None,
+    max_columns: Annotated[
+        int | None, typer.Option(min=1, help="Most clustering columns to consider (default 8).")
+    ] = None,
+    storage_option: StorageOption = None,
+    master: MasterOption = "local[*]",
+    remote: RemoteOption = None,
+    conf: ConfOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """The layout under which WORKLOAD's own filters skip the most rows of PATH.
+
+    Simulates candidate layouts on a sample and prints their expected rows scanned;
+    `zorder optimize PATH --by-advice WORKLOAD` applies the best.
+    """
+    spark = session(out, master, conf, remote)
+    with out.working(f"Advising {path}...", spark):
+        advice = zorder.advise(
+            path,
+            workload,
+            spark=spark,
+            num_files=num_files,
+            max_columns=max_columns,
+            storage_options=parse_storage_options(storage_option or []),
+        )
+    out.result(advice, render.advice, as_json=render.advice_json)
 
 
 @_command

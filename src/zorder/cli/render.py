@@ -22,7 +22,9 @@ from zorder.table.clustering import SPARK_PART_FILE
 
 if TYPE_CHECKING:
     from zorder.api import ClusterMetrics, ScanReport, TableDescription, VacuumResult
+    from zorder.api.advise import Advice
     from zorder.bench import BenchResult
+    from zorder.curves.kinds import ClusteringSpec
     from zorder.demo import DemoResult
 
 Rendered = list[RenderableType]
@@ -86,6 +88,65 @@ def metrics(result: ClusterMetrics) -> Rendered:
     for name, value in rows:
         table.add_row(name, value)
     return [table]
+
+
+def advice(result: Advice) -> Rendered:
+    table = Table(
+        title=(
+            f"{result.filters} filters, {result.sample_rows:,} sampled rows, "
+            f"{result.num_files} files ({result.seconds:.1f} s)"
+        )
+    )
+    table.add_column("layout")
+    table.add_column("rows scanned", justify="right")
+    table.add_column("spec")
+    for candidate in result.candidates:
+        chosen = candidate.spec == result.spec
+        table.add_row(
+            candidate.name,
+            f"{candidate.expected_scanned:.3f}",
+            candidate.spec.describe(),
+            style="bold" if chosen else None,
+        )
+    shown: Rendered = [table]
+    if result.left_out:
+        shown.append(Text(f"{result.left_out} statement(s) never read the table: left out"))
+    shown.append(
+        Text(f"advised: {result.spec.describe()} ({result.expected_scanned:.3f} rows scanned)")
+    )
+    return shown
+
+
+def spec_json(spec: ClusteringSpec) -> dict[str, Any]:
+    """A spec as JSON, its workload cuts as the table records them."""
+    return {
+        "columns": list(spec.columns),
+        "curve": spec.curve,
+        "method": spec.method,
+        "weights": list(spec.weights) if spec.weights is not None else None,
+        "cuts": spec.cuts.to_json() if spec.cuts is not None else None,
+    }
+
+
+def advice_json(result: Advice) -> dict[str, Any]:
+    return {
+        "spec": spec_json(result.spec),
+        "expected_scanned": result.expected_scanned,
+        "candidates": [
+            {
+                "name": c.name,
+                "spec": c.spec.describe(),
+                "expected_scanned": c.expected_scanned,
+            }
+            for c in result.candidates
+        ],
+        "num_files": result.num_files,
+        "sample_rows": result.sample_rows,
+        "filters": result.filters,
+        "statements": result.statements,
+        "left_out": result.left_out,
+        "seconds": result.seconds,
+    }
 
 
 _RETENTION_FROM = {
@@ -184,10 +245,20 @@ def stats(result: TableDescription) -> Rendered:
     return [table]
 
 
+def _shaped(spec: ClusteringSpec) -> str:
+    """What a spec adds to its columns, curve and method: weights, workload cuts."""
+    parts = []
+    if spec.weights is not None:
+        parts.append("weights " + ":".join(f"{w:g}" for w in spec.weights))
+    if spec.cuts is not None:
+        parts.append(f"{spec.cuts.leaves} leaves of workload cuts")
+    return "".join(f", {p}" for p in parts)
+
+
 def runs(result: TableDescription) -> Rendered:
     spec = result.spec
     how = (
-        f"{', '.join(spec.columns)} ({spec.curve}, {spec.method} keys)"
+        f"{', '.join(spec.columns)} ({spec.curve}, {spec.method} keys{_shaped(spec)})"
         if spec
         else "no spec recorded (pass --by to write or optimize)"
     )

@@ -37,13 +37,16 @@ from zorder.curves.search import GuidedSearch
 from zorder.errors import InvalidArgumentError
 
 __all__ = [
+    "CellNode",
     "FileCells",
     "KeyRanges",
     "apportion",
     "balanced_cells",
     "balanced_ranges",
+    "flatten",
     "reference_cell",
     "reference_range",
+    "split_cells",
 ]
 
 _ID_BITS = 32  # cell_of packs (node, id) into one uint64 to search all cuts at once
@@ -208,10 +211,17 @@ def _slab_cuts(values: npt.NDArray[np.uint64], cells: int, parts: int) -> npt.ND
 
 
 @dataclass
-class _Node:
+class CellNode:
+    """A node of cuts being built: a leaf (``column == -1``) or a cut of ``column``'s ids.
+
+    Consecutive leaves of one ``group`` (not None) are one cell: several small
+    leaves packed into one file.
+    """
+
     column: int = -1
     cuts: npt.NDArray[np.uint64] | None = None
-    children: list[_Node] | None = None
+    children: list[CellNode] | None = None
+    group: int | None = None
 
 
 def _split(
@@ -220,7 +230,7 @@ def _split(
     columns: list[int],
     leftover: bool,
     weights: npt.NDArray[np.float64],
-) -> _Node:
+) -> CellNode:
     """The subtree giving ``cells`` cells to the ``sample`` rows in a node.
 
     ``columns`` are the columns this round of the curve has yet to cut, in
@@ -233,10 +243,10 @@ def _split(
     d = sample.shape[1]
     while True:
         if cells <= 1 or len(sample) == 0:
-            return _Node()
+            return CellNode()
         if not columns:
             if leftover:
-                return _Node()
+                return CellNode()
             columns, leftover = [c for c in range(d) if weights[c] > 0] or list(range(d)), True
             continue
         column, rest = columns[0], columns[1:]
@@ -254,7 +264,7 @@ def _split(
                     _split(sample[slab == i], part, rest, False, weights)
                     for i, part in enumerate(shares)
                 ]
-                return _Node(column, cuts, children)
+                return CellNode(column, cuts, children)
         columns = rest  # nothing cut on this column here: the next ones get its cells
 
 
@@ -263,7 +273,7 @@ def _set_aside(
     cells: int,
     aside: Sequence[tuple[int, int]],
     weights: npt.NDArray[np.float64],
-) -> _Node:
+) -> CellNode:
     """Rows holding a column's set-aside id (its top id) in cells of their own, then the rest.
 
     Each set-aside column becomes one cut at its id: the rows below it (the
@@ -279,7 +289,7 @@ def _set_aside(
     shares = apportion(np.array([(~held).sum(), held.sum()], dtype=np.float64), cells)
     kept = _set_aside(sample[~held], shares[0], rest, weights)
     parted = _split(sample[held], shares[1], list(range(sample.shape[1])), False, weights)
-    return _Node(column, np.array([value], dtype=np.uint64), [kept, parted])
+    return CellNode(column, np.array([value], dtype=np.uint64), [kept, parted])
 
 
 def balanced_cells(
@@ -316,8 +326,23 @@ def balanced_cells(
     aside = [(column, int(value)) for column, value in enumerate(set_aside) if value is not None]
     root = _set_aside(sample, count, aside, shares)
 
+    return flatten(root)
+
+
+def split_cells(
+    sample: npt.NDArray[np.uint64], cells: int, *, weights: Sequence[float] | None = None
+) -> CellNode:
+    """The cuts giving the ``sample`` rows (rows x columns of ids) ``cells`` equal-mass cells."""
+    shares = _weights(weights, sample.shape[1])
+    return _split(
+        sample, cells, [c for c in range(sample.shape[1]) if shares[c] > 0], False, shares
+    )
+
+
+def flatten(root: CellNode) -> FileCells:
+    """``root``'s tree as a :class:`FileCells`, cells numbered depth first (the curve's order)."""
     # Breadth first, so each node's children are consecutive.
-    order: list[_Node] = [root]
+    order: list[CellNode] = [root]
     first_child: list[int] = []
     for node in order:
         first_child.append(len(order) if node.children else -1)
@@ -327,18 +352,21 @@ def balanced_cells(
     cut_start = np.zeros(len(order) + 1, dtype=np.int64)
     cut_start[1:] = np.cumsum([len(c) for c in cut_lists])
 
-    # Cells numbered depth first: the order of the curve.
+    # Cells numbered depth first: the order of the curve. Consecutive leaves of a group share one.
     cell = np.full(len(order), -1, dtype=np.int64)
     index = {id(n): i for i, n in enumerate(order)}
     stack, next_cell, depth = [(root, 0)], 0, 0
+    last_group: int | None = None
     while stack:
         node, level = stack.pop()
         depth = max(depth, level)
         if node.children:
             stack.extend((child, level + 1) for child in reversed(node.children))
-        else:
-            cell[index[id(node)]] = next_cell
+            continue
+        if node.group is None or node.group != last_group:
             next_cell += 1
+        cell[index[id(node)]] = next_cell - 1
+        last_group = node.group
     return FileCells(
         column=column,
         cuts=np.concatenate(cut_lists).astype(np.uint64),
@@ -351,7 +379,7 @@ def balanced_cells(
 
 
 def _weights(weights: Sequence[float] | None, columns: int) -> npt.NDArray[np.float64]:
-    """``weights`` checked: one finite, non-negative number per column, one positive at least."""
+    """``weights`` checked: one finite number >= 0 per column, one of them positive."""
     if weights is None:
         return np.ones(columns, dtype=np.float64)
     shares = np.asarray(list(weights), dtype=np.float64)
@@ -360,7 +388,9 @@ def _weights(weights: Sequence[float] | None, columns: int) -> npt.NDArray[np.fl
             f"weights must be {columns} finite numbers >= 0 (one per column), got {list(weights)}"
         )
     if not (shares > 0).any():
-        raise InvalidArgumentError(f"weights must give some column a positive weight, got {list(weights)}")
+        raise InvalidArgumentError(
+            f"weights must give some column a positive weight, got {list(weights)}"
+        )
     return shares
 
 

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
+from zorder.curves.cuts import CutTree
 from zorder.errors import InvalidArgumentError
 
 __all__ = [
@@ -54,14 +56,62 @@ def as_key_method(value: object) -> KeyMethod:
 
 @dataclass(frozen=True)
 class ClusteringSpec:
-    """What a table is clustered by: columns (as the table spells them), curve, key method."""
+    """What a table is clustered by: columns (as the table spells them), curve, key method.
+
+    Z-order with rank keys may also carry ``weights`` (one per column: the
+    share of the file cuts each column gets, see
+    :func:`~zorder.curves.cells.balanced_cells`) and workload ``cuts`` (a
+    :class:`~zorder.curves.cuts.CutTree` over these columns, cut first), as
+    :func:`zorder.advise` chooses them.
+    """
 
     columns: tuple[str, ...]
     curve: Curve
     method: KeyMethod
+    weights: tuple[float, ...] | None = None
+    cuts: CutTree | None = None
+
+    def __post_init__(self) -> None:
+        if self.weights is None and self.cuts is None:
+            return
+        if self.curve != "zorder" or self.method != "rank":
+            raise InvalidArgumentError(
+                f"weights and workload cuts shape Z-order's rank-key cells; got "
+                f"curve={self.curve!r}, method={self.method!r} (use curve='zorder', method='rank')"
+            )
+        if self.weights is not None and (
+            len(self.weights) != len(self.columns)
+            or not all(math.isfinite(w) and w >= 0 for w in self.weights)
+            or not any(w > 0 for w in self.weights)
+        ):
+            raise InvalidArgumentError(
+                f"weights must be {len(self.columns)} finite numbers >= 0, one per column of "
+                f"{list(self.columns)}, one of them positive; got {list(self.weights)}"
+            )
+        if self.cuts is not None and not all(c < len(self.columns) for c in self.cuts.column):
+            raise InvalidArgumentError(
+                f"the workload cuts name a column beyond the {len(self.columns)} of "
+                f"{list(self.columns)}"
+            )
 
     @property
     def fingerprint(self) -> str:
         """Eight hex digits naming the spec in run directories (stable across versions)."""
-        text = json.dumps({"by": list(self.columns), "curve": self.curve, "method": self.method})
+        shape: dict[str, Any] = {"by": list(self.columns), "curve": self.curve}
+        shape["method"] = self.method
+        if self.weights is not None:
+            shape["weights"] = list(self.weights)
+        if self.cuts is not None:
+            shape["cuts"] = self.cuts.to_json()
+        text = json.dumps(shape)
         return hashlib.sha256(text.encode()).hexdigest()[:8]
+
+    def describe(self) -> str:
+        """The spec in a few words: ``zorder(a, b) weights 2:1, 12 workload cuts``."""
+        text = f"{self.curve}({', '.join(self.columns)})"
+        if self.weights is not None:
+            text += " weights " + ":".join(f"{w:g}" for w in self.weights)
+        if self.cuts is not None:
+            cuts = sum(1 for c in self.cuts.column if c >= 0)
+            text += f", {cuts} workload cut{'s' if cuts != 1 else ''}"
+        return text if self.method == "rank" else f"{text} [{self.method} keys]"

@@ -23,7 +23,13 @@ from sqlglot.dialects.spark import Spark
 from sqlglot.errors import TokenError
 from sqlglot.tokenizer_core import Token, TokenType
 
-__all__ = ["pin_clock"]
+from zorder.errors import InvalidArgumentError
+from zorder.skipping.constants import FoldContext
+from zorder.skipping.nodes import Predicate
+from zorder.skipping.predicates import session_zone
+from zorder.skipping.sql import parse_predicate
+
+__all__ = ["parse_with_clock", "pin_clock"]
 
 # Spark's functions of the query's instant, by the literal that stands for each.
 _DATE = frozenset({"current_date", "curdate"})
@@ -89,3 +95,22 @@ def _literal(name: str, now: dt.datetime, zone: dt.tzinfo) -> str:
         return f"(TIMESTAMP_NTZ'{naive}')"
     utc = now.astimezone(dt.UTC).replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds")
     return f"(TIMESTAMP'{utc}+00:00')"
+
+
+def parse_with_clock(
+    text: str, *, columns: Iterable[str], time_zone: str, now: dt.datetime | None = None
+) -> tuple[str, Predicate]:
+    """A filter's text with its clock pinned to ``now`` (default: this instant), and its
+    predicate tree, constants folded in the session zone ``time_zone``.
+
+    A zone Python does not know leaves the text as it is and what depends on
+    the zone unfolded.
+    """
+    try:
+        zone = session_zone(time_zone)
+    except InvalidArgumentError:
+        return text, parse_predicate(text)
+    now = now if now is not None else dt.datetime.now(dt.UTC)
+    pinned = pin_clock(text, now=now, zone=zone, columns=columns)
+    context = FoldContext(zone=zone, now=now, zone_name=time_zone)
+    return pinned, parse_predicate(pinned, context=context)

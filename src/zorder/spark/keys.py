@@ -27,15 +27,24 @@ from pyspark.sql.types import (
 )
 
 from zorder.columns import resolve_column
-from zorder.curves import encoding_for, hilbert_index_array, interleave_array
-from zorder.curves.cells import FileCells, KeyRanges, balanced_cells, balanced_ranges
+from zorder.curves import encoding_for
+from zorder.curves.cells import FileCells, KeyRanges, balanced_ranges
+from zorder.curves.cuts import CutTree
 from zorder.curves.encodings import SUPPORTED_TYPES, OrderedEncoding, canonical_type_name
-from zorder.curves.kinds import Curve
+from zorder.curves.kinds import Curve, SpaceFillingCurve
+from zorder.curves.plan import (
+    MAX_RANK_BITS,
+    FilePlan,
+    RankedSample,
+    curve_keys,
+    fit_file_plan,
+    rank_bits,
+    rank_sample,
+)
 from zorder.curves.ranks import (
     STRING_SAMPLE_PREFIX,
     RankBuckets,
     direct_words,
-    rank_fit,
 )
 from zorder.errors import (
     InvalidArgumentError,
@@ -60,9 +69,11 @@ __all__ = [
     "direct_file_key",
     "direct_ranges",
     "file_cells",
+    "fit_plan",
     "fit_rank_buckets",
     "key_ids",
     "key_ranges",
+    "plan_key",
     "rank_boundaries",
     "rank_key",
     "resolve_clustering_columns",
@@ -80,8 +91,6 @@ SAMPLE_ROWS_PER_FILE = 1_000
 MAX_SAMPLE_SIZE = 1_000_000
 # Not 0: data made with rand(0) would otherwise be sampled by its own values.
 DEFAULT_SAMPLE_SEED = 0x5EED_2026
-MAX_RANK_BITS = 10  # 1,024 buckets a column: far finer than any file box
-_KEY_BITS = 62  # rank keys stay non-negative Spark longs
 WARN_ABOVE_COLUMNS = 8
 # Bernoulli sampling at 1.1x the wanted size falls short of it with a
 # probability that is negligible from a few hundred rows on.
@@ -141,9 +150,7 @@ def resolve_clustering_columns(df: DataFrame, by: Sequence[str]) -> list[Cluster
 
 def bits_per_column(dims: int) -> int:
     """Bits of each column's bucket number in a rank key of ``dims`` columns."""
-    if not 1 <= dims <= _KEY_BITS:
-        raise InvalidArgumentError(f"rank keys take 1 .. {_KEY_BITS} columns, got {dims}")
-    bits = min(MAX_RANK_BITS, _KEY_BITS // dims)
+    bits = rank_bits(dims)
     if dims > WARN_ABOVE_COLUMNS:
         warnings.warn(
             f"clustering on {dims} columns: each column gets only {bits} bits "
@@ -222,16 +229,23 @@ class SampleRanks:
     buckets: dict[str, RankBuckets]
     ids: npt.NDArray[np.uint64]  # sample rows x clustering columns, as the key UDFs compute them
 
+    @property
+    def ranked(self) -> RankedSample:
+        return RankedSample(tuple(self.buckets.values()), self.ids)
+
+
+def _arrays(sample: pa.Table) -> list[pa.Array]:
+    return [sample.column(i).combine_chunks() for i in range(sample.num_columns)]
+
 
 def fit_rank_buckets(
     sample: pa.Table, columns: Sequence[ClusteringColumn], *, bits: int
 ) -> SampleRanks:
     """Rank buckets (quantile boundaries and ids) of each column of ``sample``."""
-    fits = [rank_fit(sample.column(i).combine_chunks(), bits) for i in range(len(columns))]
-    ids = np.empty((sample.num_rows, len(columns)), dtype=np.uint64)
-    for i, fit in enumerate(fits):
-        ids[:, i] = fit.sample_ids
-    return SampleRanks({c.name: f.buckets for c, f in zip(columns, fits, strict=True)}, ids)
+    ranked = rank_sample(_arrays(sample)[: len(columns)], bits=bits)
+    return SampleRanks(
+        {c.name: b for c, b in zip(columns, ranked.buckets, strict=True)}, ranked.ids
+    )
 
 
 def rank_boundaries(
@@ -251,23 +265,43 @@ def key_ids(arrays: Sequence[pa.Array], per_column: Sequence[RankBuckets]) -> np
     return np.stack([b.key_ids(a) for a, b in zip(arrays, per_column, strict=True)], axis=1)
 
 
+def fit_plan(
+    sample: pa.Table,
+    ranks: SampleRanks,
+    *,
+    curve: SpaceFillingCurve,
+    bits: int,
+    count: int,
+    weights: Sequence[float] | None = None,
+    cuts: CutTree | None = None,
+) -> FilePlan:
+    """The file plan of ``count`` files fitted on ``sample`` (its columns the clustering
+    columns, in order) and its ``ranks``."""
+    return fit_file_plan(
+        _arrays(sample)[: len(ranks.buckets)],
+        curve=curve,
+        bits=bits,
+        count=count,
+        weights=weights,
+        cuts=cuts,
+        ranked=ranks.ranked,
+    )
+
+
 def file_cells(ranks: SampleRanks, *, count: int) -> FileCells:
     """``count`` file cells of equal row mass over the rank ids of the sample, NaN's set aside."""
-    aside = [buckets.set_aside_id for buckets in ranks.buckets.values()]
-    return balanced_cells(ranks.ids, count, set_aside=aside)
+    plan = fit_file_plan([], curve="zorder", bits=0, count=count, ranked=ranks.ranked)
+    assert isinstance(plan.files, FileCells)
+    return plan.files
 
 
 def key_ranges(ranks: SampleRanks, *, curve: Curve, bits: int, count: int) -> KeyRanges:
     """``count`` ranges of equal row mass of the sample's keys along ``curve``."""
-    aside = [buckets.set_aside_id for buckets in ranks.buckets.values()]
-    keys = curve_keys(ranks.ids, curve, bits)
-    return balanced_ranges(keys, count, ids=ranks.ids, set_aside=aside)
-
-
-def curve_keys(ids: np.ndarray, curve: Curve, bits: int) -> np.ndarray:
-    if curve == "hilbert":
-        return hilbert_index_array(ids, bits)
-    return interleave_array(ids, bits)
+    if curve != "hilbert":
+        raise InvalidArgumentError(f"key ranges cut the Hilbert curve here, not {curve!r}")
+    plan = fit_file_plan([], curve=curve, bits=bits, count=count, ranked=ranks.ranked)
+    assert isinstance(plan.files, KeyRanges)
+    return plan.files
 
 
 def arrow_udf_of(function: Callable[..., pa.Array], return_type: DataType) -> Callable[..., Column]:
@@ -342,12 +376,7 @@ def cell_key(
     curve: Curve,
     bits: int,
 ) -> Column:
-    """Long of each row's file above its rank key along ``curve`` (see :class:`CellKeyPacking`).
-
-    ``files`` are Z-order's mixed-radix cells, or ranges of the key. File and
-    key come from one computation of the rank ids, the costly part for strings,
-    so the rows need no second pass (as a range partitioner's sample would).
-    """
+    """:func:`plan_key` of the plan of these rank ``buckets``, ``files`` and ``curve``."""
     if curve not in ("zorder", "hilbert"):
         raise InvalidArgumentError(
             f"rank keys combine columns along 'zorder' or 'hilbert', got {curve!r}"
@@ -356,13 +385,22 @@ def cell_key(
         raise InvalidArgumentError(
             f"file cells cut the Z-order curve, not {curve!r}; use key ranges"
         )
-    per_column = [buckets[c.name] for c in columns]
-    packing = cell_key_packing(len(columns), bits, files.count)
+    per_column = tuple(buckets[c.name] for c in columns)
+    return plan_key(columns, FilePlan(per_column, curve, bits, files))
+
+
+def plan_key(columns: Sequence[ClusteringColumn], plan: FilePlan) -> Column:
+    """Long of each row's file above its rank key along the plan's curve (see
+    :class:`CellKeyPacking`).
+
+    File and key come from one computation of the rank ids, the costly part
+    for strings, so the rows need no second pass (as a range partitioner's
+    sample would).
+    """
+    packing = cell_key_packing(len(columns), plan.bits, plan.count)
 
     def keys(*arrays: pa.Array) -> pa.Array:
-        ids = key_ids(arrays, per_column)
-        key = curve_keys(ids, curve, bits)
-        cell = files.cell_of(ids) if isinstance(files, FileCells) else files.cell_of_keys(key, ids)
+        cell, key = plan.place(arrays)
         packed = (cell.astype(np.uint64) << np.uint64(packing.cell_shift)) | (
             key >> np.uint64(packing.dropped_bits)
         )
@@ -421,7 +459,7 @@ def _direct_keys(
     reads only their first 8 bytes.
     """
     words = np.stack([direct_words(a, e) for a, e in zip(arrays, encodings, strict=True)], axis=1)
-    combined = curve_keys(words, curve, 64)
+    combined = curve_keys(words, "hilbert" if curve == "hilbert" else "zorder", 64)
     if combined.ndim == 1:  # one column: a single uint64 word
         combined = combined.astype(">u8").view(np.uint8).reshape(len(words), 8)
     return np.ascontiguousarray(combined)

@@ -19,23 +19,31 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from zorder.curves.cells import FileCells, KeyRanges
-from zorder.curves.kinds import ClusteringSpec, Curve, KeyMethod, as_curve, as_key_method
+from zorder.curves.cuts import CutTree
+from zorder.curves.kinds import (
+    ClusteringSpec,
+    Curve,
+    KeyMethod,
+    SpaceFillingCurve,
+    as_curve,
+    as_key_method,
+)
+from zorder.curves.plan import FilePlan
 from zorder.errors import InvalidArgumentError
 from zorder.spark.keys import (
     DEFAULT_SAMPLE_SEED,
     ClusteringColumn,
     bits_per_column,
-    cell_key,
     cell_key_packing,
     direct_file_key,
     direct_ranges,
-    file_cells,
+    fit_plan,
     fit_rank_buckets,
-    key_ranges,
+    plan_key,
     resolve_clustering_columns,
     sample_columns,
     sample_size_for,
@@ -51,6 +59,8 @@ class ClusteringPlan:
     columns: tuple[ClusteringColumn, ...]
     curve: Curve
     method: KeyMethod
+    weights: tuple[float, ...] | None = None
+    cuts: CutTree | None = None
 
     @property
     def names(self) -> list[str]:
@@ -58,22 +68,48 @@ class ClusteringPlan:
 
     @property
     def spec(self) -> ClusteringSpec:
-        """The plan as a table records it: column names, curve, key method."""
-        return ClusteringSpec(tuple(self.names), self.curve, self.method)
+        """The plan as a table records it: column names, curve, key method, weights, cuts."""
+        return ClusteringSpec(tuple(self.names), self.curve, self.method, self.weights, self.cuts)
 
     @property
     def sorts_plainly(self) -> bool:
-        """One column, or the linear baseline: a plain lexicographic range sort."""
-        return self.curve == "linear" or len(self.columns) == 1
+        """One column without workload cuts, or the linear baseline: a plain range sort."""
+        return self.curve == "linear" or (len(self.columns) == 1 and self.cuts is None)
+
+    def fit(self, sample: pa.Table, *, count: int) -> tuple[FilePlan, int]:
+        """The file plan of ``count`` files over ``sample`` (rank keys), and its key bits."""
+        bits = bits_per_column(len(self.columns))
+        ranks = fit_rank_buckets(sample, self.columns, bits=bits)
+        curve: SpaceFillingCurve = "hilbert" if self.curve == "hilbert" else "zorder"
+        plan = fit_plan(
+            sample, ranks, curve=curve, bits=bits, count=count, weights=self.weights, cuts=self.cuts
+        )
+        return plan, bits
 
 
 def plan_clustering(
-    df: DataFrame, by: Sequence[str], *, curve: Curve = "zorder", method: KeyMethod = "rank"
+    df: DataFrame,
+    by: Sequence[str] | ClusteringSpec,
+    *,
+    curve: Curve = "zorder",
+    method: KeyMethod = "rank",
 ) -> ClusteringPlan:
-    """Validate the clustering request against ``df`` (raises InvalidArgumentError)."""
-    plan = ClusteringPlan(
-        tuple(resolve_clustering_columns(df, by)), as_curve(curve), as_key_method(method)
-    )
+    """Validate the clustering request against ``df`` (raises InvalidArgumentError).
+
+    ``by`` is the columns, or a whole spec (its curve, method, weights and cuts).
+    """
+    if isinstance(by, ClusteringSpec):
+        plan = ClusteringPlan(
+            tuple(resolve_clustering_columns(df, by.columns)),
+            by.curve,
+            by.method,
+            by.weights,
+            by.cuts,
+        )
+    else:
+        plan = ClusteringPlan(
+            tuple(resolve_clustering_columns(df, by)), as_curve(curve), as_key_method(method)
+        )
     if not plan.sorts_plainly and plan.method == "rank":
         bits_per_column(len(plan.columns))  # raises on too many columns, warns on many
     return plan
@@ -114,17 +150,9 @@ def cluster(
         keyed = df.withColumn(key_name, direct_file_key(plan.columns, ranges, curve=plan.curve))
         file_count, file_number, along = ranges.count, key.getField("file"), key.getField("key")
     else:
-        bits = bits_per_column(len(plan.columns))
-        ranks = fit_rank_buckets(sample, plan.columns, bits=bits)
-        files: FileCells | KeyRanges
-        if plan.curve == "zorder":
-            files = file_cells(ranks, count=num_files)
-        else:
-            files = key_ranges(ranks, curve=plan.curve, bits=bits, count=num_files)
+        files, bits = plan.fit(sample, count=num_files)
         packing = cell_key_packing(len(plan.columns), bits, files.count)
-        keyed = df.withColumn(
-            key_name, cell_key(plan.columns, ranks.buckets, files, curve=plan.curve, bits=bits)
-        )
+        keyed = df.withColumn(key_name, plan_key(plan.columns, files))
         file_count, along = files.count, key
         file_number = F.shiftright(key, packing.cell_shift).cast("int")
     return in_files(keyed, file_number, [along], count=file_count).drop(key_name)

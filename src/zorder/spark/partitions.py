@@ -30,9 +30,9 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import LongType
 
 from zorder.columns import resolve_column
-from zorder.curves.cells import FileCells, KeyRanges, apportion
+from zorder.curves.cells import apportion
 from zorder.curves.encodings import canonical_type_name
-from zorder.curves.kinds import Curve
+from zorder.curves.plan import FilePlan
 from zorder.errors import InvalidArgumentError, UnsupportedColumnTypeError
 from zorder.spark.keys import (
     DEFAULT_SAMPLE_SEED,
@@ -42,11 +42,6 @@ from zorder.spark.keys import (
     bits_per_column,
     cell_key_packing,
     comparable,
-    curve_keys,
-    file_cells,
-    fit_rank_buckets,
-    key_ids,
-    key_ranges,
 )
 from zorder.spark.layout import ClusteringPlan, in_files
 
@@ -216,7 +211,6 @@ def cluster_partitions(
             f"clustering inside partitions takes rank keys along 'zorder' or 'hilbert' (or one "
             f"column), got curve={plan.curve!r}, method={plan.method!r}"
         )
-    curve: Curve = "hilbert" if plan.curve == "hilbert" and len(plan.columns) > 1 else "zorder"
     bits = bits_per_column(len(plan.columns))
     key_name = f"__zorder_file_key_{uuid.uuid4().hex}"
     sampled = df.select(F.col(f"`{key}`"), *[comparable(c) for c in plan.columns])
@@ -227,7 +221,7 @@ def cluster_partitions(
     }
     sample = sampled.sampleBy(key, fractions, seed).toArrow()
     known = pa.array([p.key for p in partitions]).cast(sample.schema.field(key).type)
-    fitted, first_file = _fit_partitions(sample, known, plan, sizes, files, curve, seed)
+    fitted, first_file = _fit_partitions(sample, known, plan, sizes, files, seed)
     total = first_file[-1]
     packing = cell_key_packing(len(plan.columns), bits, total)
     offsets = np.array(first_file[:-1], dtype=np.uint64)
@@ -239,12 +233,7 @@ def cluster_partitions(
         out = np.empty(len(index), dtype=np.uint64)
         for number in np.unique(index):
             rows = np.flatnonzero(index == number)
-            per_column, cells = fitted[int(number)]
-            ids = key_ids([a.take(pa.array(rows)) for a in arrays], per_column)
-            key = curve_keys(ids, curve, bits)
-            cell = (
-                cells.cell_of(ids) if isinstance(cells, FileCells) else cells.cell_of_keys(key, ids)
-            )
+            cell, key = fitted[int(number)].place([a.take(pa.array(rows)) for a in arrays])
             out[rows] = (
                 (offsets[number] + cell.astype(np.uint64)) << np.uint64(packing.cell_shift)
             ) | (key >> np.uint64(packing.dropped_bits))
@@ -269,30 +258,22 @@ def _fit_partitions(
     plan: ClusteringPlan,
     sizes: Sequence[int],
     files: Sequence[int],
-    curve: Curve,
     seed: int,
-) -> tuple[list[tuple[list[Any], FileCells | KeyRanges]], list[int]]:
-    """Each partition's rank buckets and file cells, fitted to its rows of ``sample`` (whose
-    first column is the partition key), and the number of each partition's first file."""
-    bits = bits_per_column(len(plan.columns))
-    # Each sampled row's partition, found once for all partitions.
+) -> tuple[list[FilePlan], list[int]]:
+    """Each partition's file plan, fitted to its rows of ``sample`` (whose first column is the
+    partition key), and the number of each partition's first file."""
+    # Sampled rows' partitions, found once for all partitions.
     sampled_in = pc.fill_null(pc.index_in(sample.column(0), value_set=known), -1)
     grouped = np.argsort(sampled_in.to_numpy(), kind="stable")
     bounds = np.searchsorted(sampled_in.to_numpy()[grouped], np.arange(len(sizes) + 1))
     rng = np.random.default_rng(seed)
-    fitted: list[tuple[list[Any], FileCells | KeyRanges]] = []
+    fitted: list[FilePlan] = []
     first_file = [0]
     for index, (size, count) in enumerate(zip(sizes, files, strict=True)):
         rows = np.sort(grouped[bounds[index] : bounds[index + 1]])
         if len(rows) > size:
             rows = np.sort(rng.choice(rows, size, replace=False))
         own = sample.select(range(1, sample.num_columns)).take(pa.array(rows, pa.int64()))
-        ranks = fit_rank_buckets(own, plan.columns, bits=bits)
-        cells: FileCells | KeyRanges = (
-            file_cells(ranks, count=count)
-            if curve == "zorder"
-            else key_ranges(ranks, curve=curve, bits=bits, count=count)
-        )
-        fitted.append(([ranks.buckets[c.name] for c in plan.columns], cells))
-        first_file.append(first_file[-1] + cells.count)
+        fitted.append(plan.fit(own, count=count)[0])
+        first_file.append(first_file[-1] + fitted[-1].count)
     return fitted, first_file

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from zorder.curves.cuts import CutTree
 from zorder.curves.kinds import ClusteringSpec, as_curve, as_key_method
 from zorder.errors import UnsupportedTableError, ZorderError
 from zorder.sizes import parse_size
@@ -57,7 +58,16 @@ Operation = Literal["write", "optimize"]
 _COLUMNS_PROPERTY = "zorder.clustering.columns"
 _CURVE_PROPERTY = "zorder.clustering.curve"
 _METHOD_PROPERTY = "zorder.clustering.method"
-SPEC_PROPERTIES = (_COLUMNS_PROPERTY, _CURVE_PROPERTY, _METHOD_PROPERTY)
+# Written for every spec ("null" when it has none), so a new spec clears an old one's.
+_WEIGHTS_PROPERTY = "zorder.clustering.weights"
+_CUTS_PROPERTY = "zorder.clustering.cuts"
+SPEC_PROPERTIES = (
+    _COLUMNS_PROPERTY,
+    _CURVE_PROPERTY,
+    _METHOD_PROPERTY,
+    _WEIGHTS_PROPERTY,
+    _CUTS_PROPERTY,
+)
 TARGET_FILE_SIZE_PROPERTY = "delta.targetFileSize"  # Delta's own; bytes, or "128mb"
 
 
@@ -67,7 +77,26 @@ def spec_properties(spec: ClusteringSpec) -> dict[str, str]:
         _COLUMNS_PROPERTY: json.dumps(list(spec.columns)),
         _CURVE_PROPERTY: spec.curve,
         _METHOD_PROPERTY: spec.method,
+        _WEIGHTS_PROPERTY: json.dumps(list(spec.weights) if spec.weights is not None else None),
+        _CUTS_PROPERTY: json.dumps(spec.cuts.to_json() if spec.cuts is not None else None),
     }
+
+
+def _shaped(
+    columns: Sequence[str], curve: str, method: str, weights: Any, cuts: Any
+) -> ClusteringSpec:
+    """A spec from recorded parts; weights and cuts as JSON values (None: none)."""
+    if weights is not None and not (
+        isinstance(weights, list) and all(isinstance(w, int | float) for w in weights)
+    ):
+        raise ValueError(f"weights are not a JSON list of numbers: {weights!r}")
+    return ClusteringSpec(
+        tuple(columns),
+        as_curve(curve),
+        as_key_method(method),
+        weights=tuple(float(w) for w in weights) if weights is not None else None,
+        cuts=CutTree.from_json(cuts) if cuts is not None else None,
+    )
 
 
 def recorded_spec(configuration: Mapping[str, str | None]) -> ClusteringSpec | None:
@@ -83,10 +112,12 @@ def recorded_spec(configuration: Mapping[str, str | None]) -> ClusteringSpec | N
             or not all(isinstance(c, str) for c in columns)
         ):
             raise ValueError("not a non-empty JSON list of column names")
-        return ClusteringSpec(
-            tuple(columns),
-            as_curve(raw[_CURVE_PROPERTY] or "zorder"),
-            as_key_method(raw[_METHOD_PROPERTY] or "rank"),
+        return _shaped(
+            columns,
+            raw[_CURVE_PROPERTY] or "zorder",
+            raw[_METHOD_PROPERTY] or "rank",
+            json.loads(raw[_WEIGHTS_PROPERTY] or "null"),
+            json.loads(raw[_CUTS_PROPERTY] or "null"),
         )
     except (ValueError, ZorderError) as error:
         shown = ", ".join(f"{key}={value!r}" for key, value in raw.items())
@@ -160,6 +191,8 @@ class CommitClustering:
             "by": list(self.spec.columns),
             "curve": self.spec.curve,
             "method": self.spec.method,
+            **({"weights": list(self.spec.weights)} if self.spec.weights is not None else {}),
+            **({"cuts": self.spec.cuts.to_json()} if self.spec.cuts is not None else {}),
             "numFiles": self.num_files,
         }
 
@@ -170,8 +203,12 @@ class CommitClustering:
         return cls(
             operation="optimize" if operation == "optimize" else "write",
             run=Run(str(raw["runId"]), str(raw["fingerprint"])),
-            spec=ClusteringSpec(
-                tuple(str(c) for c in by), as_curve(raw["curve"]), as_key_method(raw["method"])
+            spec=_shaped(
+                [str(c) for c in by],
+                raw["curve"],
+                raw["method"],
+                raw.get("weights"),
+                raw.get("cuts"),
             ),
             num_files=int(raw.get("numFiles", 0)),
         )

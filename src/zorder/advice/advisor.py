@@ -1,0 +1,275 @@
+"""Choose a clustering spec for a workload: simulate candidate layouts on a sample, keep the best.
+
+The candidates, each judged by :class:`~zorder.advice.simulate.Simulation`
+(the rows the workload's filters would scan):
+
+- each filtered column alone (a sort by it), which also ranks the columns
+  by how much they help on their own;
+- Z-order with equal weights on the top 2, 3, 4 columns and on all of them
+  (up to ``max_columns``), and Hilbert on the top 2 and 3;
+- Z-order with unequal weights (learned bit allocation, Gao et al. 2023):
+  starting from weights in proportion to each column's own help, a weight
+  is doubled, halved or zeroed while the simulated figure improves;
+- workload cuts (:mod:`zorder.advice.tree`) over the filtered columns.
+
+The model's limits: the sample stands for the table (a few thousand rows a
+file); every filter is one scan, weighted by how often it comes; a workload
+whose parameters move (new dates, other keys) is served by its cuts only as
+far as the new values fall near the old ones (quartile cuts keep lookups
+working).
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from zorder.advice.simulate import Simulation
+from zorder.advice.tree import grow_cut_tree
+from zorder.curves.cells import apportion
+from zorder.curves.kinds import ClusteringSpec, SpaceFillingCurve
+from zorder.curves.plan import RankedSample, fit_file_plan, rank_bits
+from zorder.curves.ranks import RankFit, rank_fit
+from zorder.errors import InvalidArgumentError
+from zorder.skipping.pushdown import referenced
+
+__all__ = ["Advice", "Candidate", "advise_sample"]
+
+DEFAULT_MAX_COLUMNS = 8
+_TOP = (2, 3, 4)
+_HILBERT_TOP = (2, 3)
+_WEIGHTED_COLUMNS = 5
+_WEIGHT_ROUNDS = 3
+# Leaves of workload cuts hold at least half a file's share of the sample.
+_MIN_LEAF_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One layout the advisor simulated, and the mean fraction of rows the workload would scan."""
+
+    name: str
+    spec: ClusteringSpec
+    expected_scanned: float
+
+
+@dataclass(frozen=True)
+class Advice:
+    """The layout advised for a workload, with the candidates it was chosen among."""
+
+    spec: ClusteringSpec
+    expected_scanned: float
+    candidates: tuple[Candidate, ...]  # best first
+    num_files: int
+    sample_rows: int
+    filters: int  # the workload's filters on the table (one per scan)
+    statements: int
+    left_out: int  # statements that never read the table
+    seconds: float = field(default=0.0, compare=False)
+
+    def summary(self) -> str:
+        """The comparison as a table a person can read."""
+        width = max(len(c.name) for c in self.candidates)
+        lines = [
+            f"{self.filters} filters from {self.statements} statements"
+            + (f" ({self.left_out} never read the table)" if self.left_out else "")
+            + f", {self.sample_rows:,} sampled rows, {self.num_files} files, "
+            f"{self.seconds:.1f} s",
+            "",
+            f"{'layout':<{width}}  rows scanned  spec",
+        ]
+        for c in self.candidates:
+            mark = " <- advised" if c.spec == self.spec else ""
+            lines.append(
+                f"{c.name:<{width}}  {c.expected_scanned:12.3f}  {c.spec.describe()}{mark}"
+            )
+        return "\n".join(lines)
+
+
+def advise_sample(
+    sample: pa.Table,
+    types: Mapping[str, str],
+    filters: Sequence[str],
+    *,
+    num_files: int,
+    max_columns: int | None = None,
+    time_zone: str = "UTC",
+    partition_columns: Sequence[str] = (),
+    statements: int | None = None,
+    left_out: int = 0,
+) -> Advice:
+    """The best layout of ``num_files`` files for ``filters`` over ``sample`` (columns as the
+    table names them, ``types`` their Spark types).
+
+    With ``partition_columns`` (which the sample holds too), every file holds
+    one partition, as a write lays a partitioned table out: each partition's
+    sampled rows get their share of the files and are cut on their own; the
+    partition columns are never clustering columns. ``types`` may name columns
+    the sample lacks (types without statistics): filters on them keep every
+    file, as on the table.
+    """
+    started = time.perf_counter()
+    if num_files < 1:
+        raise InvalidArgumentError(f"num_files must be >= 1, got {num_files}")
+    limit = DEFAULT_MAX_COLUMNS if max_columns is None else max_columns
+    if limit < 1:
+        raise InvalidArgumentError(f"max_columns must be >= 1, got {max_columns}")
+    simulation = Simulation(sample, types, filters, time_zone=time_zone)
+    search = _Search(simulation, num_files, partition_columns)
+    filtered = [
+        c
+        for c in sample.column_names
+        if c not in partition_columns
+        and any(c in referenced(f.predicate) for f in simulation.filters)
+    ]
+    if not filtered:
+        raise InvalidArgumentError(
+            "no filter of the workload compares a column of the table with a constant that "
+            "statistics can use; nothing to cluster for"
+        )
+    alone = {
+        c: search.judge(f"{c} alone", ClusteringSpec((c,), "zorder", "rank")) for c in filtered
+    }
+    ranked = sorted(filtered, key=lambda c: alone[c])
+    helpful = [c for c in ranked if alone[c] < 1.0] or ranked[:1]
+    top = helpful[:limit]
+    for k in _TOP:
+        if k <= len(top):
+            search.judge(f"zorder, top {k}", ClusteringSpec(tuple(top[:k]), "zorder", "rank"))
+    if len(top) > max(_TOP):
+        search.judge(f"zorder, all {len(top)}", ClusteringSpec(tuple(top), "zorder", "rank"))
+    for k in _HILBERT_TOP:
+        if k <= len(top):
+            search.judge(f"hilbert, top {k}", ClusteringSpec(tuple(top[:k]), "hilbert", "rank"))
+    search.weighted(top[:_WEIGHTED_COLUMNS], {c: 1.0 - alone[c] for c in top})
+    min_rows = max(1, int(_MIN_LEAF_SHARE * sample.num_rows / num_files))
+    grown = grow_cut_tree(simulation, top, leaves=num_files, min_rows=min_rows)
+    if grown is not None:
+        tree, columns = grown
+        search.judge("workload cuts", ClusteringSpec(columns, "zorder", "rank", cuts=tree))
+    # The best of each kind: the weight search's steps are not worth a line each.
+    kinds: dict[str, Candidate] = {}
+    for candidate in sorted(search.judged.values(), key=lambda c: c.expected_scanned):
+        kinds.setdefault(candidate.name, candidate)
+    candidates = tuple(kinds.values())
+    best = candidates[0]
+    return Advice(
+        spec=best.spec,
+        expected_scanned=best.expected_scanned,
+        candidates=candidates,
+        num_files=num_files,
+        sample_rows=sample.num_rows,
+        filters=len(filters),
+        statements=statements if statements is not None else len(filters),
+        left_out=left_out,
+        seconds=time.perf_counter() - started,
+    )
+
+
+class _Search:
+    """Candidates judged once each (by spec), rank fits of each column made once per width."""
+
+    def __init__(
+        self, simulation: Simulation, num_files: int, partition_columns: Sequence[str] = ()
+    ) -> None:
+        self.simulation = simulation
+        self.num_files = num_files
+        self.judged: dict[ClusteringSpec, Candidate] = {}
+        self._fits: dict[tuple[str, int], RankFit] = {}
+        sample = simulation.sample
+        if partition_columns:  # each partition's rows, and its share of the files
+            keys = sample.select(list(partition_columns)).to_pylist()
+            index: dict[tuple[object, ...], int] = {}
+            of_row = np.array([index.setdefault(tuple(k.values()), len(index)) for k in keys])
+            self.groups = [np.flatnonzero(of_row == g) for g in range(len(index))]
+            masses = np.array([len(g) for g in self.groups], dtype=np.float64)
+            self.files = (
+                apportion(masses, num_files) if num_files >= len(masses) else [1] * len(masses)
+            )
+        else:
+            self.groups = [np.arange(sample.num_rows)]
+            self.files = [num_files]
+
+    def judge(self, name: str, spec: ClusteringSpec) -> float:
+        known = self.judged.get(spec)
+        if known is None:
+            known = Candidate(name, spec, self.simulation.mean(self._scanned(spec)))
+            self.judged[spec] = known
+        return known.expected_scanned
+
+    def _scanned(self, spec: ClusteringSpec) -> npt.NDArray[np.float64]:
+        arrays = [self.simulation.sample.column(c).combine_chunks() for c in spec.columns]
+        bits = rank_bits(len(arrays))
+        curve: SpaceFillingCurve = "hilbert" if spec.curve == "hilbert" else "zorder"
+        files = np.zeros(self.simulation.sample.num_rows, dtype=np.int64)
+        first = 0
+        for rows, count in zip(self.groups, self.files, strict=True):
+            own = [a.take(pa.array(rows)) for a in arrays] if len(self.groups) > 1 else arrays
+            if len(self.groups) > 1:
+                fits = [rank_fit(a, bits) for a in own]
+            else:
+                fits = [self._fit(c, a, bits) for c, a in zip(spec.columns, own, strict=True)]
+            ranked = RankedSample(
+                tuple(f.buckets for f in fits),
+                np.stack([f.sample_ids for f in fits], axis=1).astype(np.uint64),
+            )
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                plan = fit_file_plan(
+                    own,
+                    curve=curve,
+                    bits=bits,
+                    count=count,
+                    weights=spec.weights,
+                    cuts=spec.cuts,
+                    ranked=ranked,
+                )
+            placed, _ = plan.place(own)
+            files[rows] = first + placed
+            first += plan.count
+        return self.simulation.scanned(files)
+
+    def _fit(self, column: str, array: pa.Array, bits: int) -> RankFit:
+        fit = self._fits.get((column, bits))
+        if fit is None:
+            fit = self._fits[(column, bits)] = rank_fit(array, bits)
+        return fit
+
+    def weighted(self, columns: Sequence[str], help_alone: Mapping[str, float]) -> None:
+        """Hill-climb on per-column weights from weights in proportion to each column's help."""
+        if len(columns) < 2:
+            return
+        weights = [max(help_alone[c], 1e-3) for c in columns]
+        weights = [w / max(weights) for w in weights]
+        best = self._judge_weights(columns, weights)
+        for _ in range(_WEIGHT_ROUNDS):
+            improved = False
+            for i in range(len(columns)):
+                for factor in (2.0, 0.5, 0.0):
+                    trial = list(weights)
+                    trial[i] *= factor
+                    if not any(w > 0 for w in trial):
+                        continue
+                    figure = self._judge_weights(columns, trial)
+                    if figure < best - 1e-9:
+                        best, weights, improved = figure, trial, True
+            if not improved:
+                break
+
+    def _judge_weights(self, columns: Sequence[str], weights: Sequence[float]) -> float:
+        kept = [(c, w) for c, w in zip(columns, weights, strict=True) if w > 0]
+        top = max(w for _, w in kept)
+        names = tuple(c for c, _ in kept)
+        shares = tuple(round(w / top, 3) for _, w in kept)
+        if len(names) == 1 or len(set(shares)) == 1:
+            return self.judge(
+                f"zorder, {len(names)} columns", ClusteringSpec(names, "zorder", "rank")
+            )
+        spec = ClusteringSpec(names, "zorder", "rank", weights=shares)
+        return self.judge("zorder, weighted", spec)

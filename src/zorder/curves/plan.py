@@ -1,0 +1,148 @@
+"""The file plan: fitted once on a sample, it says which file each row goes to.
+
+Spark's write (:mod:`zorder.spark.keys`) and the advisor's simulation
+(:mod:`zorder.advice`) both fit and apply it through these functions, so
+the layout the advisor judges is the layout a write makes.
+
+- Z-order: equal-mass cells of the rank ids (weighted, if the spec says so),
+  below the spec's workload cuts if it has any;
+- Hilbert: equal-mass ranges of the Hilbert key of the rank ids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from zorder.curves.cells import FileCells, KeyRanges, balanced_cells, balanced_ranges
+from zorder.curves.cuts import CutIds, CutTree, cut_cells, joined_ids
+from zorder.curves.hilbert import hilbert_index_array
+from zorder.curves.kinds import SpaceFillingCurve
+from zorder.curves.morton import interleave_array
+from zorder.curves.ranks import RankBuckets, rank_fit
+from zorder.errors import InvalidArgumentError
+
+__all__ = [
+    "MAX_RANK_BITS",
+    "FilePlan",
+    "RankedSample",
+    "curve_keys",
+    "fit_file_plan",
+    "rank_bits",
+    "rank_sample",
+]
+
+MAX_RANK_BITS = 10  # 1,024 buckets a column: far finer than any file box
+_KEY_BITS = 62  # rank keys stay non-negative Spark longs
+
+
+def rank_bits(dims: int) -> int:
+    """Bits of each column's bucket number in a rank key of ``dims`` columns."""
+    if not 1 <= dims <= _KEY_BITS:
+        raise InvalidArgumentError(f"rank keys take 1 .. {_KEY_BITS} columns, got {dims}")
+    return min(MAX_RANK_BITS, _KEY_BITS // dims)
+
+
+@dataclass(frozen=True)
+class RankedSample:
+    """Rank buckets of each clustering column, fitted on a sample, and the sample's rank ids."""
+
+    buckets: tuple[RankBuckets, ...]
+    ids: npt.NDArray[np.uint64]  # sample rows x clustering columns
+
+
+def rank_sample(arrays: Sequence[pa.Array], *, bits: int) -> RankedSample:
+    """Rank buckets of each of the sample's columns, and the sample's ids."""
+    fits = [rank_fit(a, bits) for a in arrays]
+    ids = np.empty((len(arrays[0]) if arrays else 0, len(arrays)), dtype=np.uint64)
+    for i, fit in enumerate(fits):
+        ids[:, i] = fit.sample_ids
+    return RankedSample(tuple(f.buckets for f in fits), ids)
+
+
+def curve_keys(ids: npt.NDArray[np.uint64], curve: SpaceFillingCurve, bits: int) -> np.ndarray:
+    """Each row's key along ``curve`` from its rank ids of ``bits`` bits."""
+    if curve == "hilbert":
+        return hilbert_index_array(ids, bits)
+    return interleave_array(ids, bits)
+
+
+@dataclass(frozen=True)
+class FilePlan:
+    """How rows are cut into files: rank buckets, the curve, and the files over its ids."""
+
+    buckets: tuple[RankBuckets, ...]
+    curve: SpaceFillingCurve
+    bits: int
+    files: FileCells | KeyRanges
+    cut_ids: CutIds | None = None
+
+    @property
+    def count(self) -> int:
+        return self.files.count
+
+    def rank_ids(self, arrays: Sequence[pa.Array]) -> npt.NDArray[np.uint64]:
+        return np.stack(
+            [b.key_ids(a) for a, b in zip(arrays, self.buckets, strict=True)], axis=1
+        ).astype(np.uint64, copy=False)
+
+    def place(
+        self, arrays: Sequence[pa.Array]
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]:
+        """Each row's file and its key along the curve (its order inside the file)."""
+        ids = self.rank_ids(arrays)
+        keys = np.asarray(curve_keys(ids, self.curve, self.bits), dtype=np.uint64)
+        return self.cells(ids, keys, arrays), keys
+
+    def cells(
+        self,
+        ids: npt.NDArray[np.uint64],
+        keys: npt.NDArray[np.uint64],
+        arrays: Sequence[pa.Array],
+    ) -> npt.NDArray[np.int64]:
+        if isinstance(self.files, KeyRanges):
+            return self.files.cell_of_keys(keys, ids)
+        if self.cut_ids is not None:
+            ids = joined_ids(ids, self.cut_ids, arrays)
+        return self.files.cell_of(ids)
+
+
+def fit_file_plan(
+    arrays: Sequence[pa.Array],
+    *,
+    curve: SpaceFillingCurve,
+    bits: int,
+    count: int,
+    weights: Sequence[float] | None = None,
+    cuts: CutTree | None = None,
+    ranked: RankedSample | None = None,
+) -> FilePlan:
+    """The plan cutting the rows sampled in ``arrays`` (one per clustering column) into
+    ``count`` files of equal mass; ``ranked`` is :func:`rank_sample` of them, if made already.
+
+    ``weights`` and ``cuts`` shape Z-order's cells (see
+    :func:`~zorder.curves.cells.balanced_cells` and :mod:`zorder.curves.cuts`);
+    Hilbert's ranges take neither.
+    """
+    if curve == "hilbert" and (weights is not None or cuts is not None):
+        raise InvalidArgumentError(
+            "weights and workload cuts shape Z-order's cells; Hilbert's files are ranges of "
+            "its key: use curve='zorder'"
+        )
+    ranked = ranked if ranked is not None else rank_sample(arrays, bits=bits)
+    aside = [b.set_aside_id for b in ranked.buckets]
+    if curve == "hilbert":
+        keys = curve_keys(ranked.ids, curve, bits)
+        ranges = balanced_ranges(keys, count, ids=ranked.ids, set_aside=aside)
+        return FilePlan(ranked.buckets, curve, bits, ranges)
+    if cuts is None:
+        cells = balanced_cells(ranked.ids, count, set_aside=aside, weights=weights)
+        return FilePlan(ranked.buckets, curve, bits, cells)
+    cut_ids = CutIds.of(cuts, [a.type for a in arrays])
+    joined = joined_ids(ranked.ids, cut_ids, arrays)
+    cells = cut_cells(cuts, cut_ids, joined, count, weights=weights)
+    return FilePlan(ranked.buckets, curve, bits, cells, cut_ids)

@@ -1,0 +1,103 @@
+"""zorder.advise end to end: sample with Spark, write by the advice, read every row back."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from typer.testing import CliRunner
+
+import zorder
+from zorder.cli import app
+from zorder.table import load_snapshot
+
+pytestmark = pytest.mark.spark
+
+WORKLOAD = [
+    "day >= date '2024-03-01' AND day < date '2024-04-01'",
+    "day >= date '2024-09-01' AND day < date '2024-10-01'",
+    "select * from events e join users u on e.user_id = u.id where e.user_id = 4242",
+    "user_id = 77",
+    "kind = 'click' AND day > date '2024-11-15'",
+    "select count(*) from users where country = 'FR'",
+]
+
+
+def events(spark: SparkSession, rows: int = 30_000) -> DataFrame:
+    return spark.range(rows).select(
+        F.expr("date_add(date '2024-01-01', cast(id * 7919 % 366 as int))").alias("day"),
+        (F.col("id") * 104729 % 10_000).alias("user_id"),
+        F.element_at(
+            F.array(*(F.lit(k) for k in ("click", "view", "buy"))),
+            (F.col("id") % 3 + 1).cast("int"),
+        ).alias("kind"),
+        F.col("id"),
+    )
+
+
+def test_a_table_written_by_the_advice_skips_and_keeps_every_row(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    df = events(spark)
+    advice = zorder.advise(df, WORKLOAD, num_files=12)
+    assert advice.left_out == 1  # the users-only query
+    assert advice.expected_scanned < 0.6
+    path = str(tmp_path / "t")
+    zorder.write(df, path, by=advice.spec, num_files=12)
+    snapshot = load_snapshot(path)
+    assert snapshot.recorded_spec == advice.spec  # weights and cuts recorded with it
+    for where in (*advice_filters(), "day = date '2024-06-30'", "user_id IN (1, 2, 3)"):
+        expected = df.filter(where).count()
+        assert zorder.read(spark, path, where).count() == expected, where
+    scanned = [zorder.explain(path, w) for w in advice_filters()]
+    mean = sum(r.rows_scanned / r.rows_total for r in scanned) / len(scanned)
+    assert mean < 0.75
+
+    # An append without by= clusters by the advised spec; optimize keeps it.
+    zorder.write(df.limit(3_000), path, mode="append", num_files=2)
+    after = zorder.optimize(spark, path, full=True, num_files=12)
+    assert load_snapshot(path).recorded_spec == advice.spec
+    assert after.rows == 33_000
+    assert zorder.read(spark, path).count() == 33_000
+
+    # Another table from the path, and the command line over a .sql file.
+    again = zorder.advise(path, WORKLOAD, spark=spark, num_files=12)
+    assert {c.name for c in again.candidates} >= {"day alone", "workload cuts"}
+    sql = tmp_path / "workload.sql"
+    sql.write_text(";\n".join(WORKLOAD) + ";")
+    result = CliRunner().invoke(
+        app, ["advise", path, "--workload", str(sql), "--files", "8", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    shown = json.loads(result.output)
+    assert shown["num_files"] == 8
+    assert shown["spec"]["columns"]
+    assert shown["left_out"] == 1
+    result = CliRunner().invoke(
+        app, ["optimize", path, "--by-advice", str(sql), "--num-files", "8", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    recorded = load_snapshot(path).recorded_spec
+    assert recorded is not None
+    assert list(recorded.columns) == shown["spec"]["columns"]  # the same sample, the same advice
+    assert zorder.read(spark, path).count() == 33_000
+
+
+def advice_filters() -> list[str]:
+    return [w for w in WORKLOAD if not w.startswith("select")]
+
+
+def test_a_partitioned_table_takes_the_advice_per_partition(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    df = events(spark, 12_000).withColumn(
+        "region", F.when(F.col("id") % 4 == 0, "eu").otherwise("us")
+    )
+    advice = zorder.advise(df, [*advice_filters(), "region = 'eu' AND user_id = 5"], num_files=8)
+    path = str(tmp_path / "p")
+    zorder.write(df, path, by=advice.spec, num_files=8, partition_by=["region"])
+    for where in [*advice_filters(), "region = 'eu' AND user_id = 5"]:
+        assert zorder.read(spark, path, where).count() == df.filter(where).count(), where
