@@ -45,7 +45,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 from urllib.parse import unquote, urlparse
 
 import duckdb
@@ -54,7 +54,8 @@ from pyspark.sql import DataFrame, SparkSession
 import zorder
 from benchmarks.report import ROOT, command_line, machine_facts, replace_section, write_json
 from benchmarks.tpch_filters import QUERIES, duckdb_count, generate_lineitem
-from zorder.curves import Curve
+from zorder.api.advise import Advice
+from zorder.curves import ClusteringSpec, Curve
 from zorder.errors import BenchmarkError
 from zorder.spark import local_session
 from zorder.table import DataFile
@@ -134,23 +135,6 @@ class KeyDomain:
     suppliers: int  # l_suppkey in 1 .. suppliers
 
 
-class Candidate(Protocol):
-    name: str
-    spec: Any
-    expected_scanned: float
-
-
-class Advice(Protocol):
-    """What ``zorder.advise`` answers (issue 33's contract), as far as this benchmark reads it."""
-
-    spec: Any  # a ClusteringSpec: zorder.write(by=...) takes it
-    expected_scanned: float
-    candidates: Sequence[Candidate]
-    seconds: float
-
-    def summary(self) -> str: ...
-
-
 def _tpch(name: str) -> Callable[[random.Random, KeyDomain], str]:
     return lambda rng, _keys: QUERIES[name](rng).spec
 
@@ -204,17 +188,12 @@ def key_domain(con: duckdb.DuckDBPyConnection, parquet: Path, scale: float) -> K
 
 def advise(spark: SparkSession, path: str, workload: Sequence[str], files: int) -> Advice:
     """The one call to the API under test: advice for the table at ``path``."""
-    advice: Advice = zorder.advise(path, list(workload), spark=spark, num_files=files)
-    return advice
+    return zorder.advise(path, list(workload), spark=spark, num_files=files)
 
 
-def describe_spec(spec: Any) -> str:
-    """A clustering spec in a table cell, in its own words (``ClusteringSpec.describe``)."""
-    describe = getattr(spec, "describe", None)
-    return str(describe()) if callable(describe) else f"zorder({', '.join(spec)})"
-
-
-def write_layout(frame: DataFrame, path: str, by: Any, files: int, curve: Curve | None) -> float:
+def write_layout(
+    frame: DataFrame, path: str, by: Sequence[str] | ClusteringSpec, files: int, curve: Curve | None
+) -> float:
     """Spark writes ``frame`` into ``files`` files clustered by ``by``; the seconds it took."""
     with warnings.catch_warnings():
         # The nine-column baseline is the point of the comparison, not a mistake to flag.
@@ -473,13 +452,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "written": written,
         "seconds": seconds,
         "advice": {
-            "spec": describe_spec(advice.spec),
+            "spec": advice.spec.describe(),
             "expected_scanned": float(advice.expected_scanned),
             "seconds": float(advice.seconds),
+            "sample_rows": advice.sample_rows,
+            "filters": advice.filters,
             "candidates": [
                 {
                     "name": c.name,
-                    "spec": describe_spec(c.spec),
+                    "spec": c.spec.describe(),
                     "expected_scanned": float(c.expected_scanned),
                 }
                 for c in advice.candidates
@@ -600,8 +581,9 @@ def markdown(payload: dict[str, Any]) -> str:
         "advise's own simulation on a sample, draw A |",
         "",
         f"`advise` took {seconds['advise']:.1f} s (wall time; `advice.seconds` "
-        f"{advice['seconds']:.1f} s). Its candidates, with the fraction of rows its simulation "
-        "expects each to scan on draw A:",
+        f"{advice['seconds']:.1f} s), simulating on a sample of {advice['sample_rows']:,} rows. "
+        "Its candidates, best first, with the fraction of rows its simulation expects each to "
+        "scan on draw A:",
         "",
         "| candidate | spec | expected rows scanned |",
         "| --- | --- | ---: |",

@@ -9,8 +9,6 @@ from pathlib import Path
 import pytest
 from benchmarks import curves, report
 
-import zorder
-
 
 def test_curves_benchmark_smoke() -> None:
     payload = curves.main(["--points", "3000", "--scalar-points", "300", "--repeat", "1"])
@@ -265,7 +263,6 @@ def test_advise_workload_draws_the_templates_alike_from_the_spec_domains(tmp_pat
 
 
 @pytest.mark.spark
-@pytest.mark.skipif("advise" not in dir(zorder), reason="zorder.advise (issue 33) not merged")
 def test_advise_benchmark_smoke(spark: object) -> None:
     from benchmarks import advise
 
