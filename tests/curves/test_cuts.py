@@ -86,9 +86,11 @@ def test_cut_cells_follow_the_tree(tree: CutTree, count: int, seed: int) -> None
     if count >= full_leaves:  # each file holds one leaf's rows: its box is the leaf's
         for cell in np.unique(found):
             assert len(set(leaves[found == cell].tolist())) == 1
-    else:  # leaves are packed whole, neighbours together: a leaf is never split
+    else:  # light leaves packed whole; a leaf cut into several files owns all of them
         for leaf in np.unique(leaves):
-            assert len(set(found[leaves == leaf].tolist())) == 1
+            own = set(found[leaves == leaf].tolist())
+            if len(own) > 1:
+                assert set(leaves[np.isin(found, list(own))].tolist()) == {leaf}
 
 
 def test_cut_cells_share_many_files_among_big_leaves() -> None:
@@ -182,3 +184,98 @@ def test_bad_specs_say_what_is_accepted() -> None:
         CutTree((0, -1), (5, None), (0, -1), (1, -1))
     with pytest.raises(InvalidArgumentError, match="cut value"):
         CutTree.from_json([[0, {"month": 5}, 1, 2], [-1], [-1]])
+
+
+def test_heavy_leaves_keep_their_files_and_empty_samples_get_one() -> None:
+    # Leaves in order: [<5], [5,10), [10,20), [>=20]; rows only in [10,20), cut into files.
+    tree = CutTree(
+        (0, 0, -1, -1, 0, -1, -1),
+        (10, 5, None, None, 20, None, None),
+        (1, 2, -1, -1, 5, -1, -1),
+        (4, 3, -1, -1, 6, -1, -1),
+    )
+    a = pa.array(list(range(10, 20)) * 10, pa.int64())
+    b = pa.array(list(range(100)), pa.int64())
+    cut_ids = CutIds.of(tree, [a.type, b.type])
+    ids = joined_ids(
+        np.stack([a.to_numpy(), b.to_numpy()], axis=1).astype(np.uint64), cut_ids, [a, b]
+    )
+    for count in (1, 2, 3, 4):
+        cells = cut_cells(tree, cut_ids, ids, count)
+        assert cells.count == count
+        assert len(set(cells.cell_of(ids).tolist())) == count
+        unseen = joined_ids(
+            np.zeros((2, 2), np.uint64), cut_ids, [pa.array([1, 99]), pa.array([0, 0])]
+        )
+        assert set(cells.cell_of(unseen).tolist()) <= set(range(count))
+    # One heavy leaf among light ones, fewer files than leaves: the heavy one gets the files.
+    heavy = pa.array([30] * 96 + [1, 7, 12, 25], pa.int64())
+    small = CutTree(
+        (0, 0, -1, -1, 0, -1, 0, -1, -1),
+        (10, 5, None, None, 20, None, 30, None, None),
+        (1, 2, -1, -1, 5, -1, 7, -1, -1),
+        (4, 3, -1, -1, 6, -1, 8, -1, -1),
+    )
+    cut_ids = CutIds.of(small, [heavy.type, b.type])
+    ids = joined_ids(
+        np.stack([heavy.to_numpy(), b.to_numpy()], axis=1).astype(np.uint64), cut_ids, [heavy, b]
+    )
+    cells = cut_cells(small, cut_ids, ids, 4)
+    sizes = np.bincount(cells.cell_of(ids))
+    assert cells.count == 4
+    assert sizes.max() < 60
+    empty = pa.array([], pa.int64())
+    from zorder.curves.plan import fit_file_plan
+
+    plan = fit_file_plan(
+        [empty],
+        curve="zorder",
+        bits=10,
+        count=4,
+        cuts=CutTree((0, -1, -1), (5, None, None), (1, -1, -1), (2, -1, -1)),
+    )
+    assert plan.count == 1
+    assert plan.place([pa.array([1, 9, None], pa.int64())])[0].tolist() == [0, 0, 0]
+
+
+def test_cut_values_are_found_whatever_their_python_form() -> None:
+    # A date cut on a column widened to timestamp_ntz; an int cut on a double column.
+    tree = CutTree(
+        (0, -1, 1, -1, -1),
+        (dt.date(2020, 1, 2), None, 3, None, None),
+        (1, -1, 3, -1, -1),
+        (2, -1, 4, -1, -1),
+    )
+    days = pa.array(
+        [dt.datetime(2020, 1, 1, 23), dt.datetime(2020, 1, 2), None, dt.datetime(2020, 1, 3)],
+        pa.timestamp("us"),
+    )
+    numbers = pa.array([2.5, 3.0, 4.0, 2.9])
+    cut_ids = CutIds.of(tree, [days.type, numbers.type])
+    ids = joined_ids(np.zeros((4, 2), np.uint64), cut_ids, [days, numbers])
+    cells = cut_cells(tree, cut_ids, ids, 3)
+    # Before the cut and NULL go left; at the cut goes right, then 3.0 >= 3 and 2.9 < 3.
+    assert cells.cell_of(ids).tolist() == [0, 2, 0, 1]
+    with pytest.raises(InvalidArgumentError, match="column 'n' do not fit its type int8"):
+        CutIds.of(
+            CutTree((0, -1, -1), (1000, None, None), (1, -1, -1), (2, -1, -1)), [pa.int8()], ["n"]
+        )
+
+
+def test_malformed_trees_are_refused() -> None:
+    with pytest.raises(InvalidArgumentError, match="exactly one parent"):
+        CutTree((0, 0, -1, -1), (5, 3, None, None), (1, 2, -1, -1), (2, 3, -1, -1))
+    with pytest.raises(InvalidArgumentError, match="two nodes after it"):
+        CutTree((0, -1), (5, None), (1, -1), (1, -1))
+    with pytest.raises(InvalidArgumentError, match="not NaN"):
+        CutTree((0, -1, -1), (float("nan"), None, None), (1, -1, -1), (2, -1, -1))
+
+
+def test_weights_name_the_same_runs_however_they_are_written() -> None:
+    ints = ClusteringSpec(("a", "b"), "zorder", "rank", weights=(2, 1))
+    floats = ClusteringSpec(("a", "b"), "zorder", "rank", weights=(2.0, 1.0))
+    assert ints == floats
+    assert ints.fingerprint == floats.fingerprint
+    assert recorded_spec(spec_properties(ints)) == ints
+    with pytest.raises(InvalidArgumentError, match="weights must be numbers"):
+        ClusteringSpec(("a", "b"), "zorder", "rank", weights=("2", 1))  # type: ignore[arg-type]

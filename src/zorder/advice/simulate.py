@@ -94,11 +94,19 @@ def file_statistics(
     it (the add-actions table the evaluator reads), and each file's row count."""
     keyed = sample.append_column("__file", pa.array(np.asarray(files, dtype=np.int64)))
     names = sample.column_names
+    # A file holding NaN has no upper bound on that column (zorder writes none; Arrow's max
+    # would leave NaN out): mark such files, and drop their maxima below.
+    floats = [n for n in names if pa.types.is_floating(sample.schema.field(n).type)]
+    for name in floats:
+        keyed = keyed.append_column(
+            f"__nan_{name}", pc.fill_null(pc.is_nan(sample.column(name)), False)
+        )
     only_null = pc.CountOptions(mode="only_null")
     aggregates: list[tuple[str, str] | tuple[str, str, pc.FunctionOptions]] = []
     aggregates += [(name, "min") for name in names]
     aggregates += [(name, "max") for name in names]
     aggregates += [(name, "count", only_null) for name in names]
+    aggregates += [(f"__nan_{name}", "any") for name in floats]
     grouped = keyed.group_by("__file").aggregate([*aggregates, ("__file", "count")])
     grouped = grouped.sort_by("__file")  # groups come in order of first sight
     rows = np.asarray(grouped.column("__file_count").to_numpy(), dtype=np.int64)
@@ -107,6 +115,9 @@ def file_statistics(
         low, high = grouped.column(f"{name}_min"), grouped.column(f"{name}_max")
         if pa.types.is_string(low.type) or pa.types.is_large_string(low.type):
             low, high = _cut_strings(low, high)
+        if name in floats:
+            holds_nan = grouped.column(f"__nan_{name}_any")
+            high = pc.if_else(holds_nan, pa.scalar(None, high.type), high)
         minima.append(low.combine_chunks())
         maxima.append(high.combine_chunks())
         nulls.append(grouped.column(f"{name}_count").combine_chunks().cast(pa.int64()))

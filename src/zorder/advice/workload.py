@@ -7,6 +7,10 @@ subquery; join conditions and other tables' columns drop out. A query whose
 ``WHERE`` reads the table but keeps no such conjunct scans everything
 (``TRUE``); a statement that names none of the table's columns is left out,
 as it never scans this table. A bare filter is taken as it is.
+
+Columns are matched by name, qualifiers dropped: the statement's tables are
+not known here, so another table's column of the same name (``id``) counts
+as this table's.
 """
 
 from __future__ import annotations

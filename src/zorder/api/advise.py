@@ -67,6 +67,15 @@ def advise(
     """
     from pyspark.sql import DataFrame, SparkSession
 
+    for name, given in (("num_files", num_files), ("max_columns", max_columns)):
+        if given is not None and (
+            isinstance(given, bool) or not isinstance(given, int) or given < 1
+        ):
+            raise InvalidArgumentError(f"{name} must be a positive int (or None), got {given!r}")
+    if sample_size is not None and (not isinstance(sample_size, int) or sample_size < 1):
+        raise InvalidArgumentError(
+            f"sample_size must be a positive int (or None), got {sample_size!r}"
+        )
     partition_columns: tuple[str, ...] = ()
     target = DEFAULT_TARGET_FILE_SIZE
     rows: int | None = None
@@ -108,8 +117,6 @@ def advise(
     ]
     clusterable = [c for c in columns if c.type_name in SUPPORTED_TYPES]
     count = num_files if num_files is not None else file_count(None, target, estimated_bytes(frame))
-    if count < 1:
-        raise InvalidArgumentError(f"num_files must be >= 1, got {num_files}")
     size = sample_size if sample_size is not None else sample_size_for(count)
     sample = sample_columns(frame, clusterable, sample_size=size, seed=seed, rows=rows)
     return advise_sample(

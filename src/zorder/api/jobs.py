@@ -20,7 +20,12 @@ from pyspark.sql.types import StructType
 from zorder.api.modes import WRITE_MODES, WriteMode
 from zorder.api.scanning import table_storage_options
 from zorder.curves.kinds import ClusteringSpec, Curve, KeyMethod, as_curve, as_key_method
-from zorder.errors import InvalidArgumentError, SchemaMismatchError, TableExistsError
+from zorder.errors import (
+    InvalidArgumentError,
+    SchemaMismatchError,
+    TableExistsError,
+    UnsupportedTableError,
+)
 from zorder.sizes import DEFAULT_TARGET_FILE_SIZE, parse_size
 from zorder.spark.layout import ClusteringPlan, plan_clustering
 from zorder.spark.partitions import resolve_partition_columns
@@ -231,7 +236,12 @@ def _resolved_spec(
     """
     recorded = None
     if snapshot is not None:
-        recorded = snapshot.recorded_spec
+        try:
+            recorded = snapshot.recorded_spec
+        except UnsupportedTableError:
+            if by is None:
+                raise
+            recorded = None  # properties that do not parse: the new by= replaces them
         if recorded is None:
             latest = latest_clustering(uri, storage_options)
             recorded = latest.spec if latest is not None else None

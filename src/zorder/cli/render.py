@@ -135,7 +135,8 @@ def advice_json(result: Advice) -> dict[str, Any]:
         "candidates": [
             {
                 "name": c.name,
-                "spec": c.spec.describe(),
+                "described": c.spec.describe(),
+                "spec": spec_json(c.spec),
                 "expected_scanned": c.expected_scanned,
             }
             for c in result.candidates
@@ -251,7 +252,8 @@ def _shaped(spec: ClusteringSpec) -> str:
     if spec.weights is not None:
         parts.append("weights " + ":".join(f"{w:g}" for w in spec.weights))
     if spec.cuts is not None:
-        parts.append(f"{spec.cuts.leaves} leaves of workload cuts")
+        cuts = sum(1 for c in spec.cuts.column if c >= 0)
+        parts.append(f"{cuts} workload cut{'s' if cuts != 1 else ''}")
     return "".join(f", {p}" for p in parts)
 
 

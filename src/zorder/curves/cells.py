@@ -330,13 +330,17 @@ def balanced_cells(
 
 
 def split_cells(
-    sample: npt.NDArray[np.uint64], cells: int, *, weights: Sequence[float] | None = None
+    sample: npt.NDArray[np.uint64],
+    cells: int,
+    *,
+    weights: Sequence[float] | None = None,
+    set_aside: Sequence[int | None] = (),
 ) -> CellNode:
-    """The cuts giving the ``sample`` rows (rows x columns of ids) ``cells`` equal-mass cells."""
+    """The cuts giving the ``sample`` rows (rows x columns of ids) ``cells`` equal-mass cells,
+    ``weights`` and ``set_aside`` as for :func:`balanced_cells`."""
     shares = _weights(weights, sample.shape[1])
-    return _split(
-        sample, cells, [c for c in range(sample.shape[1]) if shares[c] > 0], False, shares
-    )
+    aside = [(column, int(value)) for column, value in enumerate(set_aside) if value is not None]
+    return _set_aside(sample, cells, aside, shares)
 
 
 def flatten(root: CellNode) -> FileCells:

@@ -60,13 +60,31 @@ class CutTree:
         n = len(self.column)
         if n == 0 or not (len(self.value) == len(self.left) == len(self.right) == n):
             raise InvalidArgumentError("a cut tree needs one column, value, left, right a node")
+        parents = [0] * n
         for node in range(n):
-            if self.column[node] >= 0:
-                children = (self.left[node], self.right[node])
-                if not all(node < child < n for child in children):
-                    raise InvalidArgumentError(
-                        f"cut tree node {node}: children {children} must come after it"
-                    )
+            if self.column[node] < -1:
+                raise InvalidArgumentError(
+                    f"cut tree node {node}: column {self.column[node]} (a leaf is -1)"
+                )
+            if self.column[node] < 0:
+                continue
+            children = (self.left[node], self.right[node])
+            if not all(node < child < n for child in children) or children[0] == children[1]:
+                raise InvalidArgumentError(
+                    f"cut tree node {node}: children {children} must be two nodes after it"
+                )
+            value = self.value[node]
+            if value is None or (isinstance(value, float) and math.isnan(value)):
+                raise InvalidArgumentError(
+                    f"cut tree node {node}: cuts at {value!r}; a cut value is a number (not "
+                    "NaN), text, bytes or time"
+                )
+            for child in children:
+                parents[child] += 1
+        if parents[0] != 0 or any(count != 1 for count in parents[1:]):
+            raise InvalidArgumentError(
+                "a cut tree's nodes other than the root must each have exactly one parent"
+            )
 
     def to_json(self) -> list[Any]:
         """The tree as JSON: a list of nodes, ``[column, value, left, right]`` or ``[-1]``,
@@ -169,9 +187,26 @@ class CutIds:
     searches: tuple[BoundarySearch, ...]
 
     @classmethod
-    def of(cls, tree: CutTree, types: Sequence[pa.DataType]) -> CutIds:
+    def of(cls, tree: CutTree, types: Sequence[pa.DataType], names: Sequence[str] = ()) -> CutIds:
+        """The tree's cut values as boundaries of the clustering columns' Arrow ``types``
+        (``names`` name the columns in errors)."""
         columns = tree.cut_columns
-        return cls(columns, tuple(BoundarySearch(tree.boundaries(c, types[c])) for c in columns))
+        searches = []
+        for c in columns:
+            name = repr(names[c]) if c < len(names) else str(c)
+            if c >= len(types):
+                raise InvalidArgumentError(
+                    f"the workload cuts name clustering column {name}; there are {len(types)}"
+                )
+            try:
+                boundaries = tree.boundaries(c, types[c])
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as error:
+                raise InvalidArgumentError(
+                    f"the workload cuts of column {name} do not fit its type {types[c]}: {error}; "
+                    "record a new spec (by=...)"
+                ) from None
+            searches.append(BoundarySearch(boundaries))
+        return cls(columns, tuple(searches))
 
     def ids(self, arrays: Sequence[pa.Array]) -> npt.NDArray[np.uint64]:
         """Rows x tree columns of bucket ids, from the clustering columns' ``arrays``."""
@@ -182,13 +217,11 @@ class CutIds:
         return out
 
     def cut_id(self, column: int, value: Any) -> int:
-        """The id at which ``column >= value`` starts."""
-        at = self.columns.index(column)
-        boundaries = self.searches[at].boundaries
-        found = [i for i, b in enumerate(boundaries.to_pylist()) if b == value]
-        if not found:
-            raise InvalidArgumentError(f"{value!r} is not a cut value of column {column}")
-        return found[0] + 2
+        """The id at which ``column >= value`` starts: the id of ``value`` itself, a boundary
+        (found by the search, as every row is, whatever Python form the value has)."""
+        search = self.searches[self.columns.index(column)]
+        as_array = pa.array([value]).cast(search.boundaries.type)
+        return int(search.bucket_ids(as_array)[0])
 
 
 def joined_ids(
@@ -205,15 +238,19 @@ def cut_cells(
     count: int,
     *,
     weights: Sequence[float] | None = None,
+    set_aside: Sequence[int | None] = (),
 ) -> FileCells:
     """``count`` file cells: the tree's leaves, shared out by the sample's row mass.
 
     ``ids`` is the sample's :func:`joined_ids`: its first columns are the rank
     ids the rows are Z-ordered by inside a leaf, one per clustering column. A
     leaf given ``k`` files is cut into ``k`` equal-mass Z-order cells of those
-    (``weights`` as for :func:`~zorder.curves.cells.balanced_cells`); with
-    fewer files than leaves holding rows, neighbouring leaves share a file,
-    and a leaf no sampled row reached shares its neighbour's.
+    (``weights`` and ``set_aside`` as for
+    :func:`~zorder.curves.cells.balanced_cells`); with fewer files than
+    leaves holding rows, light neighbouring leaves share a file (a leaf is
+    never split across files it does not own), and a leaf no sampled row
+    reached shares its neighbour's. Fewer cells than ``count`` come back only
+    when leaves cannot be cut finer or packed runs outweigh their files.
     """
     if count < 1:
         raise InvalidArgumentError(f"count must be >= 1, got {count}")
@@ -240,48 +277,71 @@ def cut_cells(
         rows_at[tree.left[at]], rows_at[tree.right[at]] = rows[~right], rows[right]
         stack.extend((tree.right[at], tree.left[at]))
     masses = np.array([len(rows_at[leaf]) for leaf in leaves], dtype=np.float64)
-    groups = _groups(masses, count)
-    full = np.flatnonzero(masses > 0)
-    if 0 < len(full) <= count:
-        for i, share in zip(full.tolist(), apportion(masses[full], count), strict=True):
-            if share > 1:
-                sub = split_cells(ids[rows_at[leaves[i]], :d], share, weights=weights)
-                node = nodes[leaves[i]]
+    full = np.flatnonzero(masses > 0).tolist()
+    if not full:  # no sampled row: one cell, as balanced_cells gives
+        return flatten(CellNode())
+    runs = _runs(masses[full], count)
+    run_of = {full[j]: r for r, run in enumerate(runs) for j in run}
+    shares = apportion(np.array([masses[[full[j] for j in run]].sum() for run in runs]), count)
+    edges: dict[int, tuple[CellNode, CellNode]] = {}
+    for r, (run, share) in enumerate(zip(runs, shares, strict=True)):
+        members = [nodes[leaves[full[j]]] for j in run]
+        if len(run) == 1 and share > 1:
+            rows = rows_at[leaves[full[run[0]]]]
+            sub = split_cells(ids[rows, :d], share, weights=weights, set_aside=set_aside)
+            if sub.children:
+                node = members[0]
                 node.column, node.cuts, node.children = sub.column, sub.cuts, sub.children
+                edges[r] = (_edge_leaf(node, first=True), _edge_leaf(node, first=False))
+                continue
+        for member in members:  # one file for the run: consecutive leaves of one group
+            member.group = 2 * r
+    # A leaf no sampled row reached shares the file of the leaf holding rows before it (the
+    # first one's, if none is before it): that leaf's last file, or first, when it has several.
     for i, leaf in enumerate(leaves):
-        node = nodes[leaf]
         if masses[i] > 0:
-            node.group = None if node.children else groups[i]
             continue
-        # A leaf no sampled row reached shares a file with the neighbour whose group it joined
-        # (the one before it, or the first holding rows): that leaf itself or, when cut into
-        # several files, its edge towards this leaf.
-        owner = next(j for j in range(len(leaves)) if groups[j] == groups[i] and masses[j] > 0)
-        node.group = groups[i]
-        edge = _edge_leaf(nodes[leaves[owner]], first=bool(owner > i))
-        edge.group = groups[i]
+        before = [j for j in full if j < i]
+        r = run_of[before[-1]] if before else run_of[full[0]]
+        group = 2 * r + 1 if before else 2 * r
+        if r in edges:
+            edges[r][1 if before else 0].group = group
+            nodes[leaf].group = group
+        else:
+            nodes[leaf].group = 2 * r
     return flatten(nodes[0])
+
+
+def _runs(masses: npt.NDArray[np.float64], count: int) -> list[list[int]]:
+    """Consecutive leaves (by index) in at most ``count`` runs of about equal mass.
+
+    Each leaf alone when there are no more leaves than files; otherwise light
+    leaves are packed together up to a file's mass, a heavy leaf stays alone
+    (to get its files by mass), and while there are more runs than files the
+    neighbouring pair of least mass is merged.
+    """
+    if len(masses) <= count:
+        return [[i] for i in range(len(masses))]
+    target = float(masses.sum()) / count
+    runs: list[list[int]] = []
+    current: list[int] = []
+    mass = 0.0
+    for i, m in enumerate(masses.tolist()):
+        if current and mass + m > target:
+            runs.append(current)
+            current, mass = [], 0.0
+        current.append(i)
+        mass += m
+    runs.append(current)
+    weights = [float(masses[run].sum()) for run in runs]
+    while len(runs) > count:
+        j = min(range(len(runs) - 1), key=lambda k: weights[k] + weights[k + 1])
+        runs[j : j + 2] = [runs[j] + runs[j + 1]]
+        weights[j : j + 2] = [weights[j] + weights[j + 1]]
+    return runs
 
 
 def _edge_leaf(node: CellNode, *, first: bool) -> CellNode:
     while node.children:
         node = node.children[0 if first else -1]
     return node
-
-
-def _groups(masses: npt.NDArray[np.float64], count: int) -> list[int]:
-    """Each leaf's group: every leaf holding rows alone when ``count`` allows, else runs of
-    neighbouring leaves of about equal mass; a leaf without rows joins its neighbour's."""
-    full = np.flatnonzero(masses > 0)
-    if len(full) == 0:
-        return [0] * len(masses)
-    if len(full) <= count:
-        of_full = np.arange(len(full))
-    else:
-        middle = (np.cumsum(masses) - masses / 2)[full]
-        of_full = np.minimum((middle * count / masses.sum()).astype(np.int64), count - 1)
-    group = np.full(len(masses), -1, dtype=np.int64)
-    group[full] = of_full
-    last_full = np.maximum.accumulate(np.where(masses > 0, np.arange(len(masses)), -1))
-    source = np.where(last_full >= 0, last_full, full[0])
-    return [int(g) for g in group[source]]

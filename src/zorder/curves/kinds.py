@@ -72,6 +72,14 @@ class ClusteringSpec:
     cuts: CutTree | None = None
 
     def __post_init__(self) -> None:
+        if self.weights is not None:
+            given = list(self.weights)
+            if not all(isinstance(w, int | float) and not isinstance(w, bool) for w in given):
+                raise InvalidArgumentError(
+                    f"weights must be numbers, one per column of {list(self.columns)}; got {given}"
+                )
+            # As floats, so that (2, 1) and the (2.0, 1.0) read back name the same runs.
+            object.__setattr__(self, "weights", tuple(float(w) for w in given))
         if self.weights is None and self.cuts is None:
             return
         if self.curve != "zorder" or self.method != "rank":

@@ -2,7 +2,9 @@
 
 Spark's write (:mod:`zorder.spark.keys`) and the advisor's simulation
 (:mod:`zorder.advice`) both fit and apply it through these functions, so
-the layout the advisor judges is the layout a write makes.
+the layout the advisor judges is the layout a write makes (one column
+without cuts is the exception: a write sorts it by value with Spark's range
+partitioner, here its rank buckets stand in, at 1,024 a column).
 
 - Z-order: equal-mass cells of the rank ids (weighted, if the spec says so),
   below the spec's workload cuts if it has any;
@@ -120,9 +122,11 @@ def fit_file_plan(
     weights: Sequence[float] | None = None,
     cuts: CutTree | None = None,
     ranked: RankedSample | None = None,
+    names: Sequence[str] = (),
 ) -> FilePlan:
     """The plan cutting the rows sampled in ``arrays`` (one per clustering column) into
-    ``count`` files of equal mass; ``ranked`` is :func:`rank_sample` of them, if made already.
+    ``count`` files of equal mass; ``ranked`` is :func:`rank_sample` of them, if made already;
+    ``names`` name the columns in errors.
 
     ``weights`` and ``cuts`` shape Z-order's cells (see
     :func:`~zorder.curves.cells.balanced_cells` and :mod:`zorder.curves.cuts`);
@@ -142,7 +146,7 @@ def fit_file_plan(
     if cuts is None:
         cells = balanced_cells(ranked.ids, count, set_aside=aside, weights=weights)
         return FilePlan(ranked.buckets, curve, bits, cells)
-    cut_ids = CutIds.of(cuts, [a.type for a in arrays])
+    cut_ids = CutIds.of(cuts, [a.type for a in arrays], names)
     joined = joined_ids(ranked.ids, cut_ids, arrays)
-    cells = cut_cells(cuts, cut_ids, joined, count, weights=weights)
+    cells = cut_cells(cuts, cut_ids, joined, count, weights=weights, set_aside=aside)
     return FilePlan(ranked.buckets, curve, bits, cells, cut_ids)

@@ -15,6 +15,7 @@ from deltalake import DeltaTable
 
 from zorder.errors import (
     InvalidArgumentError,
+    ZorderError,
 )
 from zorder.table.clustering import (
     COMMIT_METADATA_KEY,
@@ -73,8 +74,11 @@ def latest_clustering(
             continue
         raw = commit.get(COMMIT_METADATA_KEY)
         if raw:
-            parsed = json.loads(raw) if isinstance(raw, str) else raw
-            return CommitClustering.from_metadata(parsed)
+            try:
+                parsed = json.loads(raw) if isinstance(raw, str) else raw
+                return CommitClustering.from_metadata(parsed)
+            except (ValueError, KeyError, TypeError, ZorderError):
+                continue  # not a commit zorder can read (another writer's, or damaged)
     return None
 
 
