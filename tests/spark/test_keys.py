@@ -2,28 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 
 from tests.spark.helpers import all_types_frame
 from zorder.curves import encoding_for, hilbert_index, interleave_bits
-from zorder.curves.cells import FileCells, KeyRanges, reference_cell, reference_range
+from zorder.curves.cells import FileCells, reference_cell, reference_range
+from zorder.curves.plan import cell_key_packing, fit_file_plan
 from zorder.curves.ranks import reference_bucket, reference_direct_word
 from zorder.spark.keys import (
     bits_per_column,
-    cell_key,
-    cell_key_packing,
     direct_file_key,
     direct_ranges,
-    file_cells,
-    fit_rank_buckets,
-    key_ranges,
-    rank_boundaries,
-    rank_key,
+    plan_key,
     resolve_clustering_columns,
+    sample_arrays,
     sample_columns,
 )
 
@@ -40,27 +33,6 @@ GROUPS = [
 @pytest.fixture(scope="module")
 def frame(spark: SparkSession) -> DataFrame:
     return all_types_frame(spark, 400, seed=11).cache()
-
-
-@pytest.mark.parametrize("names", GROUPS)
-@pytest.mark.parametrize("curve", ["zorder", "hilbert"])
-def test_rank_key_equals_reference(frame: DataFrame, names: list[str], curve: str) -> None:
-    columns = resolve_clustering_columns(frame, names)
-    bits = bits_per_column(len(columns))
-    boundaries = rank_boundaries(frame, columns, bits=bits, sample_size=150)
-    keyed = frame.select(*names, rank_key(columns, boundaries, curve=curve, bits=bits).alias("k"))  # type: ignore[arg-type]
-    rows = keyed.toArrow().to_pylist()
-    combine = interleave_bits if curve == "zorder" else hilbert_index
-    bounds = {n: boundaries[n].boundaries.to_pylist() for n in names}
-    encodings = {c.name: encoding_for(c.type_name) for c in columns}
-    distinct_keys = set()
-    for row in rows:
-        ids = [
-            int(boundaries[n].ids[reference_bucket(row[n], bounds[n], encodings[n])]) for n in names
-        ]
-        assert row["k"] == combine(ids, bits), row
-        distinct_keys.add(row["k"])
-    assert len(distinct_keys) > 50  # the key really separates rows
 
 
 @pytest.mark.parametrize(
@@ -80,16 +52,12 @@ def test_cell_key_packs_the_reference_file_above_the_reference_key(
     columns = resolve_clustering_columns(frame, names)
     bits = bits_per_column(len(columns))
     sample = sample_columns(frame, columns, sample_size=300)
-    ranks = fit_rank_buckets(sample, columns, bits=bits)
-    buckets = ranks.buckets
-    files: FileCells | KeyRanges
-    if curve == "zorder":
-        files = file_cells(ranks, count=count)
-    else:
-        files = key_ranges(ranks, curve="hilbert", bits=bits, count=count)
-    packing = cell_key_packing(len(columns), bits, files.count)
+    plan = fit_file_plan(sample_arrays(sample), curve=curve, bits=bits, count=count)  # type: ignore[arg-type]
+    buckets = dict(zip(names, plan.buckets, strict=True))
+    files = plan.files
+    packing = plan.packing
     assert packing.dropped_bits == max(0, len(columns) * bits + (count - 1).bit_length() - 63)
-    key = cell_key(columns, buckets, files, curve=curve, bits=bits)  # type: ignore[arg-type]
+    key = plan_key(columns, plan)
     combine = interleave_bits if curve == "zorder" else hilbert_index
     bounds = {n: buckets[n].boundaries.to_pylist() for n in names}
     encodings = {c.name: encoding_for(c.type_name) for c in columns}
@@ -108,15 +76,6 @@ def test_cell_key_packs_the_reference_file_above_the_reference_key(
         assert row["k"] >> packing.cell_shift == file
         seen_files.add(file)
     assert len(seen_files) == files.count  # every file is reached
-
-
-def test_file_cells_cut_only_the_z_order_curve(frame: DataFrame) -> None:
-    columns = resolve_clustering_columns(frame, ["i32", "i64"])
-    sample = sample_columns(frame, columns, sample_size=100)
-    ranks = fit_rank_buckets(sample, columns, bits=10)
-    cells = file_cells(ranks, count=4)
-    with pytest.raises(ValueError, match="file cells cut the Z-order curve, not 'hilbert'"):
-        cell_key(columns, ranks.buckets, cells, curve="hilbert", bits=10)
 
 
 def test_cell_key_packing_drops_key_bits_only_beyond_63() -> None:
@@ -148,27 +107,6 @@ def test_direct_file_key_equals_reference(frame: DataFrame, names: list[str], cu
         assert row["k"]["file"] == sum(1 for bound in bounds if expected >= bound), row
         seen_files.add(row["k"]["file"])
     assert len(seen_files) == ranges.count
-
-
-@pytest.mark.parametrize("curve", ["zorder", "hilbert"])
-def test_rank_key_orders_a_grid_quadrant_by_quadrant(spark: SparkSession, curve: str) -> None:
-    # An 8 x 8 grid: along either curve the first quarter of the keys is one
-    # 4 x 4 quadrant, and within it the first quarter is one 2 x 2 cell.
-    df = spark.range(64).select(
-        (F.col("id") % 8).alias("x"), (F.col("id") / 8).cast("int").alias("y")
-    )
-    columns = resolve_clustering_columns(df, ["x", "y"])
-    boundaries = rank_boundaries(df, columns, bits=4, sample_size=1000)
-    key = rank_key(columns, boundaries, curve=curve, bits=4)  # type: ignore[arg-type]
-    ordered: list[dict[str, Any]] = (
-        df.select("x", "y", key.alias("k")).orderBy("k").toArrow().to_pylist()
-    )
-    assert len({r["k"] for r in ordered}) == 64
-    for size, span in ((16, 4), (4, 2)):
-        for start in range(0, 64, size):
-            block = ordered[start : start + size]
-            assert max(r["x"] for r in block) - min(r["x"] for r in block) == span - 1
-            assert max(r["y"] for r in block) - min(r["y"] for r in block) == span - 1
 
 
 def test_sampled_strings_and_binaries_are_their_first_256_characters_or_bytes(

@@ -25,14 +25,7 @@ from tests.spark.helpers import (
     spark_rows,
 )
 from zorder.curves import ClusteringSpec
-from zorder.spark.keys import (
-    bits_per_column,
-    cell_key,
-    cell_key_packing,
-    file_cells,
-    fit_rank_buckets,
-    sample_columns,
-)
+from zorder.spark.keys import plan_key, sample_columns
 from zorder.spark.layout import plan_clustering
 from zorder.spark.scan import read_files
 from zorder.table import latest_clustering
@@ -112,11 +105,9 @@ def test_each_file_is_a_task_of_its_own_sorted_along_the_curve(
     assert delta_rows(path, ["a", "b"]) == spark_rows(frame)
     # The key the run computed, again: the sample is every row, so the same buckets.
     plan = plan_clustering(frame, ["a", "b"])
-    bits = bits_per_column(2)
-    ranks = fit_rank_buckets(sample_columns(frame, plan.columns), plan.columns, bits=bits)
-    cells = file_cells(ranks, count=12)
-    key = cell_key(plan.columns, ranks.buckets, cells, curve="zorder", bits=bits)
-    shift = cell_key_packing(2, bits, cells.count).cell_shift
+    fitted = plan.fit(sample_columns(frame, plan.columns), count=12)
+    key = plan_key(plan.columns, fitted)
+    shift = fitted.packing.cell_shift
     for data_file in files:
         read = spark.read.parquet(str(data_file)).coalesce(1)
         ordered = read.select(F.monotonically_increasing_id().alias("i"), key.alias("k"))

@@ -8,7 +8,7 @@ nothing but a sample and its boundaries travels to the driver.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,22 +28,17 @@ from pyspark.sql.types import (
 
 from zorder.columns import resolve_column
 from zorder.curves import encoding_for
-from zorder.curves.cells import FileCells, KeyRanges, balanced_ranges
-from zorder.curves.cuts import CutTree
+from zorder.curves.cells import KeyRanges, balanced_ranges
 from zorder.curves.encodings import SUPPORTED_TYPES, OrderedEncoding, canonical_type_name
-from zorder.curves.kinds import Curve, SpaceFillingCurve
+from zorder.curves.kinds import Curve
 from zorder.curves.plan import (
     MAX_RANK_BITS,
     FilePlan,
-    RankedSample,
     curve_keys,
-    fit_file_plan,
     rank_bits,
-    rank_sample,
 )
 from zorder.curves.ranks import (
     STRING_SAMPLE_PREFIX,
-    RankBuckets,
     direct_words,
 )
 from zorder.errors import (
@@ -58,25 +53,14 @@ __all__ = [
     "MAX_SAMPLE_SIZE",
     "SAMPLE_ROWS_PER_FILE",
     "WARN_ABOVE_COLUMNS",
-    "CellKeyPacking",
-    "SampleRanks",
     "arrow_udf_of",
     "bits_per_column",
-    "cell_key",
-    "cell_key_packing",
     "comparable",
-    "curve_keys",
     "direct_file_key",
     "direct_ranges",
-    "file_cells",
-    "fit_plan",
-    "fit_rank_buckets",
-    "key_ids",
-    "key_ranges",
     "plan_key",
-    "rank_boundaries",
-    "rank_key",
     "resolve_clustering_columns",
+    "sample_arrays",
     "sample_columns",
     "sample_size_for",
 ]
@@ -212,6 +196,11 @@ def sample_columns(
     return sample
 
 
+def sample_arrays(sample: pa.Table) -> list[pa.Array]:
+    """A sample's columns as single arrays, as the file plan is fitted on them."""
+    return [sample.column(i).combine_chunks() for i in range(sample.num_columns)]
+
+
 def sample_size_for(num_files: int) -> int:
     """The default sample for ``num_files`` files: SAMPLE_ROWS_PER_FILE a file,
     at least DEFAULT_SAMPLE_SIZE and at most MAX_SAMPLE_SIZE rows.
@@ -222,88 +211,6 @@ def sample_size_for(num_files: int) -> int:
     return min(MAX_SAMPLE_SIZE, max(DEFAULT_SAMPLE_SIZE, SAMPLE_ROWS_PER_FILE * num_files))
 
 
-@dataclass(frozen=True)
-class SampleRanks:
-    """Rank buckets of each clustering column, fitted on a sample, and the sample's key ids."""
-
-    buckets: dict[str, RankBuckets]
-    ids: npt.NDArray[np.uint64]  # sample rows x clustering columns, as the key UDFs compute them
-
-    @property
-    def ranked(self) -> RankedSample:
-        return RankedSample(tuple(self.buckets.values()), self.ids)
-
-
-def _arrays(sample: pa.Table) -> list[pa.Array]:
-    return [sample.column(i).combine_chunks() for i in range(sample.num_columns)]
-
-
-def fit_rank_buckets(
-    sample: pa.Table, columns: Sequence[ClusteringColumn], *, bits: int
-) -> SampleRanks:
-    """Rank buckets (quantile boundaries and ids) of each column of ``sample``."""
-    ranked = rank_sample(_arrays(sample)[: len(columns)], bits=bits)
-    return SampleRanks(
-        {c.name: b for c, b in zip(columns, ranked.buckets, strict=True)}, ranked.ids
-    )
-
-
-def rank_boundaries(
-    df: DataFrame,
-    columns: Sequence[ClusteringColumn],
-    *,
-    bits: int,
-    sample_size: int = DEFAULT_SAMPLE_SIZE,
-    seed: int = DEFAULT_SAMPLE_SEED,
-) -> dict[str, RankBuckets]:
-    """Rank buckets of each column from a uniform sample of ``df``."""
-    sample = sample_columns(df, columns, sample_size=sample_size, seed=seed)
-    return fit_rank_buckets(sample, columns, bits=bits).buckets
-
-
-def key_ids(arrays: Sequence[pa.Array], per_column: Sequence[RankBuckets]) -> np.ndarray:
-    return np.stack([b.key_ids(a) for a, b in zip(arrays, per_column, strict=True)], axis=1)
-
-
-def fit_plan(
-    sample: pa.Table,
-    ranks: SampleRanks,
-    *,
-    curve: SpaceFillingCurve,
-    bits: int,
-    count: int,
-    weights: Sequence[float] | None = None,
-    cuts: CutTree | None = None,
-) -> FilePlan:
-    """The file plan of ``count`` files fitted on ``sample`` (its columns the clustering
-    columns, in order) and its ``ranks``."""
-    return fit_file_plan(
-        _arrays(sample)[: len(ranks.buckets)],
-        curve=curve,
-        bits=bits,
-        count=count,
-        weights=weights,
-        cuts=cuts,
-        ranked=ranks.ranked,
-    )
-
-
-def file_cells(ranks: SampleRanks, *, count: int) -> FileCells:
-    """``count`` file cells of equal row mass over the rank ids of the sample, NaN's set aside."""
-    plan = fit_file_plan([], curve="zorder", bits=0, count=count, ranked=ranks.ranked)
-    assert isinstance(plan.files, FileCells)
-    return plan.files
-
-
-def key_ranges(ranks: SampleRanks, *, curve: Curve, bits: int, count: int) -> KeyRanges:
-    """``count`` ranges of equal row mass of the sample's keys along ``curve``."""
-    if curve != "hilbert":
-        raise InvalidArgumentError(f"key ranges cut the Hilbert curve here, not {curve!r}")
-    plan = fit_file_plan([], curve=curve, bits=bits, count=count, ranked=ranks.ranked)
-    assert isinstance(plan.files, KeyRanges)
-    return plan.files
-
-
 def arrow_udf_of(function: Callable[..., pa.Array], return_type: DataType) -> Callable[..., Column]:
     with warnings.catch_warnings():
         # Spark prefers type hints; the variadic key functions cannot state their arity.
@@ -312,99 +219,12 @@ def arrow_udf_of(function: Callable[..., pa.Array], return_type: DataType) -> Ca
     return udf
 
 
-def rank_key(
-    columns: Sequence[ClusteringColumn],
-    buckets: Mapping[str, RankBuckets],
-    *,
-    curve: Curve,
-    bits: int,
-) -> Column:
-    """Long key: each column's rank-bucket id (0 = null), combined along ``curve``."""
-    if curve not in ("zorder", "hilbert"):
-        raise InvalidArgumentError(
-            f"rank keys combine columns along 'zorder' or 'hilbert', got {curve!r}"
-        )
-    per_column = [buckets[c.name] for c in columns]
-
-    def keys(*arrays: pa.Array) -> pa.Array:
-        ids = key_ids(arrays, per_column)
-        return pa.array(curve_keys(ids, curve, bits).astype(np.int64), pa.int64())
-
-    udf = arrow_udf_of(keys, LongType())
-    return udf(*[comparable(c) for c in columns])
-
-
-# Packed cell keys stay non-negative Spark longs.
-_LONG_BITS = 63
-
-
-@dataclass(frozen=True)
-class CellKeyPacking:
-    """How :func:`cell_key` puts a row's file above its rank key in one long.
-
-    One long shuffles and sorts for less than a struct of two (8 bytes a row
-    in Spark's row format instead of 32), and within a file, where the file
-    number is the same for every row, the long's order is the key's. When
-    file and key bits exceed 63 together (six or more columns into many
-    files), the key's lowest ``dropped_bits`` go: rows then tie only at the
-    finest bit levels of the order inside a file, and no file boundary moves.
-    """
-
-    key_bits: int
-    dropped_bits: int
-
-    @property
-    def cell_shift(self) -> int:
-        """The file number is the packed key shifted right by this many bits."""
-        return self.key_bits - self.dropped_bits
-
-
-def cell_key_packing(dims: int, bits: int, cell_count: int) -> CellKeyPacking:
-    """The packing of ``dims`` rank ids of ``bits`` bits and files ``0 .. cell_count - 1``."""
-    if cell_count < 1:
-        raise InvalidArgumentError(f"cell_count must be >= 1, got {cell_count}")
-    key_bits = dims * bits
-    cell_bits = (cell_count - 1).bit_length()
-    return CellKeyPacking(key_bits, max(0, key_bits + cell_bits - _LONG_BITS))
-
-
-def cell_key(
-    columns: Sequence[ClusteringColumn],
-    buckets: Mapping[str, RankBuckets],
-    files: FileCells | KeyRanges,
-    *,
-    curve: Curve,
-    bits: int,
-) -> Column:
-    """:func:`plan_key` of the plan of these rank ``buckets``, ``files`` and ``curve``."""
-    if curve not in ("zorder", "hilbert"):
-        raise InvalidArgumentError(
-            f"rank keys combine columns along 'zorder' or 'hilbert', got {curve!r}"
-        )
-    if isinstance(files, FileCells) and curve != "zorder":
-        raise InvalidArgumentError(
-            f"file cells cut the Z-order curve, not {curve!r}; use key ranges"
-        )
-    per_column = tuple(buckets[c.name] for c in columns)
-    return plan_key(columns, FilePlan(per_column, curve, bits, files))
-
-
 def plan_key(columns: Sequence[ClusteringColumn], plan: FilePlan) -> Column:
-    """Long of each row's file above its rank key along the plan's curve (see
-    :class:`CellKeyPacking`).
-
-    File and key come from one computation of the rank ids, the costly part
-    for strings, so the rows need no second pass (as a range partitioner's
-    sample would).
-    """
-    packing = cell_key_packing(len(columns), plan.bits, plan.count)
+    """Long of each row's file above its key along the plan's curve: the plan's
+    :meth:`~zorder.curves.plan.FilePlan.packed`, computed in Spark's Arrow batches."""
 
     def keys(*arrays: pa.Array) -> pa.Array:
-        cell, key = plan.place(arrays)
-        packed = (cell.astype(np.uint64) << np.uint64(packing.cell_shift)) | (
-            key >> np.uint64(packing.dropped_bits)
-        )
-        return pa.array(packed.astype(np.int64), pa.int64())
+        return pa.array(plan.packed(arrays), pa.int64())
 
     udf = arrow_udf_of(keys, LongType())
     return udf(*[comparable(c) for c in columns])

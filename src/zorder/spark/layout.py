@@ -28,23 +28,20 @@ from zorder.curves.kinds import (
     ClusteringSpec,
     Curve,
     KeyMethod,
-    SpaceFillingCurve,
     as_curve,
     as_key_method,
 )
-from zorder.curves.plan import FilePlan
+from zorder.curves.plan import FilePlan, fit_file_plan
 from zorder.errors import InvalidArgumentError
 from zorder.spark.keys import (
     DEFAULT_SAMPLE_SEED,
     ClusteringColumn,
     bits_per_column,
-    cell_key_packing,
     direct_file_key,
     direct_ranges,
-    fit_plan,
-    fit_rank_buckets,
     plan_key,
     resolve_clustering_columns,
+    sample_arrays,
     sample_columns,
     sample_size_for,
 )
@@ -76,15 +73,18 @@ class ClusteringPlan:
         """One column without workload cuts, or the linear baseline: a plain range sort."""
         return self.curve == "linear" or (len(self.columns) == 1 and self.cuts is None)
 
-    def fit(self, sample: pa.Table, *, count: int) -> tuple[FilePlan, int]:
-        """The file plan of ``count`` files over ``sample`` (rank keys), and its key bits."""
-        bits = bits_per_column(len(self.columns))
-        ranks = fit_rank_buckets(sample, self.columns, bits=bits)
-        curve: SpaceFillingCurve = "hilbert" if self.curve == "hilbert" else "zorder"
-        plan = fit_plan(
-            sample, ranks, curve=curve, bits=bits, count=count, weights=self.weights, cuts=self.cuts
+    def fit(self, sample: pa.Table, *, count: int) -> FilePlan:
+        """The file plan (rank keys) of ``count`` files over ``sample``, whose columns are the
+        clustering columns in order."""
+        return fit_file_plan(
+            sample_arrays(sample)[: len(self.columns)],
+            curve="hilbert" if self.curve == "hilbert" else "zorder",
+            bits=bits_per_column(len(self.columns)),
+            count=count,
+            weights=self.weights,
+            cuts=self.cuts,
+            names=self.names,
         )
-        return plan, bits
 
 
 def plan_clustering(
@@ -150,11 +150,10 @@ def cluster(
         keyed = df.withColumn(key_name, direct_file_key(plan.columns, ranges, curve=plan.curve))
         file_count, file_number, along = ranges.count, key.getField("file"), key.getField("key")
     else:
-        files, bits = plan.fit(sample, count=num_files)
-        packing = cell_key_packing(len(plan.columns), bits, files.count)
+        files = plan.fit(sample, count=num_files)
         keyed = df.withColumn(key_name, plan_key(plan.columns, files))
         file_count, along = files.count, key
-        file_number = F.shiftright(key, packing.cell_shift).cast("int")
+        file_number = F.shiftright(key, files.packing.cell_shift).cast("int")
     return in_files(keyed, file_number, [along], count=file_count).drop(key_name)
 
 

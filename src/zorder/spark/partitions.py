@@ -32,7 +32,7 @@ from pyspark.sql.types import LongType
 from zorder.columns import resolve_column
 from zorder.curves.cells import apportion
 from zorder.curves.encodings import canonical_type_name
-from zorder.curves.plan import FilePlan
+from zorder.curves.plan import FilePlan, cell_key_packing
 from zorder.errors import InvalidArgumentError, UnsupportedColumnTypeError
 from zorder.spark.keys import (
     DEFAULT_SAMPLE_SEED,
@@ -40,7 +40,6 @@ from zorder.spark.keys import (
     SAMPLE_ROWS_PER_FILE,
     arrow_udf_of,
     bits_per_column,
-    cell_key_packing,
     comparable,
 )
 from zorder.spark.layout import ClusteringPlan, in_files
@@ -274,6 +273,6 @@ def _fit_partitions(
         if len(rows) > size:
             rows = np.sort(rng.choice(rows, size, replace=False))
         own = sample.select(range(1, sample.num_columns)).take(pa.array(rows, pa.int64()))
-        fitted.append(plan.fit(own, count=count)[0])
+        fitted.append(plan.fit(own, count=count))
         first_file.append(first_file[-1] + fitted[-1].count)
     return fitted, first_file
