@@ -11,6 +11,7 @@ import math
 import pyarrow as pa
 import pytest
 
+from zorder.arrow.files import translated_mask
 from zorder.errors import (
     ColumnNotFoundError,
     FilterEvaluationError,
@@ -18,7 +19,6 @@ from zorder.errors import (
     UnsupportedFilterError,
 )
 from zorder.skipping.translate import translate
-from zorder.table.arrow_scan import translated_mask
 
 TYPES = {
     "i": "int",

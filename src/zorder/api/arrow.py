@@ -12,35 +12,14 @@ Spark pipelines and joins keep using :func:`zorder.read`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from zorder.api.scanning import Scan, scan
-from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError, UnsupportedFilterError
-from zorder.skipping.constants import FoldContext
-from zorder.skipping.predicates import Predicate, session_zone
-from zorder.skipping.rows import (
-    exact_predicate,
-    prefilter_sql,
-    referenced,
-    row_mask,
-    unsupported,
-)
-from zorder.skipping.sql import negated_null_comparison, parse_unfolded
-from zorder.skipping.translate import Translation, translate
-from zorder.table import AsOf, DataFile, TableSnapshot
-from zorder.table.arrow_scan import check_constants, read_file, read_where, translated_mask
+from zorder.api.scanning import check_limit, check_where, scan
+from zorder.table import AsOf
 
-__all__ = ["read_scan", "to_arrow"]
-
-# Files read at once: enough to overlap storage latency, few enough that a
-# LIMIT stops reading soon after it is met.
-_READERS = 8
+__all__ = ["to_arrow"]
 
 
 def to_arrow(
@@ -74,8 +53,8 @@ def to_arrow(
     that many rows (in file order); ``version`` and ``timestamp`` read an
     older version (see :func:`zorder.scan`).
     """
-    _check_where(where)
-    _check_limit(limit)
+    check_where(where)
+    check_limit(limit)
     planned = scan(
         path,
         where,
@@ -85,158 +64,4 @@ def to_arrow(
         time_zone=time_zone,
         storage_options=storage_options,
     )
-    return read_scan(planned, limit)
-
-
-def read_scan(planned: Scan, limit: int | None) -> pa.Table:
-    """The rows of ``planned`` read with pyarrow (DuckDB prefiltering where it can)."""
-    _check_where(planned.where)
-    _check_limit(limit)
-    snapshot = planned.snapshot
-    types = snapshot.column_types
-    # The filter as planned: its clock already pinned to the plan's instant.
-    text = planned.row_filter if isinstance(planned.row_filter, str) else "TRUE"
-    row_filter = _row_filter(text, types, planned.time_zone)
-    wanted = list(types) if planned.columns is None else list(planned.columns)
-    files = planned.files if limit != 0 else ()
-    table = None
-    if isinstance(row_filter, _Exact):
-        table = _prefiltered(snapshot, files, row_filter.predicate, wanted)
-    if table is None:
-        table = _file_by_file(snapshot, files, row_filter, wanted, limit)
-    return table if limit is None else table.slice(0, limit)
-
-
-@dataclass(frozen=True)
-class _Exact:
-    """The filter bound for :mod:`zorder.skipping.rows` (a column against literals)."""
-
-    predicate: Predicate
-    types: Mapping[str, str]
-
-    @property
-    def columns(self) -> set[str]:
-        return referenced(self.predicate)
-
-    def mask(self, rows: pa.Table) -> Any:
-        return row_mask(self.predicate, rows, self.types)
-
-
-@dataclass(frozen=True)
-class _Translated:
-    """The filter as DuckDB SQL with Spark's meaning (:mod:`zorder.skipping.translate`)."""
-
-    translation: Translation
-
-    @property
-    def columns(self) -> set[str]:
-        return set(self.translation.columns)
-
-    def mask(self, rows: pa.Table) -> Any:
-        return translated_mask(self.translation, rows)
-
-
-def _row_filter(text: str, types: Mapping[str, str], time_zone: str) -> _Exact | _Translated:
-    """The exact evaluator where it answers the filter (tested leaf by leaf), else the
-    translation to DuckDB; UnsupportedFilterError naming what neither answers."""
-    # No instant: the scan pinned the clock in the text (zorder.skipping.clock).
-    context = FoldContext(zone=session_zone(time_zone), zone_name=time_zone)
-    try:
-        folded = negated_null_comparison(text)
-        if folded is not None:
-            raise unsupported(f"{folded} under NOT (a comparison with NULL is NULL)")
-        parsed = parse_unfolded(text, context=context)
-        return _Exact(exact_predicate(parsed, types, time_zone=time_zone), types)
-    except UnsupportedFilterError:
-        translation = translate(text, types, time_zone=time_zone, context=context)
-        check_constants(translation)
-        return _Translated(translation)
-
-
-def _check_where(where: object) -> None:
-    if where is not None and not isinstance(where, str):
-        raise InvalidArgumentTypeError(
-            f"to_arrow takes the filter as SQL text, got {type(where).__name__}; "
-            "a pyspark Column needs Spark: use zorder.read(spark, path, where)"
-        )
-
-
-def _check_limit(limit: object) -> None:
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
-        raise InvalidArgumentError(f"limit must be an int >= 0 or None, got {limit!r}")
-
-
-def _prefiltered(
-    snapshot: TableSnapshot, files: Sequence[DataFile], predicate: Predicate, wanted: list[str]
-) -> pa.Table | None:
-    """The matching rows of ``files``, read by DuckDB with a prefilter; None where it cannot."""
-    types = snapshot.column_types
-    stored = set(types) - set(snapshot.partition_columns)
-    prefilter = prefilter_sql(predicate, types, among=stored)
-    if prefilter is None or not files:
-        return None
-    probed = [c for c in sorted(referenced(predicate)) if c not in wanted]
-    read = read_where(snapshot, files, wanted + probed, prefilter)
-    if read is None:
-        return None
-    return read.filter(pc.fill_null(row_mask(predicate, read, types), False)).select(wanted)
-
-
-def _file_by_file(
-    snapshot: TableSnapshot,
-    files: Sequence[DataFile],
-    row_filter: _Exact | _Translated,
-    wanted: list[str],
-    limit: int | None,
-) -> pa.Table:
-    """The matching rows of ``files``, read with pyarrow, until ``limit`` rows are found."""
-    probed = sorted(row_filter.columns)
-    rest = [c for c in wanted if c not in probed]
-    schema = pa.schema([snapshot.arrow_schema.field(c) for c in wanted])
-
-    def matching(data_file: DataFile) -> pa.Table:
-        if not probed:  # a filter without columns: TRUE or FALSE for every row
-            rows = read_file(snapshot, data_file, wanted)
-            return rows.filter(pc.fill_null(row_filter.mask(rows), False))
-        # The filter's columns first: most files a lookup keeps hold no match, and
-        # then the other columns (often long strings) are never decoded.
-        probe = read_file(snapshot, data_file, probed)
-        keep = pc.fill_null(row_filter.mask(probe), False)
-        if not pc.any(keep).as_py():
-            return schema.empty_table()
-        others = read_file(snapshot, data_file, rest)
-        rows = {name: probe.column(name) for name in probed}
-        rows |= {name: others.column(name) for name in rest}
-        return pa.Table.from_arrays([rows[c] for c in wanted], schema=schema).filter(keep)
-
-    parts: list[pa.Table] = []
-    found = 0
-    for part in _in_order(matching, files):
-        parts.append(part)
-        found += part.num_rows
-        if limit is not None and found >= limit:
-            break
-    return pa.concat_tables(parts) if parts else schema.empty_table()
-
-
-def _in_order(
-    read: Callable[[DataFile], pa.Table], files: Sequence[DataFile]
-) -> Iterator[pa.Table]:
-    """``read`` of each file, a few at a time on threads, yielded in the files' order.
-
-    Stopping the iteration cancels the reads not yet started.
-    """
-    if not files:
-        return
-    with ThreadPoolExecutor(max_workers=min(_READERS, len(files))) as pool:
-        pending: list[Future[pa.Table]] = []
-        position = 0
-        try:
-            while position < len(files) or pending:
-                while position < len(files) and len(pending) < _READERS:
-                    pending.append(pool.submit(read, files[position]))
-                    position += 1
-                yield pending.pop(0).result()
-        finally:
-            for future in pending:
-                future.cancel()
+    return planned.to_arrow(limit)

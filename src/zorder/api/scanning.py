@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
 
+from zorder.arrow import read_rows
 from zorder.columns import resolve_column
 from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError
 from zorder.skipping import Mask, Predicate, bind, might_match_mask, parse_predicate, rewrite_not
@@ -99,9 +100,18 @@ class Scan:
 
         ``limit`` stops after that many rows (in file order).
         """
-        from zorder.api.arrow import read_scan
-
-        return read_scan(self, limit)
+        check_where(self.where)
+        check_limit(limit)
+        # The filter as planned: its clock already pinned to the plan's instant.
+        text = self.row_filter if isinstance(self.row_filter, str) else "TRUE"
+        return read_rows(
+            self.snapshot,
+            self.files,
+            text,
+            columns=self.columns,
+            time_zone=self.time_zone,
+            limit=limit,
+        )
 
     def to_spark(self, spark: SparkSession) -> DataFrame:
         """The matching rows as a Spark DataFrame; only the kept files are read.
@@ -229,6 +239,20 @@ def plan_scan(
     )
     row_filter = text if isinstance(where, str) else where
     return Scan(snapshot, source, where, picked, zone, mask, kept, report, row_filter)
+
+
+def check_where(where: object) -> None:
+    """A filter the in-process engine can take: SQL text, or none."""
+    if where is not None and not isinstance(where, str):
+        raise InvalidArgumentTypeError(
+            f"to_arrow takes the filter as SQL text, got {type(where).__name__}; "
+            "a pyspark Column needs Spark: use zorder.read(spark, path, where)"
+        )
+
+
+def check_limit(limit: object) -> None:
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+        raise InvalidArgumentError(f"limit must be an int >= 0 or None, got {limit!r}")
 
 
 def _resolved_columns(columns: Sequence[str], types: Mapping[str, str]) -> list[str]:

@@ -36,7 +36,7 @@ intersections), and every function not listed above.
 
 As in an ANSI session, a row that makes Spark raise (an overflow, a division
 by zero, a malformed string cast) makes the evaluation
-(:func:`zorder.table.arrow_scan.translated_mask`) raise
+(:func:`zorder.arrow.files.translated_mask`) raise
 :class:`~zorder.errors.FilterEvaluationError`; AND, OR, CASE, IF and
 COALESCE evaluate their operands lazily, as Spark's do, so a guarded
 expression raises only where Spark's would.

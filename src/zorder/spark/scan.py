@@ -113,11 +113,6 @@ def schema_frame(snapshot: TableSnapshot, spark: SparkSession) -> DataFrame:
     return spark.createDataFrame([], spark_schema(snapshot))
 
 
-def dataframe(snapshot: TableSnapshot, spark: SparkSession) -> DataFrame:
-    """The snapshot's rows: its files read by Spark's Parquet reader, with the table schema."""
-    return read_files(snapshot, spark, None)
-
-
 def read_files(
     snapshot: TableSnapshot, spark: SparkSession, keep: npt.NDArray[np.bool_] | None
 ) -> DataFrame:

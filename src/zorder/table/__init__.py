@@ -3,7 +3,6 @@
 - :mod:`~zorder.table.snapshot`: a pinned version, from the log alone (no data read);
   :mod:`~zorder.table.versions` chooses it (time travel);
   :mod:`~zorder.table.actions` reads its add actions.
-- :mod:`~zorder.table.arrow_scan`: a snapshot's rows read in-process (pyarrow, DuckDB).
 - :mod:`~zorder.table.commit`: describing a run's files and committing them.
 - :mod:`~zorder.table.maintenance`: vacuum, the newest clustering commit.
 - :mod:`~zorder.table.clustering`, :mod:`~zorder.table.tiering`,

@@ -1,9 +1,10 @@
 """Commits through deltalake's transaction API (never a hand-written log entry).
 
 A run's files are described from their footers and committed in one
-transaction: a new table, an append or overwrite, or optimize's rewrite,
-whose conflicts with concurrent commits are checked here. Table properties
-go in a commit of their own.
+transaction: a new table, an append or overwrite (whose conflicts with
+concurrent commits deltalake resolves by its own rules), or optimize's
+rewrite, whose conflicts zorder checks here against every commit made since
+the snapshot it read. Table properties go in a commit of their own.
 
 Whether a failed run's files may be deleted is decided by the outcome of its
 commit, never by where the error came from (:class:`CommitAttempt`): before

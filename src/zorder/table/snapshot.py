@@ -2,7 +2,7 @@
 
 Metadata only: nothing here reads a data file or imports pyspark. The
 engines read a snapshot's files elsewhere (:mod:`zorder.spark.scan`,
-:mod:`zorder.table.arrow_scan`); commits are in :mod:`zorder.table.commit`.
+:mod:`zorder.arrow.files`); commits are in :mod:`zorder.table.commit`.
 """
 
 from __future__ import annotations

@@ -1,0 +1,10 @@
+"""The in-process engine beside :mod:`zorder.spark`: a snapshot's files read with pyarrow
+and DuckDB, deletion vectors and column mapping applied, rows filtered with Spark's meaning.
+
+- :mod:`~zorder.arrow.files`: one file's rows, or many through DuckDB with a prefilter;
+- :mod:`~zorder.arrow.rows`: a planned scan's matching rows (:func:`read_rows`).
+"""
+
+from zorder.arrow.rows import read_rows
+
+__all__ = ["read_rows"]
