@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from zorder.api.advise import Advice, Candidate, advise
     from zorder.api.arrow import to_arrow
     from zorder.api.scanning import Scan, scan
+    from zorder.api.table import Commit, Table
     from zorder.curves import (
         Curve,
         KeyMethod,
@@ -77,6 +78,8 @@ if TYPE_CHECKING:
 # Each lazily loaded public name, and the module that defines it.
 _LAZY = {
     "to_arrow": "zorder.api.arrow",  # its own module: a lookup imports no Spark operation
+    "Table": "zorder.api.table",
+    "Commit": "zorder.api.table",
     "Advice": "zorder.api.advise",
     "Candidate": "zorder.api.advise",
     "advise": "zorder.api.advise",
@@ -153,6 +156,7 @@ __all__ = [
     "ClusterMetrics",
     "ClusteringSpec",
     "ColumnNotFoundError",
+    "Commit",
     "ConcurrentCommitError",
     "Curve",
     "FileDescription",
@@ -169,6 +173,7 @@ __all__ = [
     "ScanReport",
     "SchemaMismatchError",
     "SourceNotFoundError",
+    "Table",
     "TableDescription",
     "TableExistsError",
     "UnsafeCommitWarning",

@@ -16,7 +16,7 @@ import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 from pyspark.sql import DataFrame, SparkSession
@@ -62,6 +62,14 @@ from zorder.table.clustering import CommitClustering, Operation, Run
 from zorder.table.tiering import DEFAULT_FANOUT, files_to_optimize
 
 __all__ = ["ClusterMetrics", "WriteMode", "optimize", "write"]
+
+
+@runtime_checkable
+class Located(Protocol):
+    """A table handle as :func:`write` takes it (:class:`zorder.Table`)."""
+
+    uri: str
+    storage_options: Mapping[str, str]
 
 
 @dataclass(frozen=True)
@@ -122,7 +130,7 @@ def _metrics(
 
 def write(
     df: DataFrame,
-    path: str,
+    path: str | Located,
     *,
     by: Sequence[str] | ClusteringSpec | None = None,
     mode: WriteMode = "error",
@@ -135,7 +143,8 @@ def write(
     storage_options: Mapping[str, str] | None = None,
     progress: bool = False,
 ) -> ClusterMetrics:
-    """Cluster ``df`` by the columns ``by`` along ``curve`` into the Delta table at ``path``.
+    """Cluster ``df`` by the columns ``by`` along ``curve`` into the Delta table at ``path``
+    (a location, or a :class:`~zorder.Table`).
 
     The table remembers its clustering: a write that creates (or overwrites)
     a table records ``by``, ``curve`` and ``method`` in its properties, and
@@ -165,6 +174,9 @@ def write(
     seconds) in the terminal or notebook while Spark works.
     """
     started = time.perf_counter()
+    if isinstance(path, Located):  # a Table: its location and storage options, decided once
+        storage_options = storage_options if storage_options is not None else path.storage_options
+        path = path.uri
     with timed_phases():
         job = write_job(
             df,

@@ -35,7 +35,9 @@ from zorder.table.commit import (
 )
 from zorder.table.maintenance import (
     MIN_VACUUM_RETENTION_HOURS,
+    Commit,
     file_statistics,
+    history,
     latest_clustering,
     vacuum_files,
 )
@@ -58,6 +60,7 @@ __all__ = [
     "COMMIT_METADATA_KEY",
     "MIN_VACUUM_RETENTION_HOURS",
     "AsOf",
+    "Commit",
     "CommitAttempt",
     "CommitClustering",
     "CommitMode",
@@ -74,6 +77,7 @@ __all__ = [
     "describe_written_files",
     "file_statistics",
     "guarded_run",
+    "history",
     "is_delta_table",
     "latest_clustering",
     "load_snapshot",

@@ -4,10 +4,12 @@ the statistics of its files.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 import posixpath
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -29,7 +31,9 @@ from zorder.table.snapshot import TableSnapshot, load_snapshot
 
 __all__ = [
     "MIN_VACUUM_RETENTION_HOURS",
+    "Commit",
     "file_statistics",
+    "history",
     "latest_clustering",
     "vacuum_files",
     "vacuum_hidden",
@@ -61,6 +65,51 @@ def file_statistics(uri: str, storage_options: Mapping[str, str] | None = None) 
     return pa.RecordBatchReader.from_stream(table.get_add_actions(flatten=True)).read_all()
 
 
+@dataclass(frozen=True)
+class Commit:
+    """One commit of the table's history: its version, time, Delta operation, and the zorder
+    run it added, if any."""
+
+    version: int
+    timestamp: dt.datetime | None
+    operation: str
+    clustering: CommitClustering | None = None
+
+
+def history(
+    uri: str, storage_options: Mapping[str, str] | None = None, *, limit: int | None = None
+) -> tuple[Commit, ...]:
+    """The commits the log still holds, newest first (``limit`` of them at most)."""
+    table = DeltaTable(uri, storage_options=dict(storage_options or {}))
+    commits = []
+    for raw in table.history(limit):
+        millis = raw.get("timestamp")
+        when = dt.datetime.fromtimestamp(millis / 1000, dt.UTC) if isinstance(millis, int) else None
+        commits.append(
+            Commit(
+                int(raw.get("version", -1)),
+                when,
+                str(raw.get("operation", "")),
+                _clustering(raw.get(COMMIT_METADATA_KEY)),
+            )
+        )
+    return tuple(commits)
+
+
+def _clustering(raw: object) -> CommitClustering | None:
+    """What a commit's ``commitInfo.zorder`` records; None for none, or one zorder cannot
+    read (another writer's, or damaged)."""
+    if not raw:
+        return None
+    try:
+        parsed = json.loads(raw) if isinstance(raw, str) else raw
+        if not isinstance(parsed, Mapping):
+            return None
+        return CommitClustering.from_metadata(parsed)
+    except (ValueError, KeyError, TypeError, AttributeError, ZorderError):
+        return None
+
+
 def latest_clustering(
     uri: str,
     storage_options: Mapping[str, str] | None = None,
@@ -68,17 +117,11 @@ def latest_clustering(
     at_version: int | None = None,
 ) -> CommitClustering | None:
     """What the newest zorder commit still in the history (up to ``at_version``) recorded."""
-    table = DeltaTable(uri, storage_options=dict(storage_options or {}))
-    for commit in table.history():
-        if at_version is not None and int(commit.get("version", -1)) > at_version:
+    for commit in history(uri, storage_options):
+        if at_version is not None and commit.version > at_version:
             continue
-        raw = commit.get(COMMIT_METADATA_KEY)
-        if raw:
-            try:
-                parsed = json.loads(raw) if isinstance(raw, str) else raw
-                return CommitClustering.from_metadata(parsed)
-            except (ValueError, KeyError, TypeError, ZorderError):
-                continue  # not a commit zorder can read (another writer's, or damaged)
+        if commit.clustering is not None:
+            return commit.clustering
     return None
 
 
