@@ -232,3 +232,14 @@ def test_cli_refuses_a_storage_option_that_is_not_key_value(tmp_path: object) ->
     assert result.exit_code == 2
     assert "AWS_REGION" in result.output
     assert "KEY=VALUE" in result.output
+
+
+def test_a_table_handle_on_the_store(table: tuple[str, dict[str, str]]) -> None:
+    uri, options = table
+    handle = zorder.Table(uri, storage_options=options)
+    assert handle.version == 1
+    assert [c.version for c in handle.history()] == [1, 0]
+    assert _sorted(handle.scan().to_arrow()) == _sorted(_deltalake_rows(uri, options))
+    assert handle.scan(f"day = '{DAYS[0]}'").report.partitions_scanned == 1
+    assert len(handle.stats()) == len(DeltaTable(uri, storage_options=options).file_uris())
+    assert handle.vacuum().files == ()
