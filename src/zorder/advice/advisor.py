@@ -32,6 +32,7 @@ import pyarrow as pa
 
 from zorder.advice.simulate import Simulation
 from zorder.advice.tree import grow_cut_tree
+from zorder.advice.workload import Workload
 from zorder.curves.cells import apportion
 from zorder.curves.kinds import ClusteringSpec, SpaceFillingCurve
 from zorder.curves.plan import RankedSample, fit_file_plan, rank_bits
@@ -95,17 +96,16 @@ class Advice:
 def advise_sample(
     sample: pa.Table,
     types: Mapping[str, str],
-    filters: Sequence[str],
+    workload: Workload | Sequence[str],
     *,
     num_files: int,
     max_columns: int | None = None,
     time_zone: str = "UTC",
     partition_columns: Sequence[str] = (),
-    statements: int | None = None,
-    left_out: int = 0,
 ) -> Advice:
-    """The best layout of ``num_files`` files for ``filters`` over ``sample`` (columns as the
-    table names them, ``types`` their Spark types).
+    """The best layout of ``num_files`` files for the ``workload`` (read by
+    :func:`~zorder.advice.workload.read_workload`, or its filters) over ``sample`` (columns
+    as the table names them, ``types`` their Spark types).
 
     With ``partition_columns`` (which the sample holds too), every file holds
     one partition, as a write lays a partitioned table out: each partition's
@@ -115,6 +115,9 @@ def advise_sample(
     file, as on the table.
     """
     started = time.perf_counter()
+    if not isinstance(workload, Workload):
+        workload = Workload(tuple(workload), len(workload), 0)
+    filters = workload.filters
     if num_files < 1:
         raise InvalidArgumentError(f"num_files must be >= 1, got {num_files}")
     limit = DEFAULT_MAX_COLUMNS if max_columns is None else max_columns
@@ -166,8 +169,8 @@ def advise_sample(
         num_files=num_files,
         sample_rows=sample.num_rows,
         filters=len(filters),
-        statements=statements if statements is not None else len(filters),
-        left_out=left_out,
+        statements=workload.statements,
+        left_out=workload.left_out,
         seconds=time.perf_counter() - started,
     )
 

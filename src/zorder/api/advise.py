@@ -122,13 +122,11 @@ def advise(
     return advise_sample(
         sample,
         {name: _canonical(type_name) for name, type_name in types.items()},
-        parsed.filters,
+        parsed,
         num_files=count,
         max_columns=max_columns,
         time_zone=session_time_zone(session),
         partition_columns=partition_columns,
-        statements=parsed.statements,
-        left_out=parsed.left_out,
     )
 
 

@@ -66,7 +66,7 @@ class Remember:
         return wanted
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class ClusterJob:
     """One write or optimize, resolved: where, how, into which version, recording what."""
 
@@ -151,9 +151,18 @@ def write_job(
         plan.spec if records_spec else None, None if num_files is not None else target
     )
     return ClusterJob(
-        uri, "write", commit_mode, snapshot, plan, partition_columns, num_files, target,
-        sample_size, remember, storage_options,
-    )  # fmt: skip
+        uri=uri,
+        operation="write",
+        commit_mode=commit_mode,
+        snapshot=snapshot,
+        plan=plan,
+        partition_by=partition_columns,
+        num_files=num_files,
+        target=target,
+        sample_size=sample_size,
+        remember=remember,
+        storage_options=storage_options,
+    )
 
 
 def optimize_job(
@@ -195,9 +204,18 @@ def optimize_job(
         None if num_files is not None else target,
     )
     return ClusterJob(
-        uri, "optimize", "rewrite", snapshot, plan, columns, num_files, target, sample_size,
-        remember, storage_options,
-    )  # fmt: skip
+        uri=uri,
+        operation="optimize",
+        commit_mode="rewrite",
+        snapshot=snapshot,
+        plan=plan,
+        partition_by=columns,
+        num_files=num_files,
+        target=target,
+        sample_size=sample_size,
+        remember=remember,
+        storage_options=storage_options,
+    )
 
 
 def _writable_storage(
