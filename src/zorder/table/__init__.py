@@ -3,7 +3,8 @@
 - :mod:`~zorder.table.snapshot`: a pinned version, from the log alone (no data read);
   :mod:`~zorder.table.versions` chooses it (time travel);
   :mod:`~zorder.table.actions` reads its add actions.
-- :mod:`~zorder.table.commit`: describing a run's files and committing them.
+- :mod:`~zorder.table.runs`: a run's files described from their footers, Spark's markers.
+- :mod:`~zorder.table.commit`: committing them.
 - :mod:`~zorder.table.maintenance`: vacuum, the newest clustering commit.
 - :mod:`~zorder.table.clustering`, :mod:`~zorder.table.tiering`,
   :mod:`~zorder.table.features`, :mod:`~zorder.table.mapping`,
@@ -24,13 +25,9 @@ from zorder.table.clustering import (
 from zorder.table.commit import (
     CommitAttempt,
     CommitMode,
-    WrittenFile,
     commit_files,
-    delete_directory,
-    describe_written_files,
     guarded_run,
     record_properties,
-    remove_writer_markers,
     rewrite_scope,
 )
 from zorder.table.maintenance import (
@@ -40,6 +37,12 @@ from zorder.table.maintenance import (
     history,
     latest_clustering,
     vacuum_files,
+)
+from zorder.table.runs import (
+    WrittenFile,
+    delete_directory,
+    describe_written_files,
+    remove_writer_markers,
 )
 from zorder.table.snapshot import (
     DataFile,

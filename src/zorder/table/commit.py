@@ -1,7 +1,7 @@
 """Commits through deltalake's transaction API (never a hand-written log entry).
 
-A run's files are described from their footers and committed in one
-transaction: a new table, an append or overwrite (whose conflicts with
+A run's files (described from their footers by :mod:`zorder.table.runs`)
+are committed in one transaction: a new table, an append or overwrite (whose conflicts with
 concurrent commits deltalake resolves by its own rules), or optimize's
 rewrite, whose conflicts zorder checks here against every commit made since
 the snapshot it read. Table properties go in a commit of their own.
@@ -24,11 +24,10 @@ import logging
 import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import unquote
 
-import pyarrow as pa
 from deltalake import DeltaTable
 from deltalake import Schema as DeltaSchema
 from deltalake.exceptions import CommitFailedError
@@ -46,28 +45,20 @@ from zorder.errors import (
     UnsupportedTableError,
     ZorderError,
 )
-from zorder.stats import (
-    FileStats,
-    indexed_columns,
-    stats_from_parquet,
-)
 from zorder.table.actions import PartitionFilter, overwrite_filters, satisfies
 from zorder.table.clustering import (
     COMMIT_METADATA_KEY,
     CommitClustering,
 )
+from zorder.table.runs import WrittenFile, delete_directory
 from zorder.table.snapshot import DataFile, TableSnapshot, load_snapshot, open_storage
 
 __all__ = [
     "CommitAttempt",
     "CommitMode",
-    "WrittenFile",
     "commit_files",
-    "delete_directory",
-    "describe_written_files",
     "guarded_run",
     "record_properties",
-    "remove_writer_markers",
     "rewrite_scope",
 ]
 
@@ -87,85 +78,6 @@ _FEATURES_WRITER_VERSION = 7
 
 # "rewrite" is optimize's: files added and removed with dataChange = false.
 CommitMode = Literal["create", "append", "overwrite", "rewrite"]
-
-
-@dataclass(frozen=True)
-class WrittenFile:
-    """A Parquet file Spark wrote for this run, with its footer statistics."""
-
-    path: str  # relative to the table root
-    size: int
-    stats: FileStats
-    # The partition it belongs to, as Delta writes values in the log (None for null).
-    partition_values: Mapping[str, str | None] = field(default_factory=dict)
-
-
-def describe_written_files(
-    uri: str,
-    relative_dir: str,
-    columns: Sequence[str],
-    configuration: Mapping[str, str | None],
-    storage_options: Mapping[str, str] | None = None,
-) -> list[WrittenFile]:
-    """List the Parquet files under ``relative_dir`` and read each footer's statistics.
-
-    Only footers travel to the driver. Files without rows (Spark writes one
-    for an empty input) are left out.
-    """
-    import pyarrow.fs as pafs
-    import pyarrow.parquet as pq
-
-    filesystem, root = open_storage(uri, storage_options)
-    directory = f"{root.rstrip('/')}/{relative_dir}"
-    infos = filesystem.get_file_info(pafs.FileSelector(directory, recursive=True))
-    written = []
-    for info in sorted(infos, key=lambda i: i.path):
-        base = info.base_name
-        if info.type != pafs.FileType.File or not base.endswith(".parquet") or base[0] in "._":
-            continue
-        with filesystem.open_input_file(info.path) as handle:
-            metadata = pq.read_metadata(handle)
-        if metadata.num_rows == 0:
-            continue
-        arrow_schema = metadata.schema.to_arrow_schema()
-        wanted = indexed_columns(
-            pa.schema([arrow_schema.field(n) for n in columns if n in arrow_schema.names]),
-            configuration,
-        )
-        stats = stats_from_parquet(metadata, arrow_schema, wanted)
-        relative = info.path[len(root.rstrip("/")) + 1 :]
-        written.append(WrittenFile(path=relative, size=int(info.size or 0), stats=stats))
-    return written
-
-
-def remove_writer_markers(
-    uri: str, relative_dir: str, storage_options: Mapping[str, str] | None = None
-) -> int:
-    """Drop the ``_SUCCESS`` and ``.crc`` files Spark's writer leaves next to the data;
-    returns how many files (markers and data) the directory held.
-
-    No Delta reader wants them, and as files the log never references they
-    would show up in every vacuum of the table.
-    """
-    import pyarrow.fs as pafs
-
-    filesystem, root = open_storage(uri, storage_options)
-    selector = pafs.FileSelector(f"{root}/{relative_dir}", recursive=True, allow_not_found=True)
-    files = [i for i in filesystem.get_file_info(selector) if i.type == pafs.FileType.File]
-    for info in files:
-        if info.base_name.startswith(("_", ".")):
-            with contextlib.suppress(OSError):
-                filesystem.delete_file(info.path)
-    return len(files)
-
-
-def delete_directory(
-    uri: str, relative_dir: str, storage_options: Mapping[str, str] | None = None
-) -> None:
-    """Best-effort removal of a run's directory (its files were never committed)."""
-    filesystem, root = open_storage(uri, storage_options)
-    with contextlib.suppress(OSError):
-        filesystem.delete_dir(f"{root.rstrip('/')}/{relative_dir}")
 
 
 @dataclass
