@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
+import duckdb
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from typer.testing import CliRunner
 
 import zorder
+from tests.delta_writer import delete_rows, live_adds
+from tests.spark.helpers import arrow_rows, delta_rs_rows, kernel_rows, spark_rows
 from zorder.cli import app
 from zorder.table import load_snapshot
 
 pytestmark = pytest.mark.spark
+DATA = Path(__file__).parents[1] / "data"
 
 WORKLOAD = [
     "day >= date '2024-03-01' AND day < date '2024-04-01'",
@@ -101,3 +106,43 @@ def test_a_partitioned_table_takes_the_advice_per_partition(
     zorder.write(df, path, by=advice.spec, num_files=8, partition_by=["region"])
     for where in [*advice_filters(), "region = 'eu' AND user_id = 5"]:
         assert zorder.read(spark, path, where).count() == df.filter(where).count(), where
+
+
+@pytest.mark.parametrize(
+    ("name", "workload", "columns"),
+    [
+        ("table-with-dv-small", ["value > 3", "value = 7"], ["value"]),
+        (
+            "table_with_column_mapping",
+            ["`Super Name` >= 'M'", "`Company Very Short` = 'BMS'"],
+            ["Company Very Short", "Super Name"],
+        ),
+    ],
+)
+def test_the_advice_rewrites_tables_others_wrote_row_for_row(
+    spark: SparkSession,
+    kernel: duckdb.DuckDBPyConnection,
+    tmp_path: Path,
+    name: str,
+    workload: list[str],
+    columns: list[str],
+) -> None:
+    path = str(tmp_path / name)
+    shutil.copytree(DATA / name, path)
+    before = kernel_rows(kernel, path, columns)
+    advice = zorder.advise(path, workload, spark=spark, num_files=2)
+    zorder.optimize(spark, path, by=advice.spec, full=True)
+    assert kernel_rows(kernel, path, columns) == before
+    assert arrow_rows(zorder.to_arrow(path), columns) == before
+    assert spark_rows(zorder.read(spark, path).select(*columns)) == before
+    # A DELETE committed as a deletion vector on the advised layout, then optimized away.
+    if name == "table-with-dv-small":
+        first = sorted(live_adds(Path(path)))[0]
+        delete_rows(path, first, [0])
+        after = kernel_rows(kernel, path, columns)
+        assert sum(after.values()) == sum(before.values()) - 1
+        assert arrow_rows(zorder.to_arrow(path), columns) == after
+        assert spark_rows(zorder.read(spark, path).select(*columns)) == after
+        zorder.optimize(spark, path)
+        assert kernel_rows(kernel, path, columns) == after
+        assert delta_rs_rows(path, columns) == after

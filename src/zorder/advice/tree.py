@@ -31,7 +31,16 @@ import pyarrow.compute as pc
 from zorder.advice.simulate import Simulation
 from zorder.curves.cuts import CutTree
 from zorder.skipping import might_match_mask
-from zorder.skipping.nodes import And, Comparison, InList, Not, Or, Predicate
+from zorder.skipping.nodes import (
+    Comparison,
+    InList,
+    IsNaN,
+    IsNull,
+    Predicate,
+    StartsWith,
+    Unknown,
+)
+from zorder.skipping.visitor import PredicateVisitor, visit
 
 __all__ = ["grow_cut_tree"]
 
@@ -120,15 +129,45 @@ def _prepare(simulation: Simulation, name: str) -> _Column:
 
 def _literals(predicate: Predicate, column: str) -> list[Any]:
     """The values ``predicate`` compares ``column`` with."""
-    if isinstance(predicate, Comparison):
-        return [predicate.value] if predicate.column == column else []
-    if isinstance(predicate, InList):
-        return list(predicate.values) if predicate.column == column else []
-    if isinstance(predicate, And | Or):
-        return _literals(predicate.left, column) + _literals(predicate.right, column)
-    if isinstance(predicate, Not):
-        return _literals(predicate.child, column)
-    return []
+    return visit(predicate, _Literals(column))
+
+
+class _Literals(PredicateVisitor[list[Any]]):
+    def __init__(self, column: str) -> None:
+        self.column = column
+
+    def visit_true(self) -> list[Any]:
+        return []
+
+    def visit_false(self) -> list[Any]:
+        return []
+
+    def visit_unknown(self, node: Unknown) -> list[Any]:
+        return []
+
+    def visit_comparison(self, node: Comparison) -> list[Any]:
+        return [node.value] if node.column == self.column else []
+
+    def visit_in_list(self, node: InList) -> list[Any]:
+        return list(node.values) if node.column == self.column else []
+
+    def visit_is_null(self, node: IsNull) -> list[Any]:
+        return []
+
+    def visit_is_nan(self, node: IsNaN) -> list[Any]:
+        return []
+
+    def visit_starts_with(self, node: StartsWith) -> list[Any]:
+        return []
+
+    def visit_and(self, left: list[Any], right: list[Any]) -> list[Any]:
+        return left + right
+
+    def visit_or(self, left: list[Any], right: list[Any]) -> list[Any]:
+        return left + right
+
+    def visit_not(self, child: list[Any]) -> list[Any]:
+        return child
 
 
 class _Grower:
@@ -186,6 +225,9 @@ class _Grower:
         orders: list[npt.NDArray[np.intp]],
     ) -> pa.Table:
         """Statistics of the leaf (row 0) and of both sides of every cut (rows 2k+1, 2k+2)."""
+        by_column: dict[int, list[int]] = {}  # the cuts of each cut column
+        for k, (j, _, _) in enumerate(sides):
+            by_column.setdefault(j, []).append(k)
         minima, maxima, nulls = [], [], []
         for column in self.columns:
             low = np.empty(1 + 2 * len(sides), dtype=np.int64)
@@ -196,9 +238,6 @@ class _Grower:
             low[0] = codes[present].min() if present.any() else _NO_MIN
             high[0] = codes.max() if present.any() else _NO_MAX
             null[0] = int((~present).sum())
-            by_column: dict[int, list[int]] = {}
-            for k, (j, _, _) in enumerate(sides):
-                by_column.setdefault(j, []).append(k)
             for j, ks in by_column.items():
                 ordered = codes[orders[j]]
                 as_min = np.where(ordered >= 0, ordered, _NO_MIN)

@@ -246,24 +246,13 @@ def stats(result: TableDescription) -> Rendered:
     return [table]
 
 
-def _shaped(spec: ClusteringSpec) -> str:
-    """What a spec adds to its columns, curve and method: weights, workload cuts."""
-    parts = []
-    if spec.weights is not None:
-        parts.append("weights " + ":".join(f"{w:g}" for w in spec.weights))
-    if spec.cuts is not None:
-        cuts = sum(1 for c in spec.cuts.column if c >= 0)
-        parts.append(f"{cuts} workload cut{'s' if cuts != 1 else ''}")
-    return "".join(f", {p}" for p in parts)
-
-
 def runs(result: TableDescription) -> Rendered:
     spec = result.spec
-    how = (
-        f"{', '.join(spec.columns)} ({spec.curve}, {spec.method} keys{_shaped(spec)})"
-        if spec
-        else "no spec recorded (pass --by to write or optimize)"
-    )
+    if spec is None:
+        how = "no spec recorded (pass --by to write or optimize)"
+    else:
+        shaped = "".join(f", {part}" for part in spec.shape())
+        how = f"{', '.join(spec.columns)} ({spec.curve}, {spec.method} keys{shaped})"
     target = size_text(result.target_file_size) if result.target_file_size else "not set"
     loose = result.unclustered
     summary = Text.assemble(

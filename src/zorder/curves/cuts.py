@@ -113,8 +113,8 @@ class CutTree:
         return cls(tuple(column), tuple(value), tuple(left), tuple(right))
 
     @property
-    def leaves(self) -> int:
-        return sum(1 for c in self.column if c < 0)
+    def cut_count(self) -> int:
+        return sum(1 for c in self.column if c >= 0)
 
     @property
     def cut_columns(self) -> tuple[int, ...]:

@@ -114,12 +114,22 @@ class ClusteringSpec:
         text = json.dumps(shape)
         return hashlib.sha256(text.encode()).hexdigest()[:8]
 
+    def shape(self) -> tuple[str, ...]:
+        """What the spec adds to its columns, curve and method, in words: ``weights 2:1``,
+        ``12 workload cuts``."""
+        parts = []
+        if self.weights is not None:
+            parts.append("weights " + ":".join(f"{w:g}" for w in self.weights))
+        if self.cuts is not None:
+            cuts = self.cuts.cut_count
+            parts.append(f"{cuts} workload cut{'s' if cuts != 1 else ''}")
+        return tuple(parts)
+
     def describe(self) -> str:
         """The spec in a few words: ``zorder(a, b) weights 2:1, 12 workload cuts``."""
+        parts = list(self.shape())
         text = f"{self.curve}({', '.join(self.columns)})"
         if self.weights is not None:
-            text += " weights " + ":".join(f"{w:g}" for w in self.weights)
-        if self.cuts is not None:
-            cuts = sum(1 for c in self.cuts.column if c >= 0)
-            text += f", {cuts} workload cut{'s' if cuts != 1 else ''}"
+            text += f" {parts.pop(0)}"
+        text += "".join(f", {part}" for part in parts)
         return text if self.method == "rank" else f"{text} [{self.method} keys]"
