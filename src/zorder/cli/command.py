@@ -1,0 +1,156 @@
+"""The ``zorder`` Typer application, its shared options, and how a command is registered.
+
+:func:`command` gives each command its :class:`~zorder.cli.output.Output` (a
+console, or JSON with ``--json``) and reports what it raises: a
+:class:`~zorder.errors.ZorderError` (bad input, a table zorder cannot use) as
+refused, exit code 2; anything else as a bug, exit code 1, with the file its
+traceback went to (:mod:`zorder.cli.output` has the scheme). The commands
+themselves live in :mod:`zorder.cli.tables` and :mod:`zorder.cli.tools`.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Concatenate, ParamSpec, TypeVar
+
+import typer
+
+import zorder
+from zorder.cli.output import Output, output_for
+from zorder.cli.spark import spark_log
+from zorder.curves.kinds import Curve, KeyMethod
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+app = typer.Typer(
+    name="zorder",
+    help="Z-order and Hilbert clustering with file-level data skipping for Delta Lake tables.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,  # errors are reported by _command, tracebacks go to a file
+)
+
+MasterOption = Annotated[
+    str,
+    typer.Option(help="Spark master: local[*], local-cluster[2,1,1024], spark://host:7077, yarn."),
+]
+RemoteOption = Annotated[
+    str | None,
+    typer.Option(help="Spark Connect instead of --master: sc://host:15002, or local[2]."),
+]
+ConfOption = Annotated[
+    list[str] | None,
+    typer.Option("--conf", help="Extra Spark setting KEY=VALUE (repeatable)."),
+]
+StorageOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--storage-option",
+        help="Object-store setting KEY=VALUE as deltalake takes it (repeatable), e.g. "
+        "AWS_ENDPOINT_URL=http://127.0.0.1:9000; unset ones come from the environment.",
+    ),
+]
+CurveOption = Annotated[
+    Curve | None, typer.Option(help="Curve to cluster along (default: the table's, else zorder).")
+]
+ByOption = Annotated[
+    str | None,
+    typer.Option(help="Clustering columns, comma-separated: a,b,c (default: the table's spec)."),
+]
+NumFilesOption = Annotated[int | None, typer.Option(min=1, help="Exact number of files.")]
+TargetSizeOption = Annotated[
+    str | None,
+    typer.Option(
+        help="Target file size instead, e.g. 256MB (default: the table's "
+        "delta.targetFileSize, else 128MB)."
+    ),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
+VersionOption = Annotated[
+    int | None, typer.Option("--version", min=0, help="Read this version of the table.")
+]
+AsOfOption = Annotated[
+    str | None,
+    typer.Option(
+        "--as-of",
+        help="Read the newest version committed at or before this time (ISO-8601, e.g. "
+        "'2026-11-24 13:00:00'; without a zone, in --time-zone).",
+    ),
+]
+MethodOption = Annotated[
+    KeyMethod | None,
+    typer.Option(
+        help="Keys from sampled ranks or raw encodings (default: the table's, else rank)."
+    ),
+]
+
+
+def _traceback_file() -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return Path(tempfile.gettempdir()) / f"zorder-error-{stamp}-{os.getpid()}.log"
+
+
+def command(function: Callable[Concatenate[Output, P], T]) -> Callable[P, T]:
+    """Register ``function`` as a command: given its output, its errors reported, never dumped.
+
+    The output is chosen once, before the command runs: JSON when the command
+    has an ``as_json`` parameter (``--json``) and it is set, else the console.
+    Typer sees the command's parameters after the output.
+    """
+
+    @functools.wraps(function)
+    def reported(*args: P.args, **kwargs: P.kwargs) -> T:
+        out = output_for(bool(kwargs.get("as_json", False)))
+        try:
+            return function(out, *args, **kwargs)
+        except (typer.Exit, typer.Abort, typer.TyperException):
+            raise
+        except zorder.ZorderError as error:
+            out.refused(error, spark_log=spark_log.file)
+        except Exception as error:
+            out.bug(error, _traceback_file(), spark_log=spark_log.file)
+
+    # Evaluated: typer reads a __signature__ as it is, string annotations and all.
+    signature = inspect.signature(function, eval_str=True)
+    parameters = list(signature.parameters.values())[1:]
+    reported.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+    app.command()(reported)
+    return reported
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"zorder {zorder.__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version_callback, is_eager=True, help="Print the version."
+        ),
+    ] = False,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose", help="Show Spark's and the JVM's log output live, not in a log file."
+        ),
+    ] = False,
+) -> None:
+    """Z-order and Hilbert clustering with file-level data skipping for Delta Lake tables."""
+    spark_log.verbose = verbose
+    spark_log.file = None
+
+
+def column_list(text: str) -> list[str]:
+    """The names in a comma-separated option (a,b,c), blanks dropped."""
+    return [part.strip() for part in text.split(",") if part.strip()]

@@ -1,0 +1,346 @@
+"""The commands on a table: write, optimize, advise, describe, vacuum, query, stats.
+
+Each turns its arguments into one call of the public API and hands the frozen
+result to its :class:`~zorder.cli.output.Output` with the renderer of
+:mod:`zorder.cli.render` that draws it; none holds logic of its own.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+import zorder
+from zorder.api.modes import InputFormat, WriteMode
+from zorder.cli import render
+from zorder.cli.command import (
+    AsOfOption,
+    ByOption,
+    ConfOption,
+    CurveOption,
+    JsonOption,
+    MasterOption,
+    MethodOption,
+    NumFilesOption,
+    RemoteOption,
+    StorageOption,
+    TargetSizeOption,
+    VersionOption,
+    column_list,
+    command,
+)
+from zorder.cli.output import Output
+from zorder.cli.spark import session
+from zorder.curves.kinds import ClusteringSpec
+from zorder.errors import InvalidArgumentError
+from zorder.table import MIN_VACUUM_RETENTION_HOURS, parse_storage_options
+from zorder.table.retention import DEFAULT_RETENTION_HOURS, RETENTION_PROPERTY
+from zorder.table.tiering import DEFAULT_FANOUT
+
+
+@command
+def write(
+    out: Output,
+    source: Annotated[str, typer.Argument(help="Input path (Parquet, CSV or Delta).")],
+    dest: Annotated[str, typer.Argument(help="Delta table to write.")],
+    by: ByOption = None,
+    source_format: Annotated[
+        InputFormat, typer.Option("--format", help="Format of SOURCE.")
+    ] = "parquet",
+    curve: CurveOption = None,
+    num_files: NumFilesOption = None,
+    target_file_size: TargetSizeOption = None,
+    mode: Annotated[WriteMode, typer.Option(help="If DEST exists: error, append, overwrite.")] = (
+        "error"
+    ),
+    method: MethodOption = None,
+    partition_by: Annotated[
+        str | None,
+        typer.Option(help="Partition columns of a new table, comma-separated (e.g. day)."),
+    ] = None,
+    storage_option: StorageOption = None,
+    master: MasterOption = "local[*]",
+    remote: RemoteOption = None,
+    conf: ConfOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Cluster SOURCE into the Delta table DEST (each partition on its own).
+
+    An append without --by clusters the rows by the table's recorded spec.
+    """
+    from zorder.api import read_input
+
+    spark = session(out, master, conf, remote)
+    options = parse_storage_options(storage_option or [])
+    df = read_input(spark, source, format=source_format, storage_options=options)
+    with out.working(f"Clustering {source} into {dest}...", spark):
+        metrics = zorder.write(
+            df,
+            dest,
+            by=column_list(by) if by else None,
+            mode=mode,
+            curve=curve,
+            num_files=num_files,
+            target_file_size=target_file_size,
+            method=method,
+            partition_by=column_list(partition_by) if partition_by else None,
+            storage_options=options,
+        )
+    out.result(metrics, render.metrics)
+
+
+@command
+def optimize(
+    out: Output,
+    path: Annotated[str, typer.Argument(help="Delta table to cluster.")],
+    by: ByOption = None,
+    curve: CurveOption = None,
+    num_files: NumFilesOption = None,
+    target_file_size: TargetSizeOption = None,
+    method: MethodOption = None,
+    where: Annotated[
+        str | None,
+        typer.Option(help="Partitions to optimize, SQL over partition columns only."),
+    ] = None,
+    full: Annotated[
+        bool, typer.Option(help="Recluster every file into one run, not only what needs it.")
+    ] = False,
+    fanout: Annotated[
+        int, typer.Option(min=2, help="Runs of a size tier merged into one (incremental).")
+    ] = DEFAULT_FANOUT,
+    by_advice: Annotated[
+        Path | None,
+        typer.Option(
+            "--by-advice",
+            help="Cluster by the spec `zorder advise` chooses for this workload (.sql file).",
+        ),
+    ] = None,
+    storage_option: StorageOption = None,
+    master: MasterOption = "local[*]",
+    remote: RemoteOption = None,
+    conf: ConfOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Cluster what needs it in the Delta table at PATH (or everything, --full), in one commit.
+
+    Without --by the table's recorded spec is used; a new --by (or --by-advice) is recorded
+    and reclusters all.
+    """
+    if by_advice is not None and (by or curve or method):
+        raise InvalidArgumentError(
+            "--by-advice chooses the columns, curve and method; drop --by, --curve and --method"
+        )
+    spark = session(out, master, conf, remote)
+    options = parse_storage_options(storage_option or [])
+    chosen: list[str] | ClusteringSpec | None = column_list(by) if by else None
+    if by_advice is not None:
+        with out.working(f"Advising {path} for {by_advice}...", spark):
+            chosen = zorder.advise(
+                path, by_advice, spark=spark, num_files=num_files, storage_options=options
+            ).spec
+    with out.working(f"Optimizing {path}...", spark):
+        metrics = zorder.optimize(
+            spark,
+            path,
+            by=chosen,
+            curve=curve,
+            num_files=num_files,
+            target_file_size=target_file_size,
+            method=method,
+            where=where,
+            full=full,
+            fanout=fanout,
+            storage_options=options,
+        )
+    out.result(metrics, render.metrics)
+
+
+@command
+def advise(
+    out: Output,
+    path: Annotated[str, typer.Argument(help="Delta table the workload queries.")],
+    workload: Annotated[
+        Path,
+        typer.Option(help="The workload: a .sql file of ;-separated queries or filters."),
+    ],
+    num_files: Annotated[
+        int | None, typer.Option("--files", min=1, help="Files to plan for (default: as sized).")
+    ] = None,
+    max_columns: Annotated[
+        int | None, typer.Option(min=1, help="Most clustering columns to consider (default 8).")
+    ] = None,
+    storage_option: StorageOption = None,
+    master: MasterOption = "local[*]",
+    remote: RemoteOption = None,
+    conf: ConfOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """The layout under which WORKLOAD's own filters skip the most rows of PATH.
+
+    Simulates candidate layouts on a sample and prints their expected rows scanned;
+    `zorder optimize PATH --by-advice WORKLOAD` applies the best.
+    """
+    spark = session(out, master, conf, remote)
+    with out.working(f"Advising {path}...", spark):
+        advice = zorder.advise(
+            path,
+            workload,
+            spark=spark,
+            num_files=num_files,
+            max_columns=max_columns,
+            storage_options=parse_storage_options(storage_option or []),
+        )
+    out.result(advice, render.advice, as_json=render.advice_json)
+
+
+@command
+def describe(
+    out: Output,
+    path: Annotated[str, typer.Argument(help="Delta table.")],
+    version: VersionOption = None,
+    as_of: AsOfOption = None,
+    time_zone: Annotated[str, typer.Option(help="Zone of an --as-of without one.")] = "UTC",
+    storage_option: StorageOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """The table's clustering spec, file size target, runs, and what is not clustered yet."""
+    described = zorder.describe(
+        path,
+        version=version,
+        timestamp=as_of,
+        time_zone=time_zone,
+        storage_options=parse_storage_options(storage_option or []),
+    )
+    out.result(described, render.runs)
+
+
+@command
+def vacuum(
+    out: Output,
+    path: Annotated[str, typer.Argument(help="Delta table to clean up.")],
+    retain_hours: Annotated[
+        float | None,
+        typer.Option(
+            min=0,
+            help="Keep files any version of the last N hours uses (default: the table's "
+            f"{RETENTION_PROPERTY}, else {DEFAULT_RETENTION_HOURS:g}).",
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run/--delete", help="List only (default), or delete.")
+    ] = True,
+    force: Annotated[
+        bool,
+        typer.Option(
+            help=f"Allow a retention below {MIN_VACUUM_RETENTION_HOURS} hours or below the "
+            "table's own (unsafe for old readers)."
+        ),
+    ] = False,
+    storage_option: StorageOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """List (or delete) files no version within the retention uses, orphans of crashed runs too.
+
+    The result says which retention applied and where it came from.
+    """
+    result = zorder.vacuum(
+        path,
+        retain_hours=retain_hours,
+        dry_run=dry_run,
+        force=force,
+        storage_options=parse_storage_options(storage_option or []),
+    )
+    out.result(result, render.vacuumed)
+
+
+@command
+def query(
+    out: Output,
+    path: Annotated[str, typer.Argument(help="Delta table.")],
+    where: Annotated[
+        str | None, typer.Option(help="SQL filter, e.g. \"src_ip = '1.2.3.4'\".")
+    ] = None,
+    limit: Annotated[int, typer.Option(min=0, help="Rows to print.")] = 20,
+    columns: Annotated[
+        str | None, typer.Option(help="Comma-separated columns to print (default: all).")
+    ] = None,
+    explain_only: Annotated[
+        bool, typer.Option("--explain", help="Only report what would be scanned.")
+    ] = False,
+    use_spark: Annotated[
+        bool,
+        typer.Option(
+            "--spark", help="Run the query in Spark (zorder.read) instead of in this process."
+        ),
+    ] = False,
+    time_zone: Annotated[
+        str, typer.Option(help="Session time zone for timestamps written without one.")
+    ] = "UTC",
+    version: VersionOption = None,
+    as_of: AsOfOption = None,
+    storage_option: StorageOption = None,
+    master: MasterOption = "local[*]",
+    remote: RemoteOption = None,
+    conf: ConfOption = None,
+    as_json: Annotated[
+        bool,
+        typer.Option("--json", help="Rows as JSON lines (with --explain: the report as JSON)."),
+    ] = False,
+) -> None:
+    """Rows of PATH matching --where, scanning only the files that can hold them.
+
+    Without --spark no JVM starts: the files are read in this process
+    (zorder.to_arrow), with Spark's semantics, or the filter is refused.
+    """
+    picked = column_list(columns) if columns else None
+    spark = None
+    if use_spark and not explain_only:  # started first: its settings may reach the store
+        zone = [f"spark.sql.session.timeZone={time_zone}"]
+        spark = session(out, master, [*zone, *(conf or [])], remote)
+    planned = zorder.scan(
+        path,
+        where,
+        columns=picked,
+        version=version,
+        timestamp=as_of,
+        time_zone=time_zone,
+        storage_options=parse_storage_options(storage_option or []),
+    )
+    if explain_only:
+        out.result(planned.report, render.scan)
+        return
+    if spark is not None:
+        with out.working(f"Reading {path}...", spark):
+            rows = planned.to_spark(spark).limit(limit).toArrow()
+    else:
+        rows = planned.to_arrow(limit)
+    report = planned.report
+    out.rows(f"{path} where {where or 'TRUE'} (first {limit} rows)", rows, report)
+
+
+@command
+def stats(
+    out: Output,
+    path: Annotated[str, typer.Argument(help="Delta table.")],
+    columns: Annotated[
+        str | None,
+        typer.Option(help="Columns to show min/max of (default: the clustering columns)."),
+    ] = None,
+    version: VersionOption = None,
+    as_of: AsOfOption = None,
+    time_zone: Annotated[str, typer.Option(help="Zone of an --as-of without one.")] = "UTC",
+    storage_option: StorageOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """One row per file: its run, record count and min/max of the clustering columns."""
+    description = zorder.describe(
+        path,
+        columns=column_list(columns) if columns else None,
+        version=version,
+        timestamp=as_of,
+        time_zone=time_zone,
+        storage_options=parse_storage_options(storage_option or []),
+    )
+    out.result(description, render.stats, as_json=render.stats_json)
