@@ -281,60 +281,11 @@ def run_bench(
     cost: dict[int, tuple[CostRun, ...]] = {}
     largest_zorder = ""
     for rows in scales:
-        with_layout = rows in config.layout_rows
-        source = str(workdir / f"source-{rows}")
-        progress(f"{rows:,} rows: generating the connections")
-        network_frame(spark, rows, seed=config.seed).write.parquet(source)
-        df = spark.read.parquet(source)
-        values = {}
-        if with_layout:
-            values = {
-                "sampled": _sampled_values(df, config.filters, config.seed),
-                "random": random_network_values(rng, config.filters),
-            }
-        layout_rows: list[LayoutQuality] = []
-        cost_rows: list[CostRun] = []
-        chosen = [
-            c
-            for c in CONTENDERS
-            if (c.cost or with_layout) and (config.delta_rs or not c.name.startswith("delta-rs"))
-        ]
-        timings: dict[str, list[dict[str, Any]]] = {c.name: [] for c in chosen}
-        paths: dict[str, str] = {}
-        # Cost contenders run config.repeat times, the later rounds in reverse order, so
-        # that no contender always pays for a cold JVM; the fastest run counts.
-        rounds = [chosen] + [
-            [c for c in (chosen[::-1] if r % 2 else chosen) if c.cost]
-            for r in range(1, config.repeat)
-        ]
-        for number, contenders in enumerate(rounds):
-            for contender in contenders:
-                path = str(workdir / f"{rows}-{contender.name.replace(' ', '_')}-{number}")
-                progress(f"{rows:,} rows: {contender.name} (round {number + 1})")
-                timings[contender.name].append(
-                    _lay_out(contender, df, path, source, config.files, peaks)
-                )
-                paths[contender.name] = path
-        for contender in chosen:
-            runs = timings[contender.name]
-            if contender.cost:
-                fastest = min(runs, key=lambda run: float(run["seconds"]))
-                cost_rows.append(
-                    CostRun(
-                        contender=contender.name,
-                        runs=len(runs),
-                        seconds=float(fastest["seconds"]),
-                        peak_mib=fastest["peak_mib"],
-                        ingest_s=fastest.get("ingest_s"),
-                    )
-                )
-            if with_layout and contender.layout:
-                progress(f"{rows:,} rows: {contender.name}: measuring skipping")
-                layout_rows.append(_quality(contender.name, paths[contender.name], values))
-        largest_zorder = paths["zorder"]
-        if with_layout:
-            layout[rows] = tuple(layout_rows)
-        cost[rows] = tuple(cost_rows)
+        measured = _measure_scale(spark, workdir, config, rows, rng, peaks, progress)
+        if rows in config.layout_rows:
+            layout[rows] = measured.layout
+        cost[rows] = measured.cost
+        largest_zorder = measured.zorder_path
     progress("point lookups")
     picks = _sampled_values(read(spark, largest_zorder), config.lookups, config.seed)
     wheres = [
@@ -343,3 +294,74 @@ def run_bench(
     ]
     reads = time_point_lookups(spark, largest_zorder, wheres, config.repeat)
     return BenchResult(config, layout, cost, reads)
+
+
+@dataclass(frozen=True)
+class _Scale:
+    """One row count's measurements, and where its Z-ordered table is."""
+
+    layout: tuple[LayoutQuality, ...]
+    cost: tuple[CostRun, ...]
+    zorder_path: str
+
+
+def _measure_scale(
+    spark: SparkSession,
+    workdir: Path,
+    config: BenchConfig,
+    rows: int,
+    rng: np.random.Generator,
+    peaks: _Peaks,
+    progress: Callable[[str], None],
+) -> _Scale:
+    """Every contender laid out at ``rows`` rows: its cost, and its skipping if measured."""
+    with_layout = rows in config.layout_rows
+    source = str(workdir / f"source-{rows}")
+    progress(f"{rows:,} rows: generating the connections")
+    network_frame(spark, rows, seed=config.seed).write.parquet(source)
+    df = spark.read.parquet(source)
+    values = {}
+    if with_layout:
+        values = {
+            "sampled": _sampled_values(df, config.filters, config.seed),
+            "random": random_network_values(rng, config.filters),
+        }
+    layout_rows: list[LayoutQuality] = []
+    cost_rows: list[CostRun] = []
+    chosen = [
+        c
+        for c in CONTENDERS
+        if (c.cost or with_layout) and (config.delta_rs or not c.name.startswith("delta-rs"))
+    ]
+    timings: dict[str, list[dict[str, Any]]] = {c.name: [] for c in chosen}
+    paths: dict[str, str] = {}
+    # Cost contenders run config.repeat times, the later rounds in reverse order, so
+    # that no contender always pays for a cold JVM; the fastest run counts.
+    rounds = [chosen] + [
+        [c for c in (chosen[::-1] if r % 2 else chosen) if c.cost] for r in range(1, config.repeat)
+    ]
+    for number, contenders in enumerate(rounds):
+        for contender in contenders:
+            path = str(workdir / f"{rows}-{contender.name.replace(' ', '_')}-{number}")
+            progress(f"{rows:,} rows: {contender.name} (round {number + 1})")
+            timings[contender.name].append(
+                _lay_out(contender, df, path, source, config.files, peaks)
+            )
+            paths[contender.name] = path
+    for contender in chosen:
+        runs = timings[contender.name]
+        if contender.cost:
+            fastest = min(runs, key=lambda run: float(run["seconds"]))
+            cost_rows.append(
+                CostRun(
+                    contender=contender.name,
+                    runs=len(runs),
+                    seconds=float(fastest["seconds"]),
+                    peak_mib=fastest["peak_mib"],
+                    ingest_s=fastest.get("ingest_s"),
+                )
+            )
+        if with_layout and contender.layout:
+            progress(f"{rows:,} rows: {contender.name}: measuring skipping")
+            layout_rows.append(_quality(contender.name, paths[contender.name], values))
+    return _Scale(tuple(layout_rows), tuple(cost_rows), paths["zorder"])

@@ -125,37 +125,7 @@ def advise_sample(
         raise InvalidArgumentError(f"max_columns must be >= 1, got {max_columns}")
     simulation = Simulation(sample, types, filters, time_zone=time_zone)
     search = _Search(simulation, num_files, partition_columns)
-    filtered = [
-        c
-        for c in sample.column_names
-        if c not in partition_columns
-        and any(c in referenced(f.predicate) for f in simulation.filters)
-    ]
-    if not filtered:
-        raise InvalidArgumentError(
-            "no filter of the workload compares a column of the table with a constant that "
-            "statistics can use; nothing to cluster for"
-        )
-    alone = {
-        c: search.judge(f"{c} alone", ClusteringSpec((c,), "zorder", "rank")) for c in filtered
-    }
-    ranked = sorted(filtered, key=lambda c: alone[c])
-    helpful = [c for c in ranked if alone[c] < 1.0] or ranked[:1]
-    top = helpful[:limit]
-    for k in _TOP:
-        if k <= len(top):
-            search.judge(f"zorder, top {k}", ClusteringSpec(tuple(top[:k]), "zorder", "rank"))
-    if len(top) > max(_TOP):
-        search.judge(f"zorder, all {len(top)}", ClusteringSpec(tuple(top), "zorder", "rank"))
-    for k in _HILBERT_TOP:
-        if k <= len(top):
-            search.judge(f"hilbert, top {k}", ClusteringSpec(tuple(top[:k]), "hilbert", "rank"))
-    search.weighted(top[:_WEIGHTED_COLUMNS], {c: 1.0 - alone[c] for c in top})
-    min_rows = max(1, int(_MIN_LEAF_SHARE * sample.num_rows / num_files))
-    grown = grow_cut_tree(simulation, top, leaves=num_files, min_rows=min_rows)
-    if grown is not None:
-        tree, columns = grown
-        search.judge("workload cuts", ClusteringSpec(columns, "zorder", "rank", cuts=tree))
+    _judge_candidates(search, _filtered_columns(simulation, partition_columns), limit)
     # The best of each kind: the weight search's steps are not worth a line each.
     kinds: dict[str, Candidate] = {}
     for candidate in sorted(search.judged.values(), key=lambda c: c.expected_scanned):
@@ -173,6 +143,48 @@ def advise_sample(
         left_out=workload.left_out,
         seconds=time.perf_counter() - started,
     )
+
+
+def _filtered_columns(simulation: Simulation, partition_columns: Sequence[str]) -> list[str]:
+    """The sample's columns some filter compares with a constant, partition columns aside."""
+    filtered = [
+        c
+        for c in simulation.sample.column_names
+        if c not in partition_columns
+        and any(c in referenced(f.predicate) for f in simulation.filters)
+    ]
+    if not filtered:
+        raise InvalidArgumentError(
+            "no filter of the workload compares a column of the table with a constant that "
+            "statistics can use; nothing to cluster for"
+        )
+    return filtered
+
+
+def _judge_candidates(search: _Search, filtered: list[str], limit: int) -> None:
+    """Each kind of layout over the most helpful of the ``filtered`` columns, judged by
+    ``search``: Z-order and Hilbert of the top few, weighted Z-order, and workload cuts."""
+    alone = {
+        c: search.judge(f"{c} alone", ClusteringSpec((c,), "zorder", "rank")) for c in filtered
+    }
+    ranked = sorted(filtered, key=lambda c: alone[c])
+    helpful = [c for c in ranked if alone[c] < 1.0] or ranked[:1]
+    top = helpful[:limit]
+    for k in _TOP:
+        if k <= len(top):
+            search.judge(f"zorder, top {k}", ClusteringSpec(tuple(top[:k]), "zorder", "rank"))
+    if len(top) > max(_TOP):
+        search.judge(f"zorder, all {len(top)}", ClusteringSpec(tuple(top), "zorder", "rank"))
+    for k in _HILBERT_TOP:
+        if k <= len(top):
+            search.judge(f"hilbert, top {k}", ClusteringSpec(tuple(top[:k]), "hilbert", "rank"))
+    search.weighted(top[:_WEIGHTED_COLUMNS], {c: 1.0 - alone[c] for c in top})
+    rows = search.simulation.sample.num_rows
+    min_rows = max(1, int(_MIN_LEAF_SHARE * rows / search.num_files))
+    grown = grow_cut_tree(search.simulation, top, leaves=search.num_files, min_rows=min_rows)
+    if grown is not None:
+        tree, columns = grown
+        search.judge("workload cuts", ClusteringSpec(columns, "zorder", "rank", cuts=tree))
 
 
 class _Search:

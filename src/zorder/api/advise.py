@@ -10,6 +10,7 @@ returns the best as a spec that ``zorder.write(..., by=advice.spec)`` and
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -65,49 +66,13 @@ def advise(
     (the mean fraction of rows the workload would scan), the ``candidates``
     compared and ``summary()``.
     """
-    from pyspark.sql import DataFrame, SparkSession
-
-    for name, given in (("num_files", num_files), ("max_columns", max_columns)):
-        if given is not None and (
-            isinstance(given, bool) or not isinstance(given, int) or given < 1
-        ):
-            raise InvalidArgumentError(f"{name} must be a positive int (or None), got {given!r}")
-    if sample_size is not None and (not isinstance(sample_size, int) or sample_size < 1):
-        raise InvalidArgumentError(
-            f"sample_size must be a positive int (or None), got {sample_size!r}"
-        )
-    partition_columns: tuple[str, ...] = ()
-    target = DEFAULT_TARGET_FILE_SIZE
-    rows: int | None = None
-    if isinstance(source, DataFrame):
-        frame = source
-        session = frame.sparkSession
-    elif isinstance(source, str):
-        active = spark or SparkSession.getActiveSession()
-        if active is None:
-            raise InvalidArgumentError(
-                "advise samples a table with Spark: pass spark= or start a SparkSession"
-            )
-        session = active
-        uri = normalize_uri(source)
-        snapshot = load_snapshot(uri, table_storage_options(uri, storage_options, session))
-        partition_columns = tuple(snapshot.partition_columns)
-        target = recorded_target_file_size(snapshot.configuration) or target
-        rows = snapshot.total_rows
-        frame = read(session, source, storage_options=storage_options)
-    else:
-        raise InvalidArgumentTypeError(
-            f"source must be a Delta table path or a DataFrame, got {type(source).__name__}"
-        )
+    _check_counts(num_files=num_files, max_columns=max_columns, sample_size=sample_size)
+    source_of = _sampled_source(source, spark, storage_options)
+    frame = source_of.frame
+    partition_columns = source_of.partition_columns
     types = {f.name: str(f.dataType.simpleString()) for f in frame.schema.fields}
     parsed = read_workload(workload, types)
-    wanted = set()
-    for text in parsed.filters:
-        for name in referenced_columns(text):
-            try:
-                wanted.add(resolve_column(name, list(types), kind="column"))
-            except InvalidArgumentError:
-                continue  # Spark will say so on the real query; the advisor cannot use it
+    wanted = _filtered_columns(parsed.filters, types)
     # Columns of other types (maps, arrays, structs) have no statistics to simulate: filters
     # on them keep every file, in the simulation as on the table.
     columns = [
@@ -116,18 +81,82 @@ def advise(
         if c in wanted or c in partition_columns
     ]
     clusterable = [c for c in columns if c.type_name in SUPPORTED_TYPES]
-    count = num_files if num_files is not None else file_count(None, target, estimated_bytes(frame))
+    count = num_files
+    if count is None:
+        count = file_count(None, source_of.target, estimated_bytes(frame))
     size = sample_size if sample_size is not None else sample_size_for(count)
-    sample = sample_columns(frame, clusterable, sample_size=size, seed=seed, rows=rows)
+    sample = sample_columns(frame, clusterable, sample_size=size, seed=seed, rows=source_of.rows)
     return advise_sample(
         sample,
         {name: _canonical(type_name) for name, type_name in types.items()},
         parsed,
         num_files=count,
         max_columns=max_columns,
-        time_zone=session_time_zone(session),
+        time_zone=session_time_zone(frame.sparkSession),
         partition_columns=partition_columns,
     )
+
+
+def _check_counts(
+    *, num_files: int | None, max_columns: int | None, sample_size: int | None
+) -> None:
+    for name, given in (
+        ("num_files", num_files),
+        ("max_columns", max_columns),
+        ("sample_size", sample_size),
+    ):
+        if given is not None and (
+            isinstance(given, bool) or not isinstance(given, int) or given < 1
+        ):
+            raise InvalidArgumentError(f"{name} must be a positive int (or None), got {given!r}")
+
+
+@dataclass(frozen=True)
+class _Source:
+    """What is sampled, and what the table says of it: partitions, file size, row count."""
+
+    frame: DataFrame
+    partition_columns: tuple[str, ...] = ()
+    target: int = DEFAULT_TARGET_FILE_SIZE
+    rows: int | None = None
+
+
+def _sampled_source(
+    source: str | DataFrame, spark: SparkSession | None, storage_options: Mapping[str, str] | None
+) -> _Source:
+    from pyspark.sql import DataFrame, SparkSession
+
+    if isinstance(source, DataFrame):
+        return _Source(source)
+    if not isinstance(source, str):
+        raise InvalidArgumentTypeError(
+            f"source must be a Delta table path or a DataFrame, got {type(source).__name__}"
+        )
+    session = spark or SparkSession.getActiveSession()
+    if session is None:
+        raise InvalidArgumentError(
+            "advise samples a table with Spark: pass spark= or start a SparkSession"
+        )
+    uri = normalize_uri(source)
+    snapshot = load_snapshot(uri, table_storage_options(uri, storage_options, session))
+    return _Source(
+        read(session, source, storage_options=storage_options),
+        partition_columns=tuple(snapshot.partition_columns),
+        target=recorded_target_file_size(snapshot.configuration) or DEFAULT_TARGET_FILE_SIZE,
+        rows=snapshot.total_rows,
+    )
+
+
+def _filtered_columns(filters: Sequence[str], types: Mapping[str, str]) -> set[str]:
+    """The table's columns the ``filters`` name (in the table's spelling)."""
+    wanted = set()
+    for text in filters:
+        for name in referenced_columns(text):
+            try:
+                wanted.add(resolve_column(name, list(types), kind="column"))
+            except InvalidArgumentError:
+                continue  # Spark will say so on the real query; the advisor cannot use it
+    return wanted
 
 
 def _canonical(type_name: str) -> str:

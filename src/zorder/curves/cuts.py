@@ -256,26 +256,7 @@ def cut_cells(
         raise InvalidArgumentError(f"count must be >= 1, got {count}")
     ids = np.asarray(ids, dtype=np.uint64)
     d = ids.shape[1] - len(cut_ids.columns)
-    nodes = [CellNode() for _ in tree.column]
-    rows_at: dict[int, npt.NDArray[np.intp]] = {0: np.arange(len(ids))}
-    leaves: list[int] = []
-    stack = [0]
-    while stack:  # depth first, left before right: the leaves in the curve's order
-        at = stack.pop()
-        column = tree.column[at]
-        rows = rows_at.pop(at)
-        if column < 0:
-            leaves.append(at)
-            rows_at[at] = rows
-            continue
-        cut = cut_ids.cut_id(column, tree.value[at])
-        position = d + cut_ids.columns.index(column)
-        right = ids[rows, position] >= cut
-        nodes[at].column = position
-        nodes[at].cuts = np.array([cut], dtype=np.uint64)
-        nodes[at].children = [nodes[tree.left[at]], nodes[tree.right[at]]]
-        rows_at[tree.left[at]], rows_at[tree.right[at]] = rows[~right], rows[right]
-        stack.extend((tree.right[at], tree.left[at]))
+    nodes, leaves, rows_at = _tree_nodes(tree, cut_ids, ids, d)
     masses = np.array([len(rows_at[leaf]) for leaf in leaves], dtype=np.float64)
     full = np.flatnonzero(masses > 0).tolist()
     if not full:  # no sampled row: one cell, as balanced_cells gives
@@ -310,6 +291,34 @@ def cut_cells(
         else:
             nodes[leaf].group = 2 * r
     return flatten(nodes[0])
+
+
+def _tree_nodes(
+    tree: CutTree, cut_ids: CutIds, ids: npt.NDArray[np.uint64], d: int
+) -> tuple[list[CellNode], list[int], dict[int, npt.NDArray[np.intp]]]:
+    """The tree as cell nodes cutting ``ids``' columns after the first ``d``; its leaves in
+    the curve's order; and the sample's rows at each leaf."""
+    nodes = [CellNode() for _ in tree.column]
+    rows_at: dict[int, npt.NDArray[np.intp]] = {0: np.arange(len(ids))}
+    leaves: list[int] = []
+    stack = [0]
+    while stack:  # depth first, left before right: the leaves in the curve's order
+        at = stack.pop()
+        column = tree.column[at]
+        rows = rows_at.pop(at)
+        if column < 0:
+            leaves.append(at)
+            rows_at[at] = rows
+            continue
+        cut = cut_ids.cut_id(column, tree.value[at])
+        position = d + cut_ids.columns.index(column)
+        right = ids[rows, position] >= cut
+        nodes[at].column = position
+        nodes[at].cuts = np.array([cut], dtype=np.uint64)
+        nodes[at].children = [nodes[tree.left[at]], nodes[tree.right[at]]]
+        rows_at[tree.left[at]], rows_at[tree.right[at]] = rows[~right], rows[right]
+        stack.extend((tree.right[at], tree.left[at]))
+    return nodes, leaves, rows_at
 
 
 def _runs(masses: npt.NDArray[np.float64], count: int) -> list[list[int]]:
