@@ -194,7 +194,11 @@ def _reader(
     )
     if snapshot.mapping is not None and snapshot.mapping.mode == "id":
         # Columns are found by the field ids the schema carries, as Delta requires in id
-        # mode (a session setting; it changes nothing for schemas without ids).
+        # mode. Spark reads this setting from the session when the scan runs, not from the
+        # reader's options (tried: a reader option is overridden), and the frame is lazy,
+        # so it cannot be restored after the read; it stays on. It changes nothing for a
+        # read whose schema carries no Parquet field ids, which Spark's schemas never do
+        # unless their author put them there.
         spark.conf.set("spark.sql.parquet.fieldId.read.enabled", "true")
     reader = spark.read.schema(data_schema)
     if _holds_floats(spark_schema(snapshot)):
