@@ -1,0 +1,113 @@
+"""Size limits of docs/ARCHITECTURE.md, checked on the source: a module a reader can hold.
+
+No module over 500 lines; no function over 60 lines of code (its docstring,
+blank lines and comments aside); no signature over 8 parameters, except the
+public entry points, whose keyword options are the API (the functions
+:mod:`zorder` exports, the :class:`zorder.Table` methods, the commands).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import zorder
+
+SOURCE = Path(__file__).resolve().parents[1] / "src" / "zorder"
+
+MAX_MODULE_LINES = 500
+MAX_FUNCTION_LINES = 60
+MAX_PARAMETERS = 8
+
+
+def code_lines(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> int:
+    """Lines of ``node`` holding code: its docstring, blank lines and comments not counted."""
+    body = lines[node.lineno - 1 : node.end_lineno]
+    counted = sum(1 for line in body if line.strip() and not line.strip().startswith("#"))
+    first = node.body[0]
+    if (
+        isinstance(first, ast.Expr)
+        and isinstance(first.value, ast.Constant)
+        and isinstance(first.value.value, str)
+        and first.end_lineno is not None
+    ):
+        counted -= first.end_lineno - first.lineno + 1
+    return counted
+
+
+def parameter_count(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    arguments = node.args
+    named = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+    count = len(named) + (arguments.vararg is not None) + (arguments.kwarg is not None)
+    return count - (1 if named and named[0].arg in ("self", "cls") else 0)
+
+
+def is_entry_point(node: ast.FunctionDef | ast.AsyncFunctionDef, module: str, owner: str) -> bool:
+    """A public entry point: exported by ``zorder``, a ``Table`` method, or a command."""
+    if owner == "Table" and module == "api.table" and not node.name.startswith("_"):
+        return True
+    if module.startswith("api.") and owner == "" and node.name in zorder.__all__:
+        return True
+    decorators = [d.id for d in node.decorator_list if isinstance(d, ast.Name)]
+    return module.startswith("cli.") and "command" in decorators
+
+
+def functions(tree: ast.Module) -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """Every function and method with the class it belongs to ("" for none)."""
+    found: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]] = []
+
+    def visit(node: ast.AST, owner: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                visit(child, child.name)
+            elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                found.append((owner, child))
+                visit(child, owner)
+            else:
+                visit(child, owner)
+
+    visit(tree, "")
+    return found
+
+
+def oversized(root: Path) -> list[str]:
+    """Each breach of the limits under ``root``, as path, name and measure."""
+    breaches = []
+    for path in sorted(root.rglob("*.py")):
+        module = ".".join(path.relative_to(root).with_suffix("").parts)
+        text = path.read_text()
+        lines = text.splitlines()
+        if len(lines) > MAX_MODULE_LINES:
+            breaches.append(f"{module}: {len(lines)} lines")
+        for owner, node in functions(ast.parse(text)):
+            name = f"{module}.{owner + '.' if owner else ''}{node.name}"
+            size = code_lines(node, lines)
+            if size > MAX_FUNCTION_LINES:
+                breaches.append(f"{name}: {size} lines of code")
+            count = parameter_count(node)
+            if count > MAX_PARAMETERS and not is_entry_point(node, module, owner):
+                breaches.append(f"{name}: {count} parameters")
+    return breaches
+
+
+def test_modules_functions_and_signatures_stay_within_the_limits() -> None:
+    assert oversized(SOURCE) == []
+
+
+def test_the_limits_are_found_when_broken(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    long_body = "\n".join(f"    x{i} = {i}" for i in range(60))
+    (package / "long.py").write_text(
+        f'def long():\n    """Docstring."""\n    # a comment\n{long_body}\n'
+    )
+    (package / "wide.py").write_text(
+        "def wide(a, b, c, d, e, f, g, h, i):\n    return a\n\n\n"
+        "class C:\n    def method(self, a, b, c, d, e, f, g, h):\n        return a\n"
+    )
+    (package / "big.py").write_text("x = 1\n" * 501)
+    assert oversized(package) == [
+        "big: 501 lines",
+        "long.long: 61 lines of code",
+        "wide.wide: 9 parameters",
+    ]
