@@ -16,6 +16,7 @@ are that, one call each.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from zorder.skipping.constants import FoldContext
 from zorder.skipping.explain import planned_sql
 from zorder.skipping.guard import spark_rendered
 from zorder.skipping.predicates import session_zone
-from zorder.table import DataFile, TableSnapshot
+from zorder.table import DataFile, Storage, TableSnapshot, normalize_uri
 
 __all__ = [
     "Scan",
@@ -38,6 +39,7 @@ __all__ = [
     "Where",
     "plan_scan",
     "session_time_zone",
+    "table_storage",
     "table_storage_options",
 ]
 
@@ -261,6 +263,18 @@ def _column_sql(where: Column, snapshot: TableSnapshot, spark: SparkSession) -> 
     frame = schema_frame(snapshot, spark).where(where)
     analyzed = frame._jdf.queryExecution().analyzed()
     return str(analyzed.condition().sql())
+
+
+def table_storage(
+    location: str | os.PathLike[str],
+    storage_options: Mapping[str, str] | None,
+    spark: SparkSession | None,
+) -> Storage:
+    """Where the table at ``location`` lives and how to reach it: the location normalized
+    (see :func:`~zorder.table.normalize_uri`) and the options of
+    :func:`table_storage_options`."""
+    uri = normalize_uri(location)
+    return Storage.of(uri, table_storage_options(uri, storage_options, spark))
 
 
 def table_storage_options(

@@ -2,7 +2,7 @@
 
 The location is normalized, the storage options resolved (given ones over
 the Spark session's object-store settings, see
-:func:`~zorder.api.scanning.table_storage_options`) into one
+:func:`~zorder.api.scanning.table_storage`) into one
 :class:`~zorder.table.Storage`, and the zone zone-less timestamps are read in
 chosen, when the handle is made; every method then works on that. The
 path-first functions (:func:`zorder.scan`, :func:`zorder.read`,
@@ -24,18 +24,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from zorder.api.describe import FileDescription, TableDescription, describe_snapshot
-from zorder.api.scanning import Scan, Where, plan_scan, session_time_zone, table_storage_options
+from zorder.api.scanning import Scan, Where, plan_scan, session_time_zone, table_storage
 from zorder.api.vacuum import VacuumResult, check_retain_hours, vacuum_snapshot
 from zorder.errors import InvalidArgumentError
 from zorder.table import (
     AsOf,
     Commit,
     DataFile,
-    Storage,
     TableSnapshot,
     history,
     load_snapshot,
-    normalize_uri,
 )
 from zorder.table.tiering import DEFAULT_FANOUT
 
@@ -66,9 +64,8 @@ class Table:
             raise InvalidArgumentError(
                 f"a table's location must be a non-empty string, got {uri!r}"
             )
-        location = normalize_uri(uri)
         self.spark = spark
-        self.storage = Storage.of(location, table_storage_options(location, storage_options, spark))
+        self.storage = table_storage(uri, storage_options, spark)
         self.time_zone = time_zone if time_zone is not None else session_time_zone(spark)
 
     @property
