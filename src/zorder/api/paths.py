@@ -120,36 +120,6 @@ def optimize(
 ) -> ClusterMetrics:
     """Cluster what needs it in the Delta table at ``path``, in one commit.
 
-    Without ``by`` the table's recorded spec is used; a ``by`` (or ``curve``,
-    ``method``) that differs from it is recorded as the new spec, and every
-    file is then reclustered. Neither a recorded spec nor ``by`` is an error.
-
-    **Incremental** (the default): files no zorder run of the current spec
-    wrote (blind appends by other writers, an older layout) are clustered,
-    together with the small runs, into one new run; large runs are left
-    alone. Runs are tiered by size, ``fanout`` runs of a tier merging into
-    one of the next (see :mod:`zorder.table.tiering`), so each byte is
-    rewritten about log_fanout(growth) times and a partition holds fewer than
-    ``fanout`` runs of each tier. Nothing to do means no commit (the metrics
-    report 0 files and ``version=None``). ``full=True`` reclusters every file
-    of the chosen partitions into one run.
-
-    On a partitioned table each partition has its own runs and is clustered
-    on its own. ``where`` (SQL over partition columns only, as Delta's
-    ``OPTIMIZE ... WHERE``) chooses the partitions; files of the others are
-    neither read nor rewritten. ``num_files`` is the total over the files
-    written, shared by their partitions' rows (one file each at least);
-    otherwise files are sized by ``target_file_size``, else the table's
-    ``delta.targetFileSize``, else 128 MB, which the table then records.
-
-    The new files are added and the files rewritten are removed in a single
-    transaction with ``dataChange = false``, checked against anything
-    committed meanwhile: files appended by others are kept (the next optimize
-    clusters them), and a concurrent removal of a file read here makes the
-    commit fail with :class:`~zorder.errors.ConcurrentCommitError`, leaving
-    the table as the other writer left it. ``progress=True`` shows a status
-    line (running tasks, seconds) in the terminal or notebook meanwhile.
-
     ``Table(path, storage_options=..., spark=spark).optimize(...)`` with the
     same keywords (see :meth:`zorder.Table.optimize`).
     """
