@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 import pyarrow as pa
@@ -10,6 +11,7 @@ from deltalake import write_deltalake
 
 import zorder
 from zorder.errors import InvalidArgumentError
+from zorder.table import Storage, normalize_uri
 
 DATA = Path(__file__).parent / "data"
 
@@ -35,3 +37,67 @@ def test_a_handle_reads_a_table_delta_spark_wrote() -> None:
     table = zorder.Table(str(DATA / "table-without-dv-small"))
     assert table.history()[0].operation
     assert table.scan().to_arrow().num_rows == table.snapshot().total_rows
+
+
+def test_a_snapshot_of_the_handle_scans_its_own_version(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    write_deltalake(path, pa.table({"x": list(range(10))}))
+    table = zorder.Table(tmp_path / "t")  # a path object names the table too
+    first = table.snapshot()
+    write_deltalake(path, pa.table({"x": list(range(10, 20))}), mode="append")
+    assert (first.version, first.total_rows, len(first.files)) == (0, 10, 1)
+    kept = first.scan("x >= 5", columns=["x"])
+    assert kept.report.version == 0
+    assert sorted(kept.to_arrow().column("x").to_pylist()) == list(range(5, 10))
+    assert table.snapshot().scan("x >= 5").to_arrow().num_rows == 15  # the newest version
+    assert first.describe().version == 0
+    assert table.snapshot(version=0).scan().report == first.scan().report
+    with pytest.raises(zorder.VersionNotFoundError):
+        table.snapshot(version=7)
+
+
+def test_the_path_first_functions_give_what_the_handle_gives(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    for start in (0, 100, 200):
+        rows = pa.table({"x": list(range(start, start + 100)), "p": [start // 100 % 2] * 100})
+        write_deltalake(path, rows, mode="append", partition_by=["p"])
+    table = zorder.Table(path)
+    where = "x BETWEEN 120 AND 130 OR x = 5"
+    planned = zorder.scan(path, where, columns=["x"], version=1)
+    handled = table.scan(where, columns=["x"], version=1)
+    assert planned.report == handled.report
+    assert planned.files == handled.files
+    assert planned.to_arrow().equals(handled.to_arrow())
+    assert zorder.to_arrow(path, where, limit=3).equals(table.scan(where).to_arrow(3))
+    assert zorder.explain(path, where) == table.scan(where).report
+    assert zorder.describe(path, columns=["x"]) == table.describe(columns=["x"])
+    assert zorder.vacuum(path) == table.vacuum()
+    # skipping_effectiveness: the mean share of rows each filter's scan skips
+    filters = ["x < 100", "p = 1"]
+    shares = [1 - table.scan(f).report.rows_fraction for f in filters]
+    assert zorder.skipping_effectiveness(path, filters) == pytest.approx(sum(shares) / 2)
+    assert shares[0] > 0
+
+
+def test_the_handle_decides_its_zone_and_storage_once(tmp_path: Path) -> None:
+    # deltalake writes a timestamp partition value as zone-less text; a handle reads it in
+    # its zone, as a Spark session in that zone would.
+    path = str(tmp_path / "t")
+    instant = dt.datetime(2021, 9, 8, 11, tzinfo=dt.UTC)
+    rows = pa.table({"ts": pa.array([instant], pa.timestamp("us", tz="UTC")), "x": [1]})
+    write_deltalake(path, rows, partition_by=["ts"])
+    assert zorder.Table(path).time_zone == "UTC"  # no session active
+    new_york = zorder.Table(path, time_zone="America/New_York")
+    assert new_york.time_zone == "America/New_York"
+    where = "ts = '2021-09-08 11:00:00'"  # New York's wall clock on both sides
+    assert new_york.scan(where).to_arrow().column("x").to_pylist() == [1]
+    assert new_york.scan(where).report.files_scanned == 1
+    assert zorder.to_arrow(path, where, time_zone="America/New_York").num_rows == 1
+    # The partition's text is another instant in each zone: 15:00 UTC in New York.
+    instant_filter = "ts = TIMESTAMP'2021-09-08 15:00:00+00:00'"
+    assert new_york.scan(instant_filter).to_arrow().num_rows == 1
+    assert zorder.Table(path).scan(instant_filter).report.files_scanned == 0
+    # One Storage: the location normalized once, one filesystem for every read of it.
+    assert isinstance(new_york.storage, Storage)
+    assert new_york.storage.uri == new_york.uri == normalize_uri(path)
+    assert new_york.storage.filesystem()[0] is new_york.storage.filesystem()[0]

@@ -58,8 +58,9 @@ if TYPE_CHECKING:
     )
     from zorder.api.advise import Advice, Candidate, advise
     from zorder.api.arrow import to_arrow
-    from zorder.api.scanning import Scan, scan
-    from zorder.api.table import Commit, Table
+    from zorder.api.paths import scan
+    from zorder.api.scanning import Scan
+    from zorder.api.table import Commit, Snapshot, Table
     from zorder.curves import (
         Curve,
         KeyMethod,
@@ -79,13 +80,14 @@ if TYPE_CHECKING:
 _LAZY = {
     "to_arrow": "zorder.api.arrow",  # its own module: a lookup imports no Spark operation
     "Table": "zorder.api.table",
+    "Snapshot": "zorder.api.table",
     "Commit": "zorder.api.table",
     "Advice": "zorder.api.advise",
     "Candidate": "zorder.api.advise",
     "advise": "zorder.api.advise",
     "ClusteringSpec": "zorder.curves.kinds",
     "Scan": "zorder.api.scanning",
-    "scan": "zorder.api.scanning",
+    "scan": "zorder.api",
     **dict.fromkeys(
         (
             "ClusterMetrics",
@@ -172,6 +174,7 @@ __all__ = [
     "Scan",
     "ScanReport",
     "SchemaMismatchError",
+    "Snapshot",
     "SourceNotFoundError",
     "Table",
     "TableDescription",

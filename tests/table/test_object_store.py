@@ -243,3 +243,13 @@ def test_a_table_handle_on_the_store(table: tuple[str, dict[str, str]]) -> None:
     assert handle.scan(f"day = '{DAYS[0]}'").report.partitions_scanned == 1
     assert len(handle.stats()) == len(DeltaTable(uri, storage_options=options).file_uris())
     assert handle.vacuum().files == ()
+    # A snapshot handle and the path-first functions read the store as the handle does.
+    first = handle.snapshot(version=0)
+    assert first.scan().to_arrow().num_rows == 600
+    assert first.scan(f"day = '{DAYS[0]}'").report.files_scanned >= 1
+    where = f"day = '{DAYS[1]}' AND port < 500"
+    assert zorder.scan(uri, where, storage_options=options).report == handle.scan(where).report
+    assert zorder.describe(uri, storage_options=options) == handle.describe()
+    assert zorder.vacuum(uri, storage_options=options) == handle.vacuum()
+    # One S3 client for the handle's reads and listings.
+    assert handle.storage.filesystem()[0] is handle.storage.filesystem()[0]

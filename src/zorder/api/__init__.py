@@ -1,4 +1,5 @@
-"""The public operations: write, optimize, read, to_arrow, explain, vacuum, describe.
+"""The public operations: the Table handle; write, and the path-first wrappers of the
+handle's methods (optimize, scan, read, to_arrow, explain, vacuum, describe).
 
 The write path loads on first use (PEP 562): ``zorder query`` reaches
 :mod:`zorder.api.arrow` without importing the Spark write operations.
@@ -12,21 +13,25 @@ from typing import TYPE_CHECKING, Any
 # Eager where a module shares its function's name (zorder.api.read holds read):
 # importing the module would otherwise leave the module under that name.
 from zorder.api.arrow import to_arrow
-from zorder.api.describe import FileDescription, RunDescription, TableDescription, describe
+from zorder.api.describe import FileDescription, RunDescription, TableDescription
 from zorder.api.modes import INPUT_FORMATS, InputFormat, WriteMode
+
+# The wrappers share names with modules (describe, vacuum): zorder.api.table loads those
+# first (through arrow above), so these names are bound to the functions last.
+from zorder.api.paths import describe, optimize, scan, vacuum
 from zorder.api.read import explain, read, skipping_effectiveness
-from zorder.api.scanning import Scan, ScanReport, scan
-from zorder.api.vacuum import VacuumResult, vacuum
+from zorder.api.scanning import Scan, ScanReport
+from zorder.api.table import Snapshot, Table
+from zorder.api.vacuum import VacuumResult
 from zorder.sizes import DEFAULT_TARGET_FILE_SIZE, parse_size
 
 if TYPE_CHECKING:
-    from zorder.api.cluster import ClusterMetrics, optimize, write
+    from zorder.api.cluster import ClusterMetrics, write
     from zorder.api.inputs import read_input
 
 # Lazy: the Spark write path (and its progress display), which a lookup never needs.
 _LAZY = {
     "ClusterMetrics": "zorder.api.cluster",
-    "optimize": "zorder.api.cluster",
     "write": "zorder.api.cluster",
     "read_input": "zorder.api.inputs",
 }
@@ -54,6 +59,8 @@ __all__ = [
     "RunDescription",
     "Scan",
     "ScanReport",
+    "Snapshot",
+    "Table",
     "TableDescription",
     "VacuumResult",
     "WriteMode",

@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
 
-from zorder.api.scanning import check_limit, check_where, scan
+from zorder.api.scanning import check_limit, check_where
+from zorder.api.table import Table
 from zorder.table import AsOf
 
 __all__ = ["to_arrow"]
@@ -51,17 +52,11 @@ def to_arrow(
     file is read. ``columns`` picks and orders the
     columns (default: all, in the table's order); ``limit`` stops after
     that many rows (in file order); ``version`` and ``timestamp`` read an
-    older version (see :func:`zorder.scan`).
+    older version (see :func:`zorder.scan`). The same as
+    ``Table(path, storage_options=..., time_zone=...).scan(where, columns=...,
+    version=..., timestamp=...).to_arrow(limit)``.
     """
-    check_where(where)
+    check_where(where)  # before the log is read
     check_limit(limit)
-    planned = scan(
-        path,
-        where,
-        columns=columns,
-        version=version,
-        timestamp=timestamp,
-        time_zone=time_zone,
-        storage_options=storage_options,
-    )
-    return planned.to_arrow(limit)
+    handle = Table(path, storage_options=storage_options, time_zone=time_zone)
+    return handle.scan(where, columns=columns, version=version, timestamp=timestamp).to_arrow(limit)

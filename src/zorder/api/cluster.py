@@ -48,6 +48,7 @@ from zorder.spark.writes import (
 )
 from zorder.table import (
     DataFile,
+    Storage,
     TableSnapshot,
     WrittenFile,
     commit_files,
@@ -59,17 +60,17 @@ from zorder.table import (
     rewrite_scope,
 )
 from zorder.table.clustering import CommitClustering, Operation, Run
-from zorder.table.tiering import DEFAULT_FANOUT, files_to_optimize
+from zorder.table.tiering import files_to_optimize
 
-__all__ = ["ClusterMetrics", "WriteMode", "optimize", "write"]
+__all__ = ["ClusterMetrics", "WriteMode", "optimize_table", "write"]
 
 
 @runtime_checkable
 class Located(Protocol):
     """A table handle as :func:`write` takes it (:class:`zorder.Table`)."""
 
-    uri: str
-    storage_options: Mapping[str, str]
+    @property
+    def storage(self) -> Storage: ...
 
 
 @dataclass(frozen=True)
@@ -175,8 +176,9 @@ def write(
     """
     started = time.perf_counter()
     if isinstance(path, Located):  # a Table: its location and storage options, decided once
-        storage_options = storage_options if storage_options is not None else path.storage_options
-        path = path.uri
+        storage = path.storage
+        storage_options = storage_options if storage_options is not None else storage.options
+        path = storage.uri
     with timed_phases():
         job = write_job(
             df,
@@ -206,59 +208,27 @@ def write(
             return _write_and_commit(job, df, files=files, started=started, partitioned=layout)
 
 
-def optimize(
+def optimize_table(
     spark: SparkSession,
-    path: str,
+    storage: Storage,
     *,
-    by: Sequence[str] | ClusteringSpec | None = None,
-    curve: Curve | None = None,
-    num_files: int | None = None,
-    target_file_size: int | str | None = None,
-    method: KeyMethod | None = None,
-    sample_size: int | None = None,
-    where: str | None = None,
-    full: bool = False,
-    fanout: int = DEFAULT_FANOUT,
-    storage_options: Mapping[str, str] | None = None,
-    progress: bool = False,
+    by: Sequence[str] | ClusteringSpec | None,
+    curve: Curve | None,
+    num_files: int | None,
+    target_file_size: int | str | None,
+    method: KeyMethod | None,
+    sample_size: int | None,
+    where: str | None,
+    full: bool,
+    fanout: int,
+    progress: bool,
 ) -> ClusterMetrics:
-    """Cluster what needs it in the Delta table at ``path``, in one commit.
-
-    Without ``by`` the table's recorded spec is used; a ``by`` (or ``curve``,
-    ``method``) that differs from it is recorded as the new spec, and every
-    file is then reclustered. Neither a recorded spec nor ``by`` is an error.
-
-    **Incremental** (the default): files no zorder run of the current spec
-    wrote (blind appends by other writers, an older layout) are clustered,
-    together with the small runs, into one new run; large runs are left
-    alone. Runs are tiered by size, ``fanout`` runs of a tier merging into
-    one of the next (see :mod:`zorder.table.tiering`), so each byte is
-    rewritten about log_fanout(growth) times and a partition holds fewer than
-    ``fanout`` runs of each tier. Nothing to do means no commit (the metrics
-    report 0 files and ``version=None``). ``full=True`` reclusters every file
-    of the chosen partitions into one run.
-
-    On a partitioned table each partition has its own runs and is clustered
-    on its own. ``where`` (SQL over partition columns only, as Delta's
-    ``OPTIMIZE ... WHERE``) chooses the partitions; files of the others are
-    neither read nor rewritten. ``num_files`` is the total over the files
-    written, shared by their partitions' rows (one file each at least);
-    otherwise files are sized by ``target_file_size``, else the table's
-    ``delta.targetFileSize``, else 128 MB, which the table then records.
-
-    The new files are added and the files rewritten are removed in a single
-    transaction with ``dataChange = false``, checked against anything
-    committed meanwhile: files appended by others are kept (the next optimize
-    clusters them), and a concurrent removal of a file read here makes the
-    commit fail with :class:`~zorder.errors.ConcurrentCommitError`, leaving
-    the table as the other writer left it. ``progress=True`` shows a status
-    line (running tasks, seconds) in the terminal or notebook meanwhile.
-    """
+    """:meth:`zorder.Table.optimize`: the table at ``storage``, optimized with ``spark``."""
     started = time.perf_counter()
     with timed_phases():
         job = optimize_job(
             spark,
-            path,
+            storage.uri,
             by=by,
             curve=curve,
             num_files=num_files,
@@ -267,7 +237,7 @@ def optimize(
             sample_size=sample_size,
             where=where,
             fanout=fanout,
-            storage_options=storage_options,
+            storage_options=storage.options,
         )
         snapshot = job.snapshot
         assert snapshot is not None

@@ -6,21 +6,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from zorder.api.scanning import session_time_zone, table_storage_options
 from zorder.columns import resolve_columns
 from zorder.curves.kinds import ClusteringSpec
 from zorder.stats import action_stats_field
 from zorder.table import (
-    AsOf,
     CommitClustering,
     Run,
     TableSnapshot,
     latest_clustering,
-    load_snapshot,
-    normalize_uri,
 )
 
-__all__ = ["FileDescription", "RunDescription", "TableDescription", "describe"]
+__all__ = [
+    "FileDescription",
+    "RunDescription",
+    "TableDescription",
+    "describe_snapshot",
+]
 
 _DEFAULT_SHOWN = 4  # columns shown when the table records no clustering
 
@@ -117,30 +118,13 @@ def _values(snapshot: TableSnapshot, kind: str, column: str) -> list[Any]:
     return [None] * snapshot.actions.num_rows if field is None else field.to_pylist()
 
 
-def describe(
-    path: str,
-    *,
-    columns: Sequence[str] | None = None,
-    version: int | None = None,
-    timestamp: AsOf | None = None,
-    time_zone: str | None = None,
-    storage_options: Mapping[str, str] | None = None,
+def describe_snapshot(
+    snapshot: TableSnapshot, columns: Sequence[str] | None = None
 ) -> TableDescription:
-    """The table at ``path``: its clustering spec, file size target, runs and files.
-
-    Every file comes with its rows, size, run and the bounds of ``columns``
-    (default: the clustering columns, else the first four columns with
-    statistics). Runs are listed per partition; files no run of the table's
-    spec wrote are the unclustered part. Only the log is read, never a data
-    file, and no JVM is started. ``version`` or ``timestamp`` describes an
-    older version (see :func:`zorder.scan`; a zone-less ``timestamp`` is read
-    in ``time_zone``, else in the active Spark session's zone, else in UTC).
-    """
-    uri = normalize_uri(path)
-    zone = time_zone if time_zone is not None else session_time_zone(None)
-    options = table_storage_options(uri, storage_options, None)
-    snapshot = load_snapshot(uri, options, version=version, timestamp=timestamp, time_zone=zone)
-    clustering = latest_clustering(uri, options, at_version=snapshot.version)
+    """What :meth:`zorder.Table.describe` says of one version of the table."""
+    clustering = latest_clustering(
+        snapshot.uri, snapshot.storage_options, at_version=snapshot.version
+    )
     spec = snapshot.recorded_spec
     shown = _shown_columns(snapshot, columns, spec or (clustering.spec if clustering else None))
     lows = {c: _values(snapshot, "min", c) for c in shown}
@@ -159,7 +143,7 @@ def describe(
         for i, (data_file, run) in enumerate(zip(snapshot.files, snapshot.runs, strict=True))
     )
     return TableDescription(
-        uri,
+        snapshot.uri,
         snapshot.version,
         spec,
         snapshot.recorded_target_file_size,

@@ -8,11 +8,9 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 
 from zorder.api.modes import INPUT_FORMATS, InputFormat
-from zorder.api.scanning import session_time_zone, table_storage_options
+from zorder.api.table import Table
 from zorder.errors import InvalidArgumentError, SourceNotFoundError
-from zorder.spark.scan import read_files
 from zorder.spark.storage import spark_path
-from zorder.table import load_snapshot, normalize_uri
 
 __all__ = ["INPUT_FORMATS", "InputFormat", "read_input"]
 
@@ -34,9 +32,7 @@ def read_input(
             f"unknown input format {format!r}; accepted: {', '.join(INPUT_FORMATS)}"
         )
     if format == "delta":
-        uri = normalize_uri(path)
-        snapshot = load_snapshot(uri, table_storage_options(uri, storage_options, spark))
-        return read_files(snapshot.in_time_zone(session_time_zone(spark)), spark, None)
+        return Table(path, storage_options=storage_options, spark=spark).read()
     location = spark_path(spark, path)
     try:
         if format == "csv":

@@ -7,13 +7,16 @@ read in; planning evaluates the filter against each file's statistics and
 keeps the files that may hold a match. The plan is then read by Spark
 (:meth:`Scan.to_spark`) or in this process (:meth:`Scan.to_arrow`), with
 the full filter applied to the rows, so the answer always equals a full
-scan's; :attr:`Scan.report` says what was skipped. ``zorder.read``,
-``to_arrow`` and ``explain`` are this, one call each.
+scan's; :attr:`Scan.report` says what was skipped. A scan is planned by
+:meth:`zorder.Table.scan` (or a snapshot's ``scan``), through
+:func:`plan_scan`; ``zorder.scan``, ``read``, ``to_arrow`` and ``explain``
+are that, one call each.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -28,9 +31,17 @@ from zorder.skipping.constants import FoldContext
 from zorder.skipping.explain import planned_sql
 from zorder.skipping.guard import spark_rendered
 from zorder.skipping.predicates import session_zone
-from zorder.table import AsOf, DataFile, TableSnapshot, load_snapshot, normalize_uri
+from zorder.table import DataFile, Storage, TableSnapshot, normalize_uri
 
-__all__ = ["Scan", "ScanReport", "Where", "open_scan", "plan_scan", "scan", "session_time_zone"]
+__all__ = [
+    "Scan",
+    "ScanReport",
+    "Where",
+    "plan_scan",
+    "session_time_zone",
+    "table_storage",
+    "table_storage_options",
+]
 
 if TYPE_CHECKING:
     # pyspark loads only where Spark runs: planning SQL text (explain, to_arrow) needs none.
@@ -117,7 +128,9 @@ class Scan:
         """The matching rows as a Spark DataFrame; only the kept files are read.
 
         Spark evaluates the filter on the rows in its session's zone: a scan
-        planned in another zone is planned again in the session's first.
+        planned in another zone is planned again in the session's first, from
+        the same version (``source``), so the files kept and the rows filtered
+        read zone-less timestamps alike and the answer is Spark's own.
         """
         zone = session_time_zone(spark)
         if zone != self.time_zone:
@@ -139,65 +152,6 @@ class Scan:
         if self.columns is not None:
             frame = frame.select(*[F.col(f"`{c}`") for c in self.columns])
         return frame
-
-
-def scan(
-    path: str,
-    where: Where = None,
-    *,
-    columns: Sequence[str] | None = None,
-    version: int | None = None,
-    timestamp: AsOf | None = None,
-    time_zone: str | None = None,
-    storage_options: Mapping[str, str] | None = None,
-) -> Scan:
-    """Plan a read of the table at ``path``: the files that may hold rows matching ``where``.
-
-    ``where`` is Spark SQL text or a PySpark Column (resolved with the active
-    session; on Spark Connect it skips no file). ``version`` or ``timestamp``
-    (a datetime, a date or ISO-8601 text: the newest version committed at or
-    before it) reads an older version, as Delta's ``versionAsOf`` and
-    ``timestampAsOf`` do; one the log no longer (or not yet) holds raises
-    :class:`~zorder.errors.VersionNotFoundError` naming those it holds.
-    Zone-less timestamps, in the filter, in partition values and in
-    ``timestamp``, are read in ``time_zone``, else in the active Spark
-    session's zone, else in UTC. ``columns`` picks and orders the columns
-    (default: all, in the table's order).
-    """
-    return open_scan(
-        path,
-        where,
-        spark=None,
-        columns=columns,
-        version=version,
-        timestamp=timestamp,
-        time_zone=time_zone,
-        storage_options=storage_options,
-    )
-
-
-def open_scan(
-    path: str,
-    where: Where,
-    *,
-    spark: SparkSession | None,
-    columns: Sequence[str] | None,
-    version: int | None,
-    timestamp: AsOf | None,
-    time_zone: str | None,
-    storage_options: Mapping[str, str] | None,
-) -> Scan:
-    """:func:`scan`, with the session that resolves a Column and gives the default zone."""
-    zone = time_zone if time_zone is not None else session_time_zone(spark)
-    uri = normalize_uri(path)
-    snapshot = load_snapshot(
-        uri,
-        table_storage_options(uri, storage_options, spark),
-        version=version,
-        timestamp=timestamp,
-        time_zone=zone,
-    )
-    return plan_scan(snapshot, where, spark=spark, time_zone=zone, columns=columns)
 
 
 def plan_scan(
@@ -309,6 +263,18 @@ def _column_sql(where: Column, snapshot: TableSnapshot, spark: SparkSession) -> 
     frame = schema_frame(snapshot, spark).where(where)
     analyzed = frame._jdf.queryExecution().analyzed()
     return str(analyzed.condition().sql())
+
+
+def table_storage(
+    location: str | os.PathLike[str],
+    storage_options: Mapping[str, str] | None,
+    spark: SparkSession | None,
+) -> Storage:
+    """Where the table at ``location`` lives and how to reach it: the location normalized
+    (see :func:`~zorder.table.normalize_uri`) and the options of
+    :func:`table_storage_options`."""
+    uri = normalize_uri(location)
+    return Storage.of(uri, table_storage_options(uri, storage_options, spark))
 
 
 def table_storage_options(

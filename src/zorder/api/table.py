@@ -2,22 +2,40 @@
 
 The location is normalized, the storage options resolved (given ones over
 the Spark session's object-store settings, see
-:func:`~zorder.api.scanning.table_storage_options`) and the session zone
-read when the handle is made; every method then works on that. The
-path-first functions (:func:`zorder.scan`, :func:`zorder.describe`, ...)
-remain, and are what these methods call.
+:func:`~zorder.api.scanning.table_storage`) into one
+:class:`~zorder.table.Storage`, and the zone zone-less timestamps are read in
+chosen, when the handle is made; every method then works on that. The
+path-first functions (:func:`zorder.scan`, :func:`zorder.read`,
+:func:`zorder.describe`, ...) are one-line wrappers that make a handle and
+call its method.
+
+Zones: a handle plans in its zone (``time_zone``, else the session's, else
+UTC). Spark filters rows in its session's zone, so a plan read by Spark
+(:meth:`Table.read`, :meth:`Scan.to_spark`) in a session whose zone differs
+is planned again in that zone, from the same version: the files kept and the
+rows filtered then mean the same instants, and the answer is Spark's.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from zorder.api.describe import FileDescription, TableDescription, describe
-from zorder.api.scanning import Scan, Where, plan_scan, session_time_zone, table_storage_options
-from zorder.api.vacuum import VacuumResult, vacuum
+from zorder.api.describe import FileDescription, TableDescription, describe_snapshot
+from zorder.api.scanning import Scan, Where, plan_scan, session_time_zone, table_storage
+from zorder.api.vacuum import VacuumResult, check_retain_hours, vacuum_snapshot
 from zorder.errors import InvalidArgumentError
-from zorder.table import AsOf, Commit, TableSnapshot, history, load_snapshot, normalize_uri
+from zorder.table import (
+    AsOf,
+    Commit,
+    DataFile,
+    TableSnapshot,
+    history,
+    load_snapshot,
+)
+from zorder.table.tiering import DEFAULT_FANOUT
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -25,29 +43,40 @@ if TYPE_CHECKING:
     from zorder.api.cluster import ClusterMetrics
     from zorder.curves.kinds import ClusteringSpec, Curve, KeyMethod
 
-__all__ = ["Commit", "Table"]
+__all__ = ["Commit", "Snapshot", "Table"]
 
 
 class Table:
     """The Delta table at ``uri``: ``storage_options`` (else the session's settings, else the
-    environment) reach it; ``spark`` (else the active session, if any) gives the zone
-    zone-less timestamps are read in, and runs :meth:`optimize` and :meth:`read`."""
+    environment) reach it; ``spark`` (else the active session, if any) resolves Column
+    filters, gives the zone zone-less timestamps are read in (``time_zone`` overrides it),
+    and runs :meth:`optimize` and :meth:`read`."""
 
     def __init__(
         self,
-        uri: str,
+        uri: str | os.PathLike[str],
         *,
         storage_options: Mapping[str, str] | None = None,
         spark: SparkSession | None = None,
+        time_zone: str | None = None,
     ) -> None:
-        if not isinstance(uri, str) or not uri:
+        if not isinstance(uri, str | os.PathLike) or not os.fspath(uri):
             raise InvalidArgumentError(
                 f"a table's location must be a non-empty string, got {uri!r}"
             )
-        self.uri = normalize_uri(uri)
         self.spark = spark
-        self.storage_options = table_storage_options(self.uri, storage_options, spark)
-        self.time_zone = session_time_zone(spark)
+        self.storage = table_storage(uri, storage_options, spark)
+        self.time_zone = time_zone if time_zone is not None else session_time_zone(spark)
+
+    @property
+    def uri(self) -> str:
+        """The normalized location (see :func:`zorder.table.normalize_uri`)."""
+        return self.storage.uri
+
+    @property
+    def storage_options(self) -> Mapping[str, str]:
+        """The options that reach the table: the given ones over the session's."""
+        return self.storage.options
 
     def __repr__(self) -> str:
         return f"Table({self.uri!r})"
@@ -62,17 +91,22 @@ class Table:
         the zorder run a commit added."""
         return history(self.uri, self.storage_options, limit=limit)
 
-    def snapshot(
-        self, *, version: int | None = None, timestamp: AsOf | None = None
-    ) -> TableSnapshot:
-        """One version, from the log alone (see :func:`zorder.scan` for time travel)."""
-        return load_snapshot(
+    def snapshot(self, *, version: int | None = None, timestamp: AsOf | None = None) -> Snapshot:
+        """One version, from the log alone: the newest, or ``version``, or the newest
+        committed at or before ``timestamp`` (a datetime, a date or ISO-8601 text, zone-less
+        ones read in the handle's zone), as Delta's ``versionAsOf`` and ``timestampAsOf``.
+
+        A version the log no longer (or not yet) holds raises
+        :class:`~zorder.errors.VersionNotFoundError` naming those it holds.
+        """
+        loaded = load_snapshot(
             self.uri,
             self.storage_options,
             version=version,
             timestamp=timestamp,
             time_zone=self.time_zone,
         )
+        return Snapshot(self, loaded)
 
     def scan(
         self,
@@ -82,14 +116,13 @@ class Table:
         version: int | None = None,
         timestamp: AsOf | None = None,
     ) -> Scan:
-        """The files that may hold rows matching ``where``: :func:`zorder.scan` on this table."""
-        return plan_scan(
-            self.snapshot(version=version, timestamp=timestamp),
-            where,
-            spark=self.spark,
-            time_zone=self.time_zone,
-            columns=columns,
-        )
+        """The files that may hold rows matching ``where`` (Spark SQL text or a PySpark
+        Column; on Spark Connect a Column skips no file), in the handle's zone.
+
+        ``columns`` picks and orders the columns (default: all, in the table's
+        order); ``version`` or ``timestamp`` as for :meth:`snapshot`.
+        """
+        return self.snapshot(version=version, timestamp=timestamp).scan(where, columns=columns)
 
     def read(
         self,
@@ -99,7 +132,11 @@ class Table:
         version: int | None = None,
         timestamp: AsOf | None = None,
     ) -> DataFrame:
-        """The matching rows as a Spark DataFrame (see :func:`zorder.read`)."""
+        """The matching rows as a Spark DataFrame; only files that may match are read.
+
+        The full filter is applied to the rows, in the session's zone (see the
+        module's note on zones).
+        """
         planned = self.scan(where, columns=columns, version=version, timestamp=timestamp)
         return planned.to_spark(self._session("read"))
 
@@ -110,15 +147,15 @@ class Table:
         version: int | None = None,
         timestamp: AsOf | None = None,
     ) -> TableDescription:
-        """Spec, file size target, runs and files (see :func:`zorder.describe`)."""
-        return describe(
-            self.uri,
-            columns=columns,
-            version=version,
-            timestamp=timestamp,
-            time_zone=self.time_zone,
-            storage_options=self.storage_options,
-        )
+        """Spec, file size target, runs and files, from the log alone (no data file is
+        read, no JVM started).
+
+        Every file comes with its rows, size, run and the bounds of ``columns``
+        (default: the clustering columns, else the first four columns with
+        statistics). Runs are listed per partition; files no run of the
+        table's spec wrote are the unclustered part.
+        """
+        return self.snapshot(version=version, timestamp=timestamp).describe(columns=columns)
 
     def stats(
         self,
@@ -133,13 +170,23 @@ class Table:
     def vacuum(
         self, *, retain_hours: float | None = None, dry_run: bool = True, force: bool = False
     ) -> VacuumResult:
-        """Files no version within retention uses (see :func:`zorder.vacuum`)."""
-        return vacuum(
-            self.uri,
+        """List (``dry_run``, the default) or delete the files no version within the
+        retention uses.
+
+        Unused: removed by a commit older than ``retain_hours``, or never
+        committed at all (the files of a run that died before its commit) and
+        older than ``retain_hours``. Without ``retain_hours`` the table's own
+        ``delta.deletedFileRetentionDuration`` applies (one week when it sets
+        none). A retention below the table's own (a week when it sets none) is
+        refused unless ``force``, as in Delta's VACUUM, because older
+        versions' readers may still need the files.
+        """
+        check_retain_hours(retain_hours)
+        return vacuum_snapshot(
+            self.snapshot().table_snapshot,
             retain_hours=retain_hours,
             dry_run=dry_run,
             force=force,
-            storage_options=self.storage_options,
         )
 
     def optimize(
@@ -150,24 +197,58 @@ class Table:
         num_files: int | None = None,
         target_file_size: int | str | None = None,
         method: KeyMethod | None = None,
+        sample_size: int | None = None,
         where: str | None = None,
         full: bool = False,
+        fanout: int = DEFAULT_FANOUT,
         progress: bool = False,
     ) -> ClusterMetrics:
-        """Cluster what needs it, in one commit (see :func:`zorder.optimize`)."""
-        from zorder.api.cluster import optimize
+        """Cluster what needs it, in one commit; ``spark`` (else the active session) runs it.
 
-        return optimize(
+        Without ``by`` the table's recorded spec is used; a ``by`` (or ``curve``,
+        ``method``) that differs from it is recorded as the new spec, and every
+        file is then reclustered. Neither a recorded spec nor ``by`` is an error.
+
+        **Incremental** (the default): files no zorder run of the current spec
+        wrote (blind appends by other writers, an older layout) are clustered,
+        together with the small runs, into one new run; large runs are left
+        alone. Runs are tiered by size, ``fanout`` runs of a tier merging into
+        one of the next (see :mod:`zorder.table.tiering`), so each byte is
+        rewritten about log_fanout(growth) times and a partition holds fewer than
+        ``fanout`` runs of each tier. Nothing to do means no commit (the metrics
+        report 0 files and ``version=None``). ``full=True`` reclusters every file
+        of the chosen partitions into one run.
+
+        On a partitioned table each partition has its own runs and is clustered
+        on its own. ``where`` (SQL over partition columns only, as Delta's
+        ``OPTIMIZE ... WHERE``) chooses the partitions; files of the others are
+        neither read nor rewritten. ``num_files`` is the total over the files
+        written, shared by their partitions' rows (one file each at least);
+        otherwise files are sized by ``target_file_size``, else the table's
+        ``delta.targetFileSize``, else 128 MB, which the table then records.
+
+        The new files are added and the files rewritten are removed in a single
+        transaction with ``dataChange = false``, checked against anything
+        committed meanwhile: files appended by others are kept (the next optimize
+        clusters them), and a concurrent removal of a file read here makes the
+        commit fail with :class:`~zorder.errors.ConcurrentCommitError`, leaving
+        the table as the other writer left it. ``progress=True`` shows a status
+        line (running tasks, seconds) in the terminal or notebook meanwhile.
+        """
+        from zorder.api.cluster import optimize_table
+
+        return optimize_table(
             self._session("optimize"),
-            self.uri,
+            self.storage,
             by=by,
             curve=curve,
             num_files=num_files,
             target_file_size=target_file_size,
             method=method,
+            sample_size=sample_size,
             where=where,
             full=full,
-            storage_options=self.storage_options,
+            fanout=fanout,
             progress=progress,
         )
 
@@ -182,3 +263,43 @@ class Table:
                 f"Table.{what} runs Spark: make the handle with spark=... or start a session"
             )
         return active
+
+
+@dataclass(frozen=True, eq=False)
+class Snapshot:
+    """One version of a :class:`Table`, pinned: every scan of it reads that version."""
+
+    table: Table
+    table_snapshot: TableSnapshot  # the log's view (zorder.table), as loaded
+
+    @property
+    def version(self) -> int:
+        return self.table_snapshot.version
+
+    @property
+    def files(self) -> tuple[DataFile, ...]:
+        return self.table_snapshot.files
+
+    @property
+    def total_rows(self) -> int:
+        """Live rows: rows deletion vectors delete are not counted."""
+        return self.table_snapshot.total_rows
+
+    @property
+    def total_bytes(self) -> int:
+        return self.table_snapshot.total_bytes
+
+    def scan(self, where: Where = None, *, columns: Sequence[str] | None = None) -> Scan:
+        """The files of this version that may hold rows matching ``where`` (see
+        :meth:`Table.scan`)."""
+        return plan_scan(
+            self.table_snapshot,
+            where,
+            spark=self.table.spark,
+            time_zone=self.table.time_zone,
+            columns=columns,
+        )
+
+    def describe(self, *, columns: Sequence[str] | None = None) -> TableDescription:
+        """This version's spec, runs and files (see :meth:`Table.describe`)."""
+        return describe_snapshot(self.table_snapshot, columns)

@@ -6,12 +6,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from zorder.api.scanning import table_storage_options
 from zorder.errors import InvalidArgumentError
-from zorder.table import load_snapshot, normalize_uri, vacuum_files
+from zorder.table import TableSnapshot, vacuum_files
 from zorder.table.retention import RETENTION_PROPERTY, Retention, table_retention
 
-__all__ = ["VacuumResult", "vacuum"]
+__all__ = ["VacuumResult", "check_retain_hours", "vacuum_snapshot"]
 
 
 @dataclass(frozen=True)
@@ -30,33 +29,24 @@ class VacuumResult:
     retention_from: Literal["argument", "table", "default"] = "argument"
 
 
-def vacuum(
-    path: str,
-    *,
-    retain_hours: float | None = None,
-    dry_run: bool = True,
-    force: bool = False,
-    storage_options: Mapping[str, str] | None = None,
-) -> VacuumResult:
-    """List (``dry_run``, the default) or delete files of the table at ``path`` that are unused.
-
-    Unused: removed by a commit older than ``retain_hours``, or never committed
-    at all (the files of a run that died before its commit) and older than
-    ``retain_hours``. Without ``retain_hours`` the table's own
-    ``delta.deletedFileRetentionDuration`` applies (one week when it sets none).
-    A retention below the table's own (a week when it sets none) is refused
-    unless ``force``, as in Delta's VACUUM, because older versions' readers
-    may still need the files.
-    """
-    uri = normalize_uri(path)
+def check_retain_hours(retain_hours: float | None) -> None:
+    """Refuse a negative retention before the log is read."""
     if retain_hours is not None and retain_hours < 0:
         raise InvalidArgumentError(f"retain_hours must be >= 0, got {retain_hours:g}")
-    snapshot = load_snapshot(uri, table_storage_options(uri, storage_options, None))
+
+
+def vacuum_snapshot(
+    snapshot: TableSnapshot, *, retain_hours: float | None, dry_run: bool, force: bool
+) -> VacuumResult:
+    """:meth:`zorder.Table.vacuum` on the table's newest version, ``snapshot``."""
+    check_retain_hours(retain_hours)
     retention, floor = _retention(snapshot.configuration, retain_hours, force)
     files = vacuum_files(
         snapshot, retain_hours=retention.hours, dry_run=dry_run, force=force, floor_hours=floor
     )
-    return VacuumResult(uri, tuple(sorted(files)), dry_run, retention.hours, retention.source)
+    return VacuumResult(
+        snapshot.uri, tuple(sorted(files)), dry_run, retention.hours, retention.source
+    )
 
 
 def _retention(

@@ -19,6 +19,7 @@ installed with it); on an object store the files are read with pyarrow.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import warnings
@@ -240,7 +241,15 @@ class Storage:
         return (self.option(name) or "").strip().lower() in _TRUE
 
     def filesystem(self) -> tuple[pafs.FileSystem, str]:
-        """A pyarrow filesystem configured as deltalake is, and the table root's path in it."""
+        """A pyarrow filesystem configured as deltalake is, and the table root's path in it.
+
+        Made once per :class:`Storage` (a handle's reads, listings and deletes share
+        its client and connections); a configuration pyarrow refuses raises each time.
+        """
+        return self._filesystem
+
+    @functools.cached_property
+    def _filesystem(self) -> tuple[pafs.FileSystem, str]:
         import pyarrow.fs as pafs
 
         scheme = self.scheme
