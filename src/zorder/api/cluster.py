@@ -479,7 +479,7 @@ def _in_partition(
         values = {c: delta_partition_value(v) for c, v in pairs}
     else:  # keyed by the names the log gives partition values
         values = {
-            snapshot.stored_name(c): snapshot.partition_text(c, v, time_zone=time_zone)
+            snapshot.schema.stored_name(c): snapshot.partition_text(c, v, time_zone=time_zone)
             for c, v in pairs
         }
     return dataclasses.replace(written, partition_values=values)

@@ -2,7 +2,8 @@
 
 - :mod:`~zorder.table.snapshot`: a pinned version, from the log alone (no data read);
   :mod:`~zorder.table.versions` chooses it (time travel);
-  :mod:`~zorder.table.actions` reads its add actions.
+  :mod:`~zorder.table.actions` reads its add actions; :mod:`~zorder.table.schema` holds
+  its schema's forms.
 - :mod:`~zorder.table.runs`: a run's files described from their footers, Spark's markers.
 - :mod:`~zorder.table.commit`: committing them.
 - :mod:`~zorder.table.maintenance`: vacuum, the newest clustering commit.
@@ -44,6 +45,7 @@ from zorder.table.runs import (
     describe_written_files,
     remove_writer_markers,
 )
+from zorder.table.schema import TableSchema
 from zorder.table.snapshot import (
     DataFile,
     TableSnapshot,
@@ -71,6 +73,7 @@ __all__ = [
     "Operation",
     "Run",
     "Storage",
+    "TableSchema",
     "TableSnapshot",
     "UnsafeCommitWarning",
     "WrittenFile",

@@ -452,7 +452,7 @@ def _commit_rewrite(
         # A file that gained a deletion vector meanwhile is another logical file
         # (path, vector): a remove of the old one would leave the new one live.
         gone = [f.path for f in removed if f.path not in live or f.path in latest.deleted_positions]
-        if gone or json.loads(latest.schema_json) != json.loads(snapshot.schema_json):
+        if gone or json.loads(latest.schema.json) != json.loads(snapshot.schema.json):
             what = (
                 f"{len(gone)} of the {len(removed)} files it rewrote (e.g. {gone[0]!r})"
                 if gone

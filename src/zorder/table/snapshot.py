@@ -1,7 +1,8 @@
 """A pinned version of a Delta table, from its log alone: files, statistics, schema.
 
 Metadata only: nothing here reads a data file or imports pyspark. The
-engines read a snapshot's files elsewhere (:mod:`zorder.spark.scan`,
+schema's forms are in :mod:`zorder.table.schema`; the engines read a
+snapshot's files elsewhere (:mod:`zorder.spark.scan`,
 :mod:`zorder.arrow.files`); commits are in :mod:`zorder.table.commit`.
 """
 
@@ -10,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import functools
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -21,11 +21,9 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 from deltalake import DeltaTable
-from deltalake import Schema as DeltaSchema
 from deltalake.exceptions import DeltaError, DeltaProtocolError
 
 from zorder.columns import match_column
-from zorder.curves.encodings import canonical_type_name
 from zorder.curves.kinds import ClusteringSpec
 from zorder.errors import (
     BrokenTableError,
@@ -50,7 +48,6 @@ from zorder.table.clustering import (
     recorded_target_file_size,
 )
 from zorder.table.features import (
-    COLUMN_MAPPING_MODE,
     DELETION_VECTORS,
     Protocol,
     WriteOperation,
@@ -58,6 +55,7 @@ from zorder.table.features import (
     unwritable,
 )
 from zorder.table.mapping import ColumnMapping
+from zorder.table.schema import TableSchema
 from zorder.table.storage import Storage, normalize_uri
 from zorder.table.timestamps import instant, is_zoned, wall_clocks_in_zone
 from zorder.table.versions import AsOf, open_table
@@ -112,6 +110,7 @@ class TableSnapshot:
     version: int
     configuration: Mapping[str, str | None]
     partition_columns: tuple[str, ...]
+    schema: TableSchema  # its forms: Delta's, Arrow's, the files', Spark's type names
     actions: pa.Table  # get_add_actions(flatten=False): path, size_bytes, num_records, min, ...
     # The zone zone-less timestamp partition values were read in (in_time_zone); None: as
     # deltalake reads them, in UTC.
@@ -167,7 +166,7 @@ class TableSnapshot:
             raise ZorderError(
                 f"snapshot of {self.uri} is read in {self.time_zone} already, not {time_zone}"
             )
-        columns = [c for c in self.partition_columns if self.column_types.get(c) == "timestamp"]
+        columns = self._timestamp_partitions
         if not columns or is_utc(time_zone):
             return self
         zone = session_zone(time_zone)
@@ -227,10 +226,15 @@ class TableSnapshot:
                 return min(texts)
         return delta_partition_value(value)
 
+    @property
+    def _timestamp_partitions(self) -> list[str]:
+        types = self.schema.column_types
+        return [c for c in self.partition_columns if types.get(c) == "timestamp"]
+
     @functools.cached_property
     def _timestamp_texts(self) -> dict[str, list[str]]:
         """Each timestamp partition column's distinct texts in the log."""
-        columns = [c for c in self.partition_columns if self.column_types.get(c) == "timestamp"]
+        columns = self._timestamp_partitions
         if not columns:
             return {}
         texts: dict[str, set[str]] = {c: set() for c in columns}
@@ -246,7 +250,7 @@ class TableSnapshot:
         reasons = unwritable(
             Protocol.of(self.table.protocol()),
             self.configuration,
-            self.schema_json,
+            self.schema.json,
             operation,
         )
         if reasons:
@@ -351,65 +355,19 @@ class TableSnapshot:
             return data_file.path
         return f"{self.uri.rstrip('/')}/{data_file.path}"
 
-    @functools.cached_property
-    def schema_json(self) -> str:
-        """The table's schema as the log holds it (Delta's JSON form)."""
-        return str(self.table.schema().to_json())
-
-    @functools.cached_property
-    def column_types(self) -> dict[str, str]:
-        """Each top-level column's Spark type name (``bigint``, ``decimal(12,3)``, ...).
-
-        Read from the Delta schema itself, so that planning a read needs no
-        pyspark. A nested column's type is named by its kind (``struct``...).
-        """
-        types = {}
-        for entry in json.loads(self.schema_json)["fields"]:
-            kind = entry["type"]
-            name = kind if isinstance(kind, str) else str(kind.get("type", "nested"))
-            try:
-                types[entry["name"]] = canonical_type_name(name)
-            except ValueError:
-                types[entry["name"]] = name  # binary, nested: comparisons stay Unknown
-        return types
-
-    @functools.cached_property
-    def mapping(self) -> ColumnMapping | None:
-        """The table's column mapping (``name`` or ``id`` mode), None without one."""
-        mode = str(self.configuration.get(COLUMN_MAPPING_MODE) or "none")
-        if mode not in ("name", "id"):
-            return None
-        return ColumnMapping.of(self.schema_json, "id" if mode == "id" else "name")
-
-    def stored_name(self, column: str) -> str:
-        """The name files, statistics and partition values give the top-level ``column``."""
-        return column if self.mapping is None else self.mapping.physical[column]
-
     @property
     def stored_configuration(self) -> Mapping[str, str | None]:
         """The configuration, with ``delta.dataSkippingStatsColumns`` naming the columns as
         files name them (the property lists logical names)."""
         listed = self.configuration.get(STATS_COLUMNS)
-        if self.mapping is None or not listed:
+        if self.schema.mapping is None or not listed:
             return self.configuration
         stored = []
         for name in listed.split(","):
-            logical = match_column(name.strip().strip("`"), self.column_types)
+            logical = match_column(name.strip().strip("`"), self.schema.column_types)
             if logical is not None:
-                stored.append(self.stored_name(logical))
+                stored.append(self.schema.stored_name(logical))
         return {**self.configuration, STATS_COLUMNS: ",".join(stored)}
-
-    @functools.cached_property
-    def arrow_schema(self) -> pa.Schema:
-        """The table's schema in Arrow types, as Delta readers give them."""
-        return pa.schema(self.table.schema().to_arrow())
-
-    @functools.cached_property
-    def stored_arrow_schema(self) -> pa.Schema:
-        """:attr:`stored_schema` in Arrow types."""
-        if self.mapping is None:
-            return self.arrow_schema
-        return pa.schema(DeltaSchema.from_json(self.mapping.physical_schema_json()).to_arrow())
 
     @functools.cached_property
     def storage(self) -> tuple[pafs.FileSystem, str]:
@@ -453,8 +411,9 @@ def load_snapshot(
     except DeltaError as error:  # DeltaProtocolError and TableNotFoundError among them
         raise _log_error(where, error) from error
     partition_columns = tuple(metadata.partition_columns)
-    if str(metadata.configuration.get(COLUMN_MAPPING_MODE) or "none") != "none":
-        actions = logical_statistics(actions, ColumnMapping.of(table.schema().to_json()))
+    schema = TableSchema.of(table.schema(), metadata.configuration)
+    if schema.mapping_mode != "none":
+        actions = logical_statistics(actions, ColumnMapping.of(schema.json))
     actions = with_partition_statistics(actions, partition_columns)
     return TableSnapshot(
         uri=uri,
@@ -462,6 +421,7 @@ def load_snapshot(
         version=table.version(),
         configuration=dict(metadata.configuration),
         partition_columns=partition_columns,
+        schema=schema,
         actions=actions,
         storage_options=dict(storage_options or {}),
     )
