@@ -47,6 +47,7 @@ from zorder.spark.writes import (
     write_run,
 )
 from zorder.table import (
+    CommitRequest,
     DataFile,
     TableSnapshot,
     WrittenFile,
@@ -417,18 +418,18 @@ def _write_and_commit(
             zone = None if job.operation == "optimize" else session_time_zone(df.sparkSession)
             written = [_in_partition(f, job, partitioned, zone) for f in written]
         phase("commit")
-        version = commit_files(
-            uri,
-            delta_schema(df.schema),
-            written,
+        request = CommitRequest(
+            uri=uri,
+            schema=delta_schema(df.schema),
+            files=written,
             mode=job.commit_mode,
             snapshot=snapshot,
             removed=removed,
             clustering=CommitClustering(job.operation, run, job.plan.spec, len(written)),
             partition_by=job.partition_by,
             storage_options=job.storage_options,
-            attempt=attempt,
         )
+        version = commit_files(request, attempt)
         # After the data commit, in a commit of its own (Delta refuses unknown properties
         # at creation): a crash in between leaves the rows committed and the properties
         # as they were; see api/jobs._resolved_spec for how the spec is then found again.

@@ -5,7 +5,8 @@
   :mod:`~zorder.table.actions` reads its add actions; :mod:`~zorder.table.schema` holds
   its schema's forms.
 - :mod:`~zorder.table.runs`: a run's files described from their footers, Spark's markers.
-- :mod:`~zorder.table.commit`: committing them.
+- :mod:`~zorder.table.commit`: committing them; :mod:`~zorder.table.conflicts`: checking
+  a commit against those made since its snapshot.
 - :mod:`~zorder.table.maintenance`: vacuum, the newest clustering commit.
 - :mod:`~zorder.table.clustering`, :mod:`~zorder.table.tiering`,
   :mod:`~zorder.table.features`, :mod:`~zorder.table.mapping`,
@@ -26,11 +27,12 @@ from zorder.table.clustering import (
 from zorder.table.commit import (
     CommitAttempt,
     CommitMode,
+    CommitRequest,
     commit_files,
     guarded_run,
     record_properties,
-    rewrite_scope,
 )
+from zorder.table.conflicts import rewrite_scope
 from zorder.table.maintenance import (
     MIN_VACUUM_RETENTION_HOURS,
     Commit,
@@ -69,6 +71,7 @@ __all__ = [
     "CommitAttempt",
     "CommitClustering",
     "CommitMode",
+    "CommitRequest",
     "DataFile",
     "Operation",
     "Run",
