@@ -21,7 +21,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 from pyspark.sql import DataFrame, SparkSession
 
-from zorder.api.jobs import ClusterJob, file_count, optimize_job, write_job
+from zorder.api.jobs import ClusterJob, ClusterOptions, file_count, optimize_job, write_job
 from zorder.api.modes import WriteMode
 from zorder.api.progress import phase, phase_seconds, progress_of, timed_phases
 from zorder.api.scanning import session_time_zone
@@ -179,19 +179,16 @@ def write(
         storage_options = storage_options if storage_options is not None else path.storage_options
         path = path.uri
     with timed_phases():
-        job = write_job(
-            df,
-            path,
+        asked = ClusterOptions(
             by=by,
-            mode=mode,
             curve=curve,
             num_files=num_files,
             target_file_size=target_file_size,
             method=method,
             sample_size=sample_size,
-            partition_by=partition_by,
             storage_options=storage_options,
         )
+        job = write_job(df, path, asked, mode=mode, partition_by=partition_by)
         with progress_of(progress, f"Clustering into {job.uri}...", df.sparkSession):
             phase("counting")
             estimated = estimated_bytes(df) if num_files is None else 0
@@ -257,19 +254,16 @@ def optimize(
     """
     started = time.perf_counter()
     with timed_phases():
-        job = optimize_job(
-            spark,
-            path,
+        asked = ClusterOptions(
             by=by,
             curve=curve,
             num_files=num_files,
             target_file_size=target_file_size,
             method=method,
             sample_size=sample_size,
-            where=where,
-            fanout=fanout,
             storage_options=storage_options,
         )
+        job = optimize_job(spark, path, asked, where=where, fanout=fanout)
         snapshot = job.snapshot
         assert snapshot is not None
         with progress_of(progress, f"Optimizing {job.uri}...", spark):
