@@ -5,8 +5,9 @@
   :mod:`~zorder.table.actions` reads its add actions; :mod:`~zorder.table.schema` holds
   its schema's forms.
 - :mod:`~zorder.table.runs`: a run's files described from their footers, Spark's markers.
-- :mod:`~zorder.table.commit`: committing them; :mod:`~zorder.table.conflicts`: checking
-  a commit against those made since its snapshot.
+- :mod:`~zorder.table.commit`: committing them; :mod:`~zorder.table.conflicts`: a rewrite
+  checked against the commits since its snapshot; :mod:`~zorder.table.outcome`: whether
+  a commit reached the log.
 - :mod:`~zorder.table.maintenance`: vacuum, the newest clustering commit.
 - :mod:`~zorder.table.clustering`, :mod:`~zorder.table.tiering`,
   :mod:`~zorder.table.features`, :mod:`~zorder.table.mapping`,

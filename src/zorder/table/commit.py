@@ -12,10 +12,9 @@ commit, never by where the error came from (:class:`CommitAttempt`): before
 deltalake is asked to commit, nothing references them; once it returned, the
 log does. An error from inside deltalake's call (a conflict, a storage error
 after the log entry was written, a failing post-commit step, an interrupt)
-leaves it open, and the log is read to find out
-(:class:`~zorder.table.conflicts.Watched`). Files are kept whenever the
-answer is yes or unknown: an orphan costs a vacuum, a committed file deleted
-breaks the table in every reader.
+leaves it open, and the log is read to find out (:mod:`zorder.table.outcome`).
+Files are kept whenever the answer is yes or unknown: an orphan costs a
+vacuum, a committed file deleted breaks the table in every reader.
 """
 
 from __future__ import annotations
@@ -40,14 +39,8 @@ from deltalake.transaction import (
 
 from zorder.errors import ConcurrentCommitError, InvalidArgumentError, UnsupportedTableError
 from zorder.table.clustering import COMMIT_METADATA_KEY, CommitClustering
-from zorder.table.conflicts import (
-    Watched,
-    adding,
-    check_purged,
-    check_rewritable,
-    purge_filters,
-    setting,
-)
+from zorder.table.conflicts import check_purged, check_rewritable, purge_filters
+from zorder.table.outcome import CommitAttempt, Watched, adding, setting
 from zorder.table.runs import WrittenFile, delete_directory
 from zorder.table.snapshot import DataFile, TableSnapshot, load_snapshot
 
@@ -73,20 +66,6 @@ _FEATURES_WRITER_VERSION = 7
 
 # "rewrite" is optimize's: files added and removed with dataChange = false.
 CommitMode = Literal["create", "append", "overwrite", "rewrite"]
-
-
-@dataclass
-class CommitAttempt:
-    """What is known of whether one commit reached the table's log.
-
-    ``committed`` is False until deltalake is asked to commit (nothing in the
-    log can reference the files yet), None while it is and whenever its
-    outcome could not be found out, True once the log holds the commit;
-    ``version`` is the version it became, when known.
-    """
-
-    committed: bool | None = False
-    version: int | None = None
 
 
 @contextlib.contextmanager
