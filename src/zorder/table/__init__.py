@@ -2,8 +2,8 @@
 
 - :mod:`~zorder.table.snapshot`: a pinned version, from the log alone (no data read);
   :mod:`~zorder.table.versions` chooses it (time travel);
-  :mod:`~zorder.table.actions` reads its add actions; :mod:`~zorder.table.schema` holds
-  its schema's forms.
+  :mod:`~zorder.table.actions` reads its add actions, :mod:`~zorder.table.vectors` its
+  deletion vectors; :mod:`~zorder.table.schema` holds its schema's forms.
 - :mod:`~zorder.table.runs`: a run's files described from their footers, Spark's markers.
 - :mod:`~zorder.table.commit`: committing them; :mod:`~zorder.table.conflicts`: a rewrite
   checked against the commits since its snapshot; :mod:`~zorder.table.outcome`: whether

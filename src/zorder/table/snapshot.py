@@ -25,39 +25,24 @@ from deltalake.exceptions import DeltaError, DeltaProtocolError
 
 from zorder.columns import match_column
 from zorder.curves.kinds import ClusteringSpec
-from zorder.errors import (
-    BrokenTableError,
-    NotADeltaTableError,
-    UnsupportedTableError,
-    ZorderError,
-)
+from zorder.errors import BrokenTableError, NotADeltaTableError, UnsupportedTableError, ZorderError
 from zorder.skipping.predicates import is_utc
 from zorder.skipping.rows import session_zone
-from zorder.stats import (
-    STATS_COLUMNS,
-)
+from zorder.stats import STATS_COLUMNS
 from zorder.table.actions import (
     delta_partition_value,
     logical_statistics,
     partition_tuples,
     with_partition_statistics,
+    with_partition_values,
 )
-from zorder.table.clustering import (
-    Run,
-    recorded_spec,
-    recorded_target_file_size,
-)
-from zorder.table.features import (
-    DELETION_VECTORS,
-    Protocol,
-    WriteOperation,
-    unreadable,
-    unwritable,
-)
+from zorder.table.clustering import Run, recorded_spec, recorded_target_file_size, trusted_runs
+from zorder.table.features import Protocol, WriteOperation, unreadable, unwritable
 from zorder.table.mapping import ColumnMapping
 from zorder.table.schema import TableSchema
 from zorder.table.storage import Storage, normalize_uri
 from zorder.table.timestamps import instant, is_zoned, wall_clocks_in_zone
+from zorder.table.vectors import deleted_positions
 from zorder.table.versions import AsOf, open_table
 
 __all__ = [
@@ -171,11 +156,7 @@ class TableSnapshot:
             return self
         zone = session_zone(time_zone)
         raw = self.table.partitions()
-        partition = self.actions.column("partition").combine_chunks()
-        fields = {
-            partition.type.field(i).name: partition.field(i)
-            for i in range(partition.type.num_fields)
-        }
+        moves = {}
         for column in columns:
             texts = {str(t) for entry in raw if (t := entry.get(column)) is not None}
             moved, clashes = wall_clocks_in_zone(texts, zone)
@@ -185,16 +166,8 @@ class TableSnapshot:
                     f"zone both read as {min(clashes)} in deltalake, so zorder cannot tell "
                     "which files hold which; read it in UTC"
                 )
-            values = fields[column]
-            fields[column] = pa.array(
-                [moved.get(v, v) if v is not None else None for v in values.to_pylist()],
-                values.type,
-            )
-        struct = pa.StructArray.from_arrays(list(fields.values()), names=list(fields))
-        actions = self.actions.set_column(
-            self.actions.column_names.index("partition"), "partition", struct
-        )
-        actions = with_partition_statistics(actions, self.partition_columns)
+            moves[column] = moved
+        actions = with_partition_values(self.actions, self.partition_columns, moves)
         in_zone = dataclasses.replace(self, actions=actions, time_zone=time_zone)
         if "deleted_positions" in self.__dict__:  # read once: the same files, the same vectors
             in_zone.__dict__["deleted_positions"] = self.deleted_positions
@@ -261,39 +234,9 @@ class TableSnapshot:
 
     @functools.cached_property
     def deleted_positions(self) -> Mapping[str, npt.NDArray[np.int64]]:
-        """Per file with a deletion vector (by its decoded path): its deleted rows' positions.
-
-        deltalake reads the vectors (inline, relative and absolute storage
-        alike) into keep masks; only tables with the ``deletionVectors``
-        reader feature can hold any.
-        """
-        if DELETION_VECTORS not in (self.table.protocol().reader_features or ()):
-            return {}
-        try:
-            vectors = pa.RecordBatchReader.from_stream(self.table.deletion_vectors()).read_all()
-        except DeltaError as error:
-            raise UnsupportedTableError(
-                f"table {self.uri} (version {self.version}): its deletion vectors cannot be "
-                f"read ({error}); nothing was read"
-            ) from error
-        if vectors.num_rows == 0:
-            return {}
-        masks = vectors.column("selection_vector").combine_chunks()
-        kept = masks.values.to_numpy(zero_copy_only=False)
-        bounds = masks.offsets.to_numpy()
-        root = self.table.table_uri.rstrip("/") + "/"
-        paths = {unquote(str(p)) for p in self.actions.column("path").to_pylist()}
-        deleted: dict[str, npt.NDArray[np.int64]] = {}
-        for index, uri in enumerate(vectors.column("filepath").to_pylist()):
-            path = unquote(uri[len(root) :] if uri.startswith(root) else uri)
-            if path not in paths:
-                raise UnsupportedTableError(
-                    f"table {self.uri} (version {self.version}): deltalake gives a deletion "
-                    f"vector for {uri}, which is no data file of the version; nothing was read"
-                )
-            mask = kept[bounds[index] : bounds[index + 1]]
-            deleted[path] = np.flatnonzero(~mask).astype(np.int64)
-        return deleted
+        """Per file with a deletion vector (by its decoded path): its deleted rows' positions
+        (see :func:`zorder.table.vectors.deleted_positions`)."""
+        return deleted_positions(self.table, self.actions, self.uri, self.version)
 
     @functools.cached_property
     def nan_free_bounds(self) -> npt.NDArray[np.bool_]:
@@ -309,20 +252,10 @@ class TableSnapshot:
 
     @functools.cached_property
     def runs(self) -> tuple[Run | None, ...]:
-        """Per file: the zorder run that wrote it, None for any other file.
-
-        A file belongs to a run when it lies in the run's directory and the
-        run's commit recorded the run's ``txn``; a directory name alone is
-        not trusted.
-        """
+        """Per file: the zorder run that wrote it, None for any other file (see
+        :func:`zorder.table.clustering.trusted_runs`: a directory name alone is not trusted)."""
         paths = self.actions.column("path").to_pylist()
-        runs = [Run.of_path(str(path)) for path in paths]
-        trusted = {
-            run: self.table.transaction_version(run.transaction_id) == run.transaction_version
-            for run in set(runs)
-            if run is not None
-        }
-        return tuple(run if run is not None and trusted[run] else None for run in runs)
+        return trusted_runs([str(p) for p in paths], self.table.transaction_version)
 
     @property
     def recorded_spec(self) -> ClusteringSpec | None:
