@@ -32,7 +32,13 @@ from zorder.api.scanning import ScanReport
 from zorder.curves.kinds import Curve
 from zorder.skipping.sql import sql_literal
 from zorder.spark.writes import delta_schema
-from zorder.table import commit_files, describe_written_files, is_delta_table, normalize_uri
+from zorder.table import (
+    CommitRequest,
+    commit_files,
+    describe_written_files,
+    is_delta_table,
+    normalize_uri,
+)
 
 __all__ = [
     "DEMO_LAYOUTS",
@@ -150,7 +156,7 @@ def write_as_written(
     directory = f"plain-{uuid.uuid4().hex[:12]}"
     df.repartition(files).write.parquet(f"{uri}/{directory}")
     written = describe_written_files(uri, directory, df.columns, {})
-    commit_files(uri, delta_schema(df.schema), written, mode=mode)
+    commit_files(CommitRequest(uri=uri, schema=delta_schema(df.schema), files=written, mode=mode))
 
 
 def best_seconds(run: Callable[[], object], repeat: int) -> float:

@@ -68,7 +68,7 @@ def plot_layout(
 ) -> Path:
     """Draw every file's box in columns ``x`` and ``y`` over a sample of rows; returns the PNG."""
     snapshot = load_snapshot(normalize_uri(path), storage_options)
-    x, y = resolve_columns([x, y], snapshot.column_types)
+    x, y = resolve_columns([x, y], snapshot.schema.column_types)
     points = _sample(snapshot, [x, y], sample, seed)
     xs = [v for v in points.column(x).to_pylist()]
     ys = [v for v in points.column(y).to_pylist()]

@@ -199,7 +199,7 @@ def test_a_failure_inside_deltalakes_call_after_it_committed_keeps_the_commit(
         with pytest.raises(KeyboardInterrupt):
             case.run(spark, path)
     else:
-        with caplog.at_level(logging.WARNING, logger="zorder.table.commit"):
+        with caplog.at_level(logging.WARNING, logger="zorder.table.outcome"):
             metrics = case.run(spark, path)
         # The log holds the commit: the run stands, as after a commit without the error.
         assert getattr(metrics, "version", None) == version + 1

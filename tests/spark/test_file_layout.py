@@ -32,6 +32,7 @@ from zorder.cli import app
 from zorder.spark.layout import cluster, plan_clustering
 from zorder.spark.writes import delta_schema
 from zorder.table import (
+    CommitRequest,
     commit_files,
     describe_written_files,
     record_properties,
@@ -175,11 +176,13 @@ def _write_as_an_earlier_version(
     remove_writer_markers(path, run.directory)
     written = describe_written_files(path, run.directory, frame.columns, {})
     commit_files(
-        path,
-        delta_schema(frame.schema),
-        written,
-        mode="create",
-        clustering=CommitClustering("write", run, plan.spec, len(written)),
+        CommitRequest(
+            uri=path,
+            schema=delta_schema(frame.schema),
+            files=written,
+            mode="create",
+            clustering=CommitClustering("write", run, plan.spec, len(written)),
+        )
     )
     record_properties(path, spec_properties(plan.spec))
     return run

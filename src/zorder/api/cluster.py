@@ -21,7 +21,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 from pyspark.sql import DataFrame, SparkSession
 
-from zorder.api.jobs import ClusterJob, file_count, optimize_job, write_job
+from zorder.api.jobs import ClusterJob, ClusterOptions, file_count, optimize_job, write_job
 from zorder.api.modes import WriteMode
 from zorder.api.progress import phase, phase_seconds, progress_of, timed_phases
 from zorder.api.scanning import session_time_zone
@@ -47,6 +47,7 @@ from zorder.spark.writes import (
     write_run,
 )
 from zorder.table import (
+    CommitRequest,
     DataFile,
     Storage,
     TableSnapshot,
@@ -180,19 +181,16 @@ def write(
         storage_options = storage_options if storage_options is not None else storage.options
         path = storage.uri
     with timed_phases():
-        job = write_job(
-            df,
-            path,
+        asked = ClusterOptions(
             by=by,
-            mode=mode,
             curve=curve,
             num_files=num_files,
             target_file_size=target_file_size,
             method=method,
             sample_size=sample_size,
-            partition_by=partition_by,
             storage_options=storage_options,
         )
+        job = write_job(df, path, asked, mode=mode, partition_by=partition_by)
         with progress_of(progress, f"Clustering into {job.uri}...", df.sparkSession):
             phase("counting")
             estimated = estimated_bytes(df) if num_files is None else 0
@@ -211,13 +209,8 @@ def write(
 def optimize_table(
     spark: SparkSession,
     storage: Storage,
+    asked: ClusterOptions,
     *,
-    by: Sequence[str] | ClusteringSpec | None,
-    curve: Curve | None,
-    num_files: int | None,
-    target_file_size: int | str | None,
-    method: KeyMethod | None,
-    sample_size: int | None,
     where: str | None,
     full: bool,
     fanout: int,
@@ -226,19 +219,8 @@ def optimize_table(
     """:meth:`zorder.Table.optimize`: the table at ``storage``, optimized with ``spark``."""
     started = time.perf_counter()
     with timed_phases():
-        job = optimize_job(
-            spark,
-            storage.uri,
-            by=by,
-            curve=curve,
-            num_files=num_files,
-            target_file_size=target_file_size,
-            method=method,
-            sample_size=sample_size,
-            where=where,
-            fanout=fanout,
-            storage_options=storage.options,
-        )
+        asked = dataclasses.replace(asked, storage_options=storage.options)
+        job = optimize_job(spark, storage.uri, asked, where=where, fanout=fanout)
         snapshot = job.snapshot
         assert snapshot is not None
         with progress_of(progress, f"Optimizing {job.uri}...", spark):
@@ -387,18 +369,18 @@ def _write_and_commit(
             zone = None if job.operation == "optimize" else session_time_zone(df.sparkSession)
             written = [_in_partition(f, job, partitioned, zone) for f in written]
         phase("commit")
-        version = commit_files(
-            uri,
-            delta_schema(df.schema),
-            written,
+        request = CommitRequest(
+            uri=uri,
+            schema=delta_schema(df.schema),
+            files=written,
             mode=job.commit_mode,
             snapshot=snapshot,
             removed=removed,
             clustering=CommitClustering(job.operation, run, job.plan.spec, len(written)),
             partition_by=job.partition_by,
             storage_options=job.storage_options,
-            attempt=attempt,
         )
+        version = commit_files(request, attempt)
         # After the data commit, in a commit of its own (Delta refuses unknown properties
         # at creation): a crash in between leaves the rows committed and the properties
         # as they were; see api/jobs._resolved_spec for how the spec is then found again.
@@ -449,7 +431,7 @@ def _in_partition(
         values = {c: delta_partition_value(v) for c, v in pairs}
     else:  # keyed by the names the log gives partition values
         values = {
-            snapshot.stored_name(c): snapshot.partition_text(c, v, time_zone=time_zone)
+            snapshot.schema.stored_name(c): snapshot.partition_text(c, v, time_zone=time_zone)
             for c, v in pairs
         }
     return dataclasses.replace(written, partition_values=values)

@@ -104,7 +104,7 @@ class TableDescription:
 def _shown_columns(
     snapshot: TableSnapshot, columns: Sequence[str] | None, spec: ClusteringSpec | None
 ) -> tuple[str, ...]:
-    names = list(snapshot.column_types)
+    names = list(snapshot.schema.column_types)
     if columns is None:
         if spec is not None:
             return spec.columns

@@ -43,7 +43,7 @@ from zorder.table import (
 from zorder.table.clustering import TARGET_FILE_SIZE_PROPERTY, Operation, spec_properties
 from zorder.table.tiering import check_fanout
 
-__all__ = ["ClusterJob", "Remember", "file_count", "optimize_job", "write_job"]
+__all__ = ["ClusterJob", "ClusterOptions", "Remember", "file_count", "optimize_job", "write_job"]
 
 
 @dataclass(frozen=True)
@@ -99,26 +99,34 @@ def file_count(
     return max(1, math.ceil((input_bytes or 0) / target))
 
 
+@dataclass(frozen=True, kw_only=True)
+class ClusterOptions:
+    """What a write or an optimize is asked for alike, as given: None leaves it to the table
+    (its recorded spec, ``delta.targetFileSize``), else to the default."""
+
+    by: Sequence[str] | ClusteringSpec | None = None
+    curve: Curve | None = None
+    method: KeyMethod | None = None
+    num_files: int | None = None
+    target_file_size: int | str | None = None
+    sample_size: int | None = None
+    storage_options: Mapping[str, str] | None = None
+
+
 def write_job(
     df: DataFrame,
     path: str,
+    asked: ClusterOptions,
     *,
-    by: Sequence[str] | ClusteringSpec | None,
     mode: WriteMode,
-    curve: Curve | None,
-    num_files: int | None,
-    target_file_size: int | str | None,
-    method: KeyMethod | None,
-    sample_size: int | None,
     partition_by: Sequence[str] | None,
-    storage_options: Mapping[str, str] | None,
 ) -> ClusterJob:
     """``zorder.write``'s request, checked against ``df`` and the table at ``path``, if any."""
     if mode not in WRITE_MODES:
         raise InvalidArgumentError(f"unknown mode {mode!r}; accepted: {', '.join(WRITE_MODES)}")
     uri = normalize_uri(path)
-    storage_options = _writable_storage(uri, storage_options, df.sparkSession)
-    _check_size(num_files, target_file_size)
+    storage_options = _writable_storage(uri, asked.storage_options, df.sparkSession)
+    _check_size(asked.num_files, asked.target_file_size)
     snapshot = None
     commit_mode: CommitMode = "create"
     if is_delta_table(uri, storage_options):
@@ -130,25 +138,12 @@ def write_job(
         snapshot = load_snapshot(uri, storage_options)
         snapshot.check_writable("append")  # an overwrite adds whole rows too
         commit_mode = "append" if mode == "append" else "overwrite"
-    spec = _resolved_spec(by, curve, method, snapshot, uri, storage_options)
-    plan = plan_clustering(df, spec)
-    partition_columns = resolve_partition_columns(df, partition_by, plan) if partition_by else ()
-    if snapshot is not None:
-        problems = _schema_differences(spark_schema(snapshot), df.schema)
-        if problems:
-            raise SchemaMismatchError(f"schema mismatch on {mode} to {uri}: " + "; ".join(problems))
-        table_partitions = snapshot.partition_columns
-        if partition_by is None and table_partitions:
-            partition_columns = resolve_partition_columns(df, table_partitions, plan)
-        elif partition_by is not None and partition_columns != table_partitions:
-            raise InvalidArgumentError(
-                f"table {uri} is partitioned by {list(table_partitions)}, not by "
-                f"{list(partition_columns)}; an {mode} keeps the table's partition columns"
-            )
-    target = _target_size(target_file_size, snapshot)
+    plan = plan_clustering(df, _resolved_spec(asked, snapshot, uri, storage_options))
+    partition_columns = _write_partitions(df, plan, partition_by, snapshot, mode)
+    target = _target_size(asked.target_file_size, snapshot)
     records_spec = commit_mode != "append" or snapshot is None or snapshot.recorded_spec is None
     remember = Remember(
-        plan.spec if records_spec else None, None if num_files is not None else target
+        plan.spec if records_spec else None, None if asked.num_files is not None else target
     )
     return ClusterJob(
         uri=uri,
@@ -157,40 +152,61 @@ def write_job(
         snapshot=snapshot,
         plan=plan,
         partition_by=partition_columns,
-        num_files=num_files,
+        num_files=asked.num_files,
         target=target,
-        sample_size=sample_size,
+        sample_size=asked.sample_size,
         remember=remember,
         storage_options=storage_options,
     )
 
 
+def _write_partitions(
+    df: DataFrame,
+    plan: ClusteringPlan,
+    partition_by: Sequence[str] | None,
+    snapshot: TableSnapshot | None,
+    mode: WriteMode,
+) -> tuple[str, ...]:
+    """The partition columns a write uses: ``partition_by`` for a new table, else the
+    table's own (checked against ``df``'s schema and a ``partition_by`` given)."""
+    partition_columns = resolve_partition_columns(df, partition_by, plan) if partition_by else ()
+    if snapshot is None:
+        return partition_columns
+    uri = snapshot.uri
+    problems = _schema_differences(spark_schema(snapshot), df.schema)
+    if problems:
+        raise SchemaMismatchError(f"schema mismatch on {mode} to {uri}: " + "; ".join(problems))
+    table_partitions = snapshot.partition_columns
+    if partition_by is None and table_partitions:
+        partition_columns = resolve_partition_columns(df, table_partitions, plan)
+    elif partition_by is not None and partition_columns != table_partitions:
+        raise InvalidArgumentError(
+            f"table {uri} is partitioned by {list(table_partitions)}, not by "
+            f"{list(partition_columns)}; an {mode} keeps the table's partition columns"
+        )
+    return partition_columns
+
+
 def optimize_job(
     spark: SparkSession,
     path: str,
+    asked: ClusterOptions,
     *,
-    by: Sequence[str] | ClusteringSpec | None,
-    curve: Curve | None,
-    num_files: int | None,
-    target_file_size: int | str | None,
-    method: KeyMethod | None,
-    sample_size: int | None,
     where: str | None,
     fanout: int,
-    storage_options: Mapping[str, str] | None,
 ) -> ClusterJob:
     """``zorder.optimize``'s request, checked against the table's newest version."""
     check_fanout(fanout)
     uri = normalize_uri(path)
-    storage_options = _writable_storage(uri, storage_options, spark)
+    storage_options = _writable_storage(uri, asked.storage_options, spark)
     snapshot = load_snapshot(uri, storage_options)
     snapshot.check_writable("optimize")
-    spec = _resolved_spec(by, curve, method, snapshot, uri, storage_options)
+    spec = _resolved_spec(asked, snapshot, uri, storage_options)
     # Only the schema is needed to check the request: no file is listed yet.
     frame = schema_frame(snapshot, spark)
     plan = plan_clustering(frame, spec)
-    _check_size(num_files, target_file_size)
-    target = _target_size(target_file_size, snapshot)
+    _check_size(asked.num_files, asked.target_file_size)
+    target = _target_size(asked.target_file_size, snapshot)
     columns = snapshot.partition_columns
     if columns:
         resolve_partition_columns(frame, columns, plan)  # clustered by one?
@@ -201,7 +217,7 @@ def optimize_job(
         )
     remember = Remember(
         plan.spec if plan.spec != snapshot.recorded_spec else None,
-        None if num_files is not None else target,
+        None if asked.num_files is not None else target,
     )
     return ClusterJob(
         uri=uri,
@@ -210,9 +226,9 @@ def optimize_job(
         snapshot=snapshot,
         plan=plan,
         partition_by=columns,
-        num_files=num_files,
+        num_files=asked.num_files,
         target=target,
-        sample_size=sample_size,
+        sample_size=asked.sample_size,
         remember=remember,
         storage_options=storage_options,
     )
@@ -238,9 +254,7 @@ def _check_size(num_files: int | None, target_file_size: int | str | None) -> No
 
 
 def _resolved_spec(
-    by: Sequence[str] | ClusteringSpec | None,
-    curve: Curve | None,
-    method: KeyMethod | None,
+    asked: ClusterOptions,
     snapshot: TableSnapshot | None,
     uri: str,
     storage_options: Mapping[str, str] | None,
@@ -252,6 +266,7 @@ def _resolved_spec(
     between a run's commit and its properties) falls back on the newest
     zorder commit in its history.
     """
+    by, curve, method = asked.by, asked.curve, asked.method
     recorded = None
     if snapshot is not None:
         try:

@@ -168,7 +168,7 @@ def plan_scan(
     """
     zone = time_zone if time_zone is not None else session_time_zone(spark)
     source, snapshot = snapshot, snapshot.in_time_zone(zone)
-    types = snapshot.column_types
+    types = snapshot.schema.column_types
     picked = None if columns is None else tuple(_resolved_columns(columns, types))
     text, predicate = _predicate(where, snapshot, spark, zone)
     bound = bind(predicate, types, time_zone=zone)
@@ -225,7 +225,7 @@ def _predicate(
     if where is None:
         return "TRUE", parse_predicate("TRUE")
     if isinstance(where, str):
-        return parse_with_clock(where, columns=snapshot.column_types, time_zone=time_zone)
+        return parse_with_clock(where, columns=snapshot.schema.column_types, time_zone=time_zone)
     try:
         zone: dt.tzinfo | None = session_zone(time_zone)
     except InvalidArgumentError:

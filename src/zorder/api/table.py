@@ -236,16 +236,20 @@ class Table:
         line (running tasks, seconds) in the terminal or notebook meanwhile.
         """
         from zorder.api.cluster import optimize_table
+        from zorder.api.jobs import ClusterOptions
 
-        return optimize_table(
-            self._session("optimize"),
-            self.storage,
+        asked = ClusterOptions(
             by=by,
             curve=curve,
             num_files=num_files,
             target_file_size=target_file_size,
             method=method,
             sample_size=sample_size,
+        )
+        return optimize_table(
+            self._session("optimize"),
+            self.storage,
+            asked,
             where=where,
             full=full,
             fanout=fanout,

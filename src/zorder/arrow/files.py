@@ -61,12 +61,12 @@ def read_file(snapshot: TableSnapshot, data_file: DataFile, columns: Sequence[st
         # INT96 (older Spark writers') as microseconds: nanoseconds overflow past 2262.
         parquet = pq.ParquetFile(source, coerce_int96_timestamp_unit="us")
         wanted = [c for c in columns if c not in partition]
-        if snapshot.mapping is None:
+        if snapshot.schema.mapping is None:
             present = set(parquet.schema_arrow.names)
             names = {c: c for c in wanted if c in present}
         else:
             try:
-                names = snapshot.mapping.stored_columns(parquet.schema_arrow, wanted)
+                names = snapshot.schema.mapping.stored_columns(parquet.schema_arrow, wanted)
             except ValueError as error:
                 raise BrokenTableError(
                     f"table {snapshot.uri} (version {snapshot.version}), file {data_file.path!r}: "
@@ -75,14 +75,14 @@ def read_file(snapshot: TableSnapshot, data_file: DataFile, columns: Sequence[st
         stored = list(names)
         read = parquet.read(columns=[names[c] for c in stored], use_threads=False)
     rows = read.num_rows if stored else parquet.metadata.num_rows
-    if snapshot.mapping is not None and stored:
+    if snapshot.schema.mapping is not None and stored:
         # To the physical type first: nested fields added or dropped since the file
         # was written are matched by name; then the logical names, by position.
-        physical, logical = snapshot.stored_arrow_schema, snapshot.arrow_schema
+        physical, logical = snapshot.schema.stored_arrow, snapshot.schema.arrow
         read = pa.Table.from_pydict(
             {
-                c: snapshot.mapping.logical_array(
-                    read.column(i).cast(physical.field(snapshot.stored_name(c)).type),
+                c: snapshot.schema.mapping.logical_array(
+                    read.column(i).cast(physical.field(snapshot.schema.stored_name(c)).type),
                     logical.field(c).type,
                 )
                 for i, c in enumerate(stored)
@@ -109,7 +109,7 @@ def in_table_types(
     A partition column holds the log's value, a column of ``stored`` is
     cast, and a column the files lack is NULL throughout.
     """
-    schema = snapshot.arrow_schema
+    schema = snapshot.schema.arrow
     arrays = []
     for name in columns:
         target = schema.field(name).type
@@ -145,7 +145,7 @@ def read_where(
         c in f.path for f in files for c in _DUCKDB_GLOB
     ):
         return None
-    if snapshot.mapping is not None:  # the prefilter names logical columns
+    if snapshot.schema.mapping is not None:  # the prefilter names logical columns
         return None
     import duckdb
 

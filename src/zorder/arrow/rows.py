@@ -54,7 +54,7 @@ def read_rows(
     """The rows of ``files`` (of ``snapshot``) matching the SQL ``row_filter`` (its clock
     already pinned) in the session zone ``time_zone``: ``columns`` (default all), up to
     ``limit`` rows in file order."""
-    types = snapshot.column_types
+    types = snapshot.schema.column_types
     evaluator = _row_filter(row_filter, types, time_zone)
     wanted = list(types) if columns is None else list(columns)
     files = files if limit != 0 else ()
@@ -116,7 +116,7 @@ def _prefiltered(
     snapshot: TableSnapshot, files: Sequence[DataFile], predicate: Predicate, wanted: list[str]
 ) -> pa.Table | None:
     """The matching rows of ``files``, read by DuckDB with a prefilter; None where it cannot."""
-    types = snapshot.column_types
+    types = snapshot.schema.column_types
     stored = set(types) - set(snapshot.partition_columns)
     prefilter = prefilter_sql(predicate, types, among=stored)
     if prefilter is None or not files:
@@ -138,7 +138,7 @@ def _file_by_file(
     """The matching rows of ``files``, read with pyarrow, until ``limit`` rows are found."""
     probed = sorted(row_filter.columns)
     rest = [c for c in wanted if c not in probed]
-    schema = pa.schema([snapshot.arrow_schema.field(c) for c in wanted])
+    schema = pa.schema([snapshot.schema.arrow.field(c) for c in wanted])
 
     def matching(data_file: DataFile) -> pa.Table:
         if not probed:  # a filter without columns: TRUE or FALSE for every row

@@ -66,14 +66,14 @@ _SIGNED_ZERO_UNSAFE_FILTERS = {"parquet.filter.dictionary.enabled": "false"}
 
 def spark_schema(snapshot: TableSnapshot) -> StructType:
     """The table's schema as Spark types."""
-    return _struct(snapshot.schema_json)
+    return _struct(snapshot.schema.json)
 
 
 def stored_schema(snapshot: TableSnapshot) -> StructType:
     """The schema as the files hold it: physical names at every level under mapping."""
-    if snapshot.mapping is None:
+    if snapshot.schema.mapping is None:
         return spark_schema(snapshot)
-    return _struct(snapshot.mapping.physical_schema_json())
+    return _struct(snapshot.schema.mapping.physical_schema_json())
 
 
 @functools.lru_cache(maxsize=64)
@@ -85,13 +85,13 @@ def _struct(schema_json: str) -> StructType:
 def stored_frame(snapshot: TableSnapshot, df: DataFrame) -> DataFrame:
     """``df`` (the table's logical columns) with the names and nested names files hold;
     columns the table lacks (a run's file numbers) pass through as they are."""
-    if snapshot.mapping is None:
+    if snapshot.schema.mapping is None:
         return df
 
     stored = {f.name: f for f in stored_schema(snapshot).fields}
     columns = []
     for logical in spark_schema(snapshot).fields:
-        target = stored[snapshot.stored_name(logical.name)]  # in id mode with its field ids
+        target = stored[snapshot.schema.stored_name(logical.name)]  # in id mode with its field ids
         cast = F.col(f"`{logical.name}`").cast(target.dataType)
         columns.append(cast.alias(target.name, metadata=target.metadata))
     table_columns = {f.name for f in spark_schema(snapshot).fields}
@@ -102,9 +102,9 @@ def stored_frame(snapshot: TableSnapshot, df: DataFrame) -> DataFrame:
 def stored_column(snapshot: TableSnapshot, field: StructField) -> Column:
     """``field`` of a frame read from files, under its logical name and type."""
 
-    if snapshot.mapping is None:
+    if snapshot.schema.mapping is None:
         return F.col(f"`{field.name}`")
-    stored = F.col(f"`{snapshot.stored_name(field.name)}`")
+    stored = F.col(f"`{snapshot.schema.stored_name(field.name)}`")
     return stored.cast(field.dataType).alias(field.name)
 
 
@@ -132,7 +132,7 @@ def read_files(
     if not snapshot.partition_columns:
         frame = _parquet(snapshot, reader, files, paths)
         frame = _without_deleted_rows(snapshot, frame, files, paths)
-        if snapshot.mapping is None:
+        if snapshot.schema.mapping is None:
             return frame
         return frame.select(*[stored_column(snapshot, f) for f in spark_schema(snapshot).fields])
     return _union_of_partitions(snapshot, reader, by_partition(files), paths)
@@ -175,7 +175,7 @@ def _refuse_unknown_type_changes(snapshot: TableSnapshot) -> None:
     relies on it alone); any other change would fail inside the job, or be
     read as no Delta reader reads it.
     """
-    changes = unsupported_type_changes(Protocol.of(snapshot.table.protocol()), snapshot.schema_json)
+    changes = unsupported_type_changes(Protocol.of(snapshot.table.protocol()), snapshot.schema.json)
     if changes:
         raise UnsupportedTableError(
             f"table {snapshot.uri} (version {snapshot.version}) records type changes Delta's "
@@ -187,12 +187,12 @@ def _refuse_unknown_type_changes(snapshot: TableSnapshot) -> None:
 def _reader(
     snapshot: TableSnapshot, spark: SparkSession, keep: npt.NDArray[np.bool_] | None
 ) -> DataFrameReader:
-    partitioned = {snapshot.stored_name(c) for c in snapshot.partition_columns}
+    partitioned = {snapshot.schema.stored_name(c) for c in snapshot.partition_columns}
 
     data_schema = StructType(
         [f for f in stored_schema(snapshot).fields if f.name not in partitioned]
     )
-    if snapshot.mapping is not None and snapshot.mapping.mode == "id":
+    if snapshot.schema.mapping is not None and snapshot.schema.mapping.mode == "id":
         # Columns are found by the field ids the schema carries, as Delta requires in id
         # mode. Spark reads this setting from the session when the scan runs, not from the
         # reader's options (tried: a reader option is overridden), and the frame is lazy,

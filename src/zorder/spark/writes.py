@@ -119,7 +119,7 @@ def write_run(
     partition's directory), named after the task: unique within the run.
     """
     frame = stored_frame(snapshot, laid_out) if snapshot is not None else laid_out
-    partitions = [snapshot.stored_name(c) if snapshot else c for c in partition_by]
+    partitions = [snapshot.schema.stored_name(c) if snapshot else c for c in partition_by]
     with _write_settings(laid_out.sparkSession):
         writer = frame.write.mode("error")  # "error": the one spelling Spark Connect accepts too
         if partitions:

@@ -2,9 +2,12 @@
 
 - :mod:`~zorder.table.snapshot`: a pinned version, from the log alone (no data read);
   :mod:`~zorder.table.versions` chooses it (time travel);
-  :mod:`~zorder.table.actions` reads its add actions.
+  :mod:`~zorder.table.actions` reads its add actions, :mod:`~zorder.table.vectors` its
+  deletion vectors; :mod:`~zorder.table.schema` holds its schema's forms.
 - :mod:`~zorder.table.runs`: a run's files described from their footers, Spark's markers.
-- :mod:`~zorder.table.commit`: committing them.
+- :mod:`~zorder.table.commit`: committing them; :mod:`~zorder.table.conflicts`: a rewrite
+  checked against the commits since its snapshot; :mod:`~zorder.table.outcome`: whether
+  a commit reached the log.
 - :mod:`~zorder.table.maintenance`: vacuum, the newest clustering commit.
 - :mod:`~zorder.table.clustering`, :mod:`~zorder.table.tiering`,
   :mod:`~zorder.table.features`, :mod:`~zorder.table.mapping`,
@@ -25,11 +28,12 @@ from zorder.table.clustering import (
 from zorder.table.commit import (
     CommitAttempt,
     CommitMode,
+    CommitRequest,
     commit_files,
     guarded_run,
     record_properties,
-    rewrite_scope,
 )
+from zorder.table.conflicts import rewrite_scope
 from zorder.table.maintenance import (
     MIN_VACUUM_RETENTION_HOURS,
     Commit,
@@ -44,6 +48,7 @@ from zorder.table.runs import (
     describe_written_files,
     remove_writer_markers,
 )
+from zorder.table.schema import TableSchema
 from zorder.table.snapshot import (
     DataFile,
     TableSnapshot,
@@ -67,10 +72,12 @@ __all__ = [
     "CommitAttempt",
     "CommitClustering",
     "CommitMode",
+    "CommitRequest",
     "DataFile",
     "Operation",
     "Run",
     "Storage",
+    "TableSchema",
     "TableSnapshot",
     "UnsafeCommitWarning",
     "WrittenFile",

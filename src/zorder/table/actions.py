@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -34,6 +34,7 @@ __all__ = [
     "partition_tuples",
     "satisfies",
     "with_partition_statistics",
+    "with_partition_values",
 ]
 
 
@@ -85,6 +86,26 @@ def with_partition_statistics(actions: pa.Table, columns: Sequence[str]) -> pa.T
         else:
             actions = actions.append_column(kind, struct)
     return actions
+
+
+def with_partition_values(
+    actions: pa.Table, columns: Sequence[str], moves: Mapping[str, Mapping[Any, Any]]
+) -> pa.Table:
+    """``actions`` with the values of each partition column in ``moves`` replaced as it
+    maps them (a value it does not map is kept), and the partition statistics made again."""
+    partition = actions.column("partition").combine_chunks()
+    fields = {
+        partition.type.field(i).name: partition.field(i) for i in range(partition.type.num_fields)
+    }
+    for column, moved in moves.items():
+        values = fields[column]
+        fields[column] = pa.array(
+            [moved.get(v, v) if v is not None else None for v in values.to_pylist()],
+            values.type,
+        )
+    struct = pa.StructArray.from_arrays(list(fields.values()), names=list(fields))
+    actions = actions.set_column(actions.column_names.index("partition"), "partition", struct)
+    return with_partition_statistics(actions, columns)
 
 
 def logical_statistics(actions: pa.Table, mapping: ColumnMapping) -> pa.Table:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -37,6 +37,7 @@ __all__ = [
     "recorded_spec",
     "recorded_target_file_size",
     "spec_properties",
+    "trusted_runs",
 ]
 
 # Spark names each file it writes after its task's partition and the write job:
@@ -172,6 +173,26 @@ class Run:
     def transaction_version(self) -> int:
         """The ``txn`` version the run's commit records: its spec's fingerprint."""
         return int(self.fingerprint, 16)
+
+
+def trusted_runs(
+    paths: Sequence[str], transaction_version: Callable[[str], int | None]
+) -> tuple[Run | None, ...]:
+    """Per path (relative to the table root): the zorder run that wrote it, None for any
+    other file.
+
+    A file belongs to a run when it lies in the run's directory and the
+    run's commit recorded the run's ``txn`` (``transaction_version`` reads
+    the version the log records for an app id); a directory name alone is
+    not trusted.
+    """
+    runs = [Run.of_path(path) for path in paths]
+    trusted = {
+        run: transaction_version(run.transaction_id) == run.transaction_version
+        for run in set(runs)
+        if run is not None
+    }
+    return tuple(run if run is not None and trusted[run] else None for run in runs)
 
 
 @dataclass(frozen=True)

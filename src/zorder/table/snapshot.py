@@ -1,7 +1,8 @@
 """A pinned version of a Delta table, from its log alone: files, statistics, schema.
 
 Metadata only: nothing here reads a data file or imports pyspark. The
-engines read a snapshot's files elsewhere (:mod:`zorder.spark.scan`,
+schema's forms are in :mod:`zorder.table.schema`; the engines read a
+snapshot's files elsewhere (:mod:`zorder.spark.scan`,
 :mod:`zorder.arrow.files`); commits are in :mod:`zorder.table.commit`.
 """
 
@@ -10,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import functools
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -21,45 +21,28 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 from deltalake import DeltaTable
-from deltalake import Schema as DeltaSchema
 from deltalake.exceptions import DeltaError, DeltaProtocolError
 
 from zorder.columns import match_column
-from zorder.curves.encodings import canonical_type_name
 from zorder.curves.kinds import ClusteringSpec
-from zorder.errors import (
-    BrokenTableError,
-    NotADeltaTableError,
-    UnsupportedTableError,
-    ZorderError,
-)
+from zorder.errors import BrokenTableError, NotADeltaTableError, UnsupportedTableError, ZorderError
 from zorder.skipping.predicates import is_utc
 from zorder.skipping.rows import session_zone
-from zorder.stats import (
-    STATS_COLUMNS,
-)
+from zorder.stats import STATS_COLUMNS
 from zorder.table.actions import (
     delta_partition_value,
     logical_statistics,
     partition_tuples,
     with_partition_statistics,
+    with_partition_values,
 )
-from zorder.table.clustering import (
-    Run,
-    recorded_spec,
-    recorded_target_file_size,
-)
-from zorder.table.features import (
-    COLUMN_MAPPING_MODE,
-    DELETION_VECTORS,
-    Protocol,
-    WriteOperation,
-    unreadable,
-    unwritable,
-)
+from zorder.table.clustering import Run, recorded_spec, recorded_target_file_size, trusted_runs
+from zorder.table.features import Protocol, WriteOperation, unreadable, unwritable
 from zorder.table.mapping import ColumnMapping
+from zorder.table.schema import TableSchema
 from zorder.table.storage import Storage, normalize_uri
 from zorder.table.timestamps import instant, is_zoned, wall_clocks_in_zone
+from zorder.table.vectors import deleted_positions
 from zorder.table.versions import AsOf, open_table
 
 __all__ = [
@@ -112,6 +95,7 @@ class TableSnapshot:
     version: int
     configuration: Mapping[str, str | None]
     partition_columns: tuple[str, ...]
+    schema: TableSchema  # its forms: Delta's, Arrow's, the files', Spark's type names
     actions: pa.Table  # get_add_actions(flatten=False): path, size_bytes, num_records, min, ...
     # The zone zone-less timestamp partition values were read in (in_time_zone); None: as
     # deltalake reads them, in UTC.
@@ -167,16 +151,12 @@ class TableSnapshot:
             raise ZorderError(
                 f"snapshot of {self.uri} is read in {self.time_zone} already, not {time_zone}"
             )
-        columns = [c for c in self.partition_columns if self.column_types.get(c) == "timestamp"]
+        columns = self._timestamp_partitions
         if not columns or is_utc(time_zone):
             return self
         zone = session_zone(time_zone)
         raw = self.table.partitions()
-        partition = self.actions.column("partition").combine_chunks()
-        fields = {
-            partition.type.field(i).name: partition.field(i)
-            for i in range(partition.type.num_fields)
-        }
+        moves = {}
         for column in columns:
             texts = {str(t) for entry in raw if (t := entry.get(column)) is not None}
             moved, clashes = wall_clocks_in_zone(texts, zone)
@@ -186,16 +166,8 @@ class TableSnapshot:
                     f"zone both read as {min(clashes)} in deltalake, so zorder cannot tell "
                     "which files hold which; read it in UTC"
                 )
-            values = fields[column]
-            fields[column] = pa.array(
-                [moved.get(v, v) if v is not None else None for v in values.to_pylist()],
-                values.type,
-            )
-        struct = pa.StructArray.from_arrays(list(fields.values()), names=list(fields))
-        actions = self.actions.set_column(
-            self.actions.column_names.index("partition"), "partition", struct
-        )
-        actions = with_partition_statistics(actions, self.partition_columns)
+            moves[column] = moved
+        actions = with_partition_values(self.actions, self.partition_columns, moves)
         in_zone = dataclasses.replace(self, actions=actions, time_zone=time_zone)
         if "deleted_positions" in self.__dict__:  # read once: the same files, the same vectors
             in_zone.__dict__["deleted_positions"] = self.deleted_positions
@@ -227,10 +199,15 @@ class TableSnapshot:
                 return min(texts)
         return delta_partition_value(value)
 
+    @property
+    def _timestamp_partitions(self) -> list[str]:
+        types = self.schema.column_types
+        return [c for c in self.partition_columns if types.get(c) == "timestamp"]
+
     @functools.cached_property
     def _timestamp_texts(self) -> dict[str, list[str]]:
         """Each timestamp partition column's distinct texts in the log."""
-        columns = [c for c in self.partition_columns if self.column_types.get(c) == "timestamp"]
+        columns = self._timestamp_partitions
         if not columns:
             return {}
         texts: dict[str, set[str]] = {c: set() for c in columns}
@@ -246,7 +223,7 @@ class TableSnapshot:
         reasons = unwritable(
             Protocol.of(self.table.protocol()),
             self.configuration,
-            self.schema_json,
+            self.schema.json,
             operation,
         )
         if reasons:
@@ -257,39 +234,9 @@ class TableSnapshot:
 
     @functools.cached_property
     def deleted_positions(self) -> Mapping[str, npt.NDArray[np.int64]]:
-        """Per file with a deletion vector (by its decoded path): its deleted rows' positions.
-
-        deltalake reads the vectors (inline, relative and absolute storage
-        alike) into keep masks; only tables with the ``deletionVectors``
-        reader feature can hold any.
-        """
-        if DELETION_VECTORS not in (self.table.protocol().reader_features or ()):
-            return {}
-        try:
-            vectors = pa.RecordBatchReader.from_stream(self.table.deletion_vectors()).read_all()
-        except DeltaError as error:
-            raise UnsupportedTableError(
-                f"table {self.uri} (version {self.version}): its deletion vectors cannot be "
-                f"read ({error}); nothing was read"
-            ) from error
-        if vectors.num_rows == 0:
-            return {}
-        masks = vectors.column("selection_vector").combine_chunks()
-        kept = masks.values.to_numpy(zero_copy_only=False)
-        bounds = masks.offsets.to_numpy()
-        root = self.table.table_uri.rstrip("/") + "/"
-        paths = {unquote(str(p)) for p in self.actions.column("path").to_pylist()}
-        deleted: dict[str, npt.NDArray[np.int64]] = {}
-        for index, uri in enumerate(vectors.column("filepath").to_pylist()):
-            path = unquote(uri[len(root) :] if uri.startswith(root) else uri)
-            if path not in paths:
-                raise UnsupportedTableError(
-                    f"table {self.uri} (version {self.version}): deltalake gives a deletion "
-                    f"vector for {uri}, which is no data file of the version; nothing was read"
-                )
-            mask = kept[bounds[index] : bounds[index + 1]]
-            deleted[path] = np.flatnonzero(~mask).astype(np.int64)
-        return deleted
+        """Per file with a deletion vector (by its decoded path): its deleted rows' positions
+        (see :func:`zorder.table.vectors.deleted_positions`)."""
+        return deleted_positions(self.table, self.actions, self.uri, self.version)
 
     @functools.cached_property
     def nan_free_bounds(self) -> npt.NDArray[np.bool_]:
@@ -305,20 +252,10 @@ class TableSnapshot:
 
     @functools.cached_property
     def runs(self) -> tuple[Run | None, ...]:
-        """Per file: the zorder run that wrote it, None for any other file.
-
-        A file belongs to a run when it lies in the run's directory and the
-        run's commit recorded the run's ``txn``; a directory name alone is
-        not trusted.
-        """
+        """Per file: the zorder run that wrote it, None for any other file (see
+        :func:`zorder.table.clustering.trusted_runs`: a directory name alone is not trusted)."""
         paths = self.actions.column("path").to_pylist()
-        runs = [Run.of_path(str(path)) for path in paths]
-        trusted = {
-            run: self.table.transaction_version(run.transaction_id) == run.transaction_version
-            for run in set(runs)
-            if run is not None
-        }
-        return tuple(run if run is not None and trusted[run] else None for run in runs)
+        return trusted_runs([str(p) for p in paths], self.table.transaction_version)
 
     @property
     def recorded_spec(self) -> ClusteringSpec | None:
@@ -351,65 +288,19 @@ class TableSnapshot:
             return data_file.path
         return f"{self.uri.rstrip('/')}/{data_file.path}"
 
-    @functools.cached_property
-    def schema_json(self) -> str:
-        """The table's schema as the log holds it (Delta's JSON form)."""
-        return str(self.table.schema().to_json())
-
-    @functools.cached_property
-    def column_types(self) -> dict[str, str]:
-        """Each top-level column's Spark type name (``bigint``, ``decimal(12,3)``, ...).
-
-        Read from the Delta schema itself, so that planning a read needs no
-        pyspark. A nested column's type is named by its kind (``struct``...).
-        """
-        types = {}
-        for entry in json.loads(self.schema_json)["fields"]:
-            kind = entry["type"]
-            name = kind if isinstance(kind, str) else str(kind.get("type", "nested"))
-            try:
-                types[entry["name"]] = canonical_type_name(name)
-            except ValueError:
-                types[entry["name"]] = name  # binary, nested: comparisons stay Unknown
-        return types
-
-    @functools.cached_property
-    def mapping(self) -> ColumnMapping | None:
-        """The table's column mapping (``name`` or ``id`` mode), None without one."""
-        mode = str(self.configuration.get(COLUMN_MAPPING_MODE) or "none")
-        if mode not in ("name", "id"):
-            return None
-        return ColumnMapping.of(self.schema_json, "id" if mode == "id" else "name")
-
-    def stored_name(self, column: str) -> str:
-        """The name files, statistics and partition values give the top-level ``column``."""
-        return column if self.mapping is None else self.mapping.physical[column]
-
     @property
     def stored_configuration(self) -> Mapping[str, str | None]:
         """The configuration, with ``delta.dataSkippingStatsColumns`` naming the columns as
         files name them (the property lists logical names)."""
         listed = self.configuration.get(STATS_COLUMNS)
-        if self.mapping is None or not listed:
+        if self.schema.mapping is None or not listed:
             return self.configuration
         stored = []
         for name in listed.split(","):
-            logical = match_column(name.strip().strip("`"), self.column_types)
+            logical = match_column(name.strip().strip("`"), self.schema.column_types)
             if logical is not None:
-                stored.append(self.stored_name(logical))
+                stored.append(self.schema.stored_name(logical))
         return {**self.configuration, STATS_COLUMNS: ",".join(stored)}
-
-    @functools.cached_property
-    def arrow_schema(self) -> pa.Schema:
-        """The table's schema in Arrow types, as Delta readers give them."""
-        return pa.schema(self.table.schema().to_arrow())
-
-    @functools.cached_property
-    def stored_arrow_schema(self) -> pa.Schema:
-        """:attr:`stored_schema` in Arrow types."""
-        if self.mapping is None:
-            return self.arrow_schema
-        return pa.schema(DeltaSchema.from_json(self.mapping.physical_schema_json()).to_arrow())
 
     @functools.cached_property
     def storage(self) -> tuple[pafs.FileSystem, str]:
@@ -453,8 +344,9 @@ def load_snapshot(
     except DeltaError as error:  # DeltaProtocolError and TableNotFoundError among them
         raise _log_error(where, error) from error
     partition_columns = tuple(metadata.partition_columns)
-    if str(metadata.configuration.get(COLUMN_MAPPING_MODE) or "none") != "none":
-        actions = logical_statistics(actions, ColumnMapping.of(table.schema().to_json()))
+    schema = TableSchema.of(table.schema(), metadata.configuration)
+    if schema.mapping_mode != "none":
+        actions = logical_statistics(actions, ColumnMapping.of(schema.json))
     actions = with_partition_statistics(actions, partition_columns)
     return TableSnapshot(
         uri=uri,
@@ -462,6 +354,7 @@ def load_snapshot(
         version=table.version(),
         configuration=dict(metadata.configuration),
         partition_columns=partition_columns,
+        schema=schema,
         actions=actions,
         storage_options=dict(storage_options or {}),
     )
