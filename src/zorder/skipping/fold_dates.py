@@ -14,9 +14,7 @@ import datetime as dt
 from sqlglot import exp
 
 from zorder.skipping import datetimes
-from zorder.skipping.coercion import (
-    InexactError,
-)
+from zorder.skipping.coercion import InexactError
 from zorder.skipping.folding import Folding
 from zorder.skipping.numbers import Operand
 

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from zorder.skipping.coercion import (
-    InexactError,
-)
+from zorder.skipping.coercion import InexactError
 from zorder.skipping.folding import INT_MAX, Folding, int_arg
 from zorder.skipping.numbers import Operand
 

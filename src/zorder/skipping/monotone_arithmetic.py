@@ -12,11 +12,7 @@ import decimal
 
 from sqlglot import exp
 
-from zorder.skipping.coercion import (
-    INTEGER_TYPES,
-    decimal_shape,
-    literal_type,
-)
+from zorder.skipping.coercion import INTEGER_TYPES, decimal_shape, literal_type
 from zorder.skipping.monotone_steps import (
     Constant,
     NotHandledError,
@@ -25,12 +21,7 @@ from zorder.skipping.monotone_steps import (
     literal_of,
     unparen,
 )
-from zorder.skipping.nodes import (
-    CompareOp,
-    Comparison,
-    Predicate,
-    TypedLiteral,
-)
+from zorder.skipping.nodes import CompareOp, Comparison, Predicate, TypedLiteral
 from zorder.skipping.predicates import flip
 
 _DECIMAL_GUARD = "decimal(37,6)"

@@ -33,12 +33,7 @@ from zorder.skipping.monotone_steps import (
     steps,
     unparen,
 )
-from zorder.skipping.nodes import (
-    CompareOp,
-    Comparison,
-    Predicate,
-    TypedLiteral,
-)
+from zorder.skipping.nodes import CompareOp, Comparison, Predicate, TypedLiteral
 from zorder.skipping.predicates import SESSION_ZONE, flip
 
 

@@ -13,13 +13,7 @@ from sqlglot import exp
 
 from zorder.skipping.coercion import FLOAT_TYPES
 from zorder.skipping.translate_logic import compare_values
-from zorder.skipping.translate_types import (
-    NULL,
-    RefusedError,
-    Translating,
-    Value,
-    common_type,
-)
+from zorder.skipping.translate_types import NULL, RefusedError, Translating, Value, common_type
 
 
 def _branches(t: Translating, values: list[Value], shown: str) -> tuple[list[Value], str]:

@@ -13,14 +13,7 @@ import datetime as dt
 from sqlglot import exp
 
 from zorder.skipping.coercion import INTEGER_TYPES
-from zorder.skipping.translate_types import (
-    DAYS,
-    MICROS,
-    MONTHS,
-    RefusedError,
-    Translating,
-    Value,
-)
+from zorder.skipping.translate_types import DAYS, MICROS, MONTHS, RefusedError, Translating, Value
 
 
 def _date(t: Translating, node: exp.Expression) -> Value:

@@ -13,12 +13,7 @@ from sqlglot import exp
 
 from zorder.skipping.constants import NotConstantError, constant
 from zorder.skipping.translate_regex import java_regex, like_regex
-from zorder.skipping.translate_types import (
-    RefusedError,
-    Translating,
-    Value,
-    literal_sql,
-)
+from zorder.skipping.translate_types import RefusedError, Translating, Value, literal_sql
 
 
 def _string(t: Translating, node: exp.Expression) -> Value:
