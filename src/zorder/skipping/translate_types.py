@@ -37,7 +37,7 @@ DUCK_TYPES = {
     "timestamp": "TIMESTAMPTZ",
     "timestamp_ntz": "TIMESTAMP",
 }
-# The kinds of interval literal this module computes with, and what their SQL holds.
+# The kinds of interval literal the translator computes with, and what their SQL holds.
 DAYS, MONTHS, MICROS = "interval day", "interval month", "interval micros"
 
 
