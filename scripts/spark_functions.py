@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
+import textwrap
 from typing import Any
 
 _KINDS = ("BUILTIN", "AGGREGATE", "WINDOW", "GENERATOR", "TABLE_VALUED", "NONDETERMINISTIC")
@@ -127,12 +128,31 @@ def module(spark: Any) -> str:
         '"""',
         "",
         f'SPARK_VERSION = "{spark.version}"',
+        "",
+        "",
+        "def _names(text: str) -> frozenset[str]:",
+        '    """The names ``text`` lists, separated by spaces and line breaks."""',
+        "    return frozenset(text.split())",
+        "",
     ]
     for kind in _KINDS:
-        lines += ["", f"{kind}: frozenset[str] = frozenset(", "    {"]
-        lines += [f'        "{name}",' for name in sorted(found[kind])]
-        lines += ["    }", ")"]
+        lines += ["", f"{kind}: frozenset[str] = _names(", '    """']
+        lines += _wrapped(sorted(found[kind]))
+        lines += ['    """', ")"]
     return "\n".join(lines) + "\n"
+
+
+def _wrapped(names: list[str]) -> list[str]:
+    """The names, space-separated, in indented lines of at most 100 characters: one set
+    a few dozen lines long rather than one line per name."""
+    return textwrap.wrap(
+        " ".join(names),
+        width=100,
+        initial_indent="    ",
+        subsequent_indent="    ",
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
 
 
 if __name__ == "__main__":
