@@ -27,7 +27,7 @@ from zorder.skipping.clock import parse_with_clock
 from zorder.skipping.constants import FoldContext
 from zorder.skipping.explain import planned_sql
 from zorder.skipping.guard import spark_rendered
-from zorder.skipping.predicates import session_zone
+from zorder.skipping.zones import session_zone
 from zorder.table import AsOf, DataFile, TableSnapshot, load_snapshot, normalize_uri
 
 __all__ = ["Scan", "ScanReport", "Where", "open_scan", "plan_scan", "scan", "session_time_zone"]

@@ -26,8 +26,8 @@ from sqlglot.tokenizer_core import Token, TokenType
 from zorder.errors import InvalidArgumentError
 from zorder.skipping.constants import FoldContext
 from zorder.skipping.nodes import Predicate
-from zorder.skipping.predicates import session_zone
 from zorder.skipping.sql import parse_predicate
+from zorder.skipping.zones import session_zone
 
 __all__ = ["parse_with_clock", "pin_clock"]
 

@@ -48,7 +48,7 @@ from zorder.skipping.coercion import (
 )
 from zorder.skipping.nodes import TypedLiteral
 from zorder.skipping.numbers import Operand, absolute, arithmetic, is_numeric, negate, to_double
-from zorder.skipping.predicates import SESSION_ZONE
+from zorder.skipping.zones import SESSION_ZONE, datetimes_zone
 
 __all__ = ["FoldContext", "NotConstantError", "constant", "spark_type_name"]
 
@@ -668,12 +668,6 @@ def _STRICT_DATE(text: str) -> bool:  # noqa: N802
         and text[7] == "-"
         and (text[:4] + text[5:7] + text[8:]).isdigit()
     )
-
-
-def datetimes_zone(zone: dt.tzinfo | None) -> dt.tzinfo:
-    if zone is None:
-        raise InexactError("a timestamp as a string needs the session's zone")
-    return zone
 
 
 def _number(text: str) -> Operand:

@@ -85,7 +85,8 @@ from zorder.skipping.nodes import (
     TypedLiteral,
     Unknown,
 )
-from zorder.skipping.predicates import SESSION_ZONE, flip
+from zorder.skipping.predicates import flip
+from zorder.skipping.zones import SESSION_ZONE
 
 __all__ = ["COMPARISONS", "Constant", "monotone_comparison", "monotone_conjuncts"]
 

@@ -45,11 +45,11 @@ from zorder.skipping.predicates import (
     StartsWith,
     Unknown,
     bind_exact,
-    session_zone,
     unsupported,
 )
 from zorder.skipping.pushdown import prefilter_sql, quoted_name, referenced
 from zorder.skipping.visitor import PredicateVisitor, visit
+from zorder.skipping.zones import session_zone
 
 __all__ = [
     "exact_predicate",

@@ -68,9 +68,10 @@ from zorder.skipping.constants import (
     constant,
     spark_type_name,
 )
-from zorder.skipping.predicates import SESSION_ZONE, is_utc, session_zone, unsupported
+from zorder.skipping.predicates import unsupported
 from zorder.skipping.pushdown import quoted_name
 from zorder.skipping.sql import _parse
+from zorder.skipping.zones import SESSION_ZONE, is_utc, session_zone
 
 __all__ = ["Translation", "parse_filter", "translate"]
 
