@@ -36,6 +36,7 @@ from zorder.skipping.nodes import (
     InList,
     IsNaN,
     IsNull,
+    NullComparison,
     Predicate,
     StartsWith,
     Unknown,
@@ -150,6 +151,9 @@ class _Literals(PredicateVisitor[list[Any]]):
 
     def visit_in_list(self, node: InList) -> list[Any]:
         return list(node.values) if node.column == self.column else []
+
+    def visit_null_comparison(self, node: NullComparison) -> list[Any]:
+        return []
 
     def visit_is_null(self, node: IsNull) -> list[Any]:
         return []

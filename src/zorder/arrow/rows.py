@@ -29,9 +29,8 @@ from zorder.skipping.rows import (
     prefilter_sql,
     referenced,
     row_mask,
-    unsupported,
 )
-from zorder.skipping.sql import negated_null_comparison, parse_unfolded
+from zorder.skipping.sql import parse_unfolded
 from zorder.skipping.translate import Translation, translate
 from zorder.table import DataFile, TableSnapshot
 
@@ -101,9 +100,6 @@ def _row_filter(text: str, types: Mapping[str, str], time_zone: str) -> _Exact |
     # No instant: the scan pinned the clock in the text (zorder.skipping.clock).
     context = FoldContext(zone=session_zone(time_zone), zone_name=time_zone)
     try:
-        folded = negated_null_comparison(text)
-        if folded is not None:
-            raise unsupported(f"{folded} under NOT (a comparison with NULL is NULL)")
         parsed = parse_unfolded(text, context=context)
         return _Exact(exact_predicate(parsed, types, time_zone=time_zone), types)
     except UnsupportedFilterError:

@@ -40,6 +40,7 @@ from zorder.skipping.predicates import (
     InList,
     IsNaN,
     IsNull,
+    NullComparison,
     Predicate,
     StartsWith,
     Unknown,
@@ -401,6 +402,9 @@ class _MightMatch(PredicateVisitor[Mask]):
         for value in node.values:
             mask |= _might_equal(bounds, value, node.domain)
         return mask
+
+    def visit_null_comparison(self, node: NullComparison) -> Mask:
+        return self._every(False)  # NULL in every row: no file holds a match, negated or not
 
     def visit_is_null(self, node: IsNull) -> Mask:
         bounds = self.bounds(node.column)

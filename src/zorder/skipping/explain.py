@@ -15,6 +15,7 @@ from zorder.skipping.nodes import (
     InList,
     IsNaN,
     IsNull,
+    NullComparison,
     Or,
     Predicate,
     StartsWith,
@@ -51,6 +52,9 @@ class _Planned(PredicateVisitor[str]):
         listed = [sql_literal(v) for v in node.values] + (["NULL"] if node.has_null else [])
         negation = "NOT " if node.negated else ""
         return f"{_operand(node.column, node.domain)} {negation}IN ({', '.join(listed)})"
+
+    def visit_null_comparison(self, node: NullComparison) -> str:
+        return f"{_name(node.column)} {node.op} NULL"
 
     def visit_is_null(self, node: IsNull) -> str:
         return f"{_name(node.column)} IS {'NOT ' if node.negated else ''}NULL"

@@ -38,6 +38,7 @@ from zorder.skipping.nodes import (
     IsNaN,
     IsNull,
     Not,
+    NullComparison,
     Or,
     Predicate,
     StartsWith,
@@ -60,6 +61,7 @@ __all__ = [
     "IsNaN",
     "IsNull",
     "Not",
+    "NullComparison",
     "Or",
     "Predicate",
     "StartsWith",
@@ -111,6 +113,8 @@ def or_(left: Predicate, right: Predicate) -> Predicate:
 
 
 def not_(child: Predicate) -> Predicate:
+    if isinstance(child, NullComparison):
+        return child  # NOT NULL is NULL
     if isinstance(child, Not):
         return child.child
     return Not(child)
@@ -150,6 +154,9 @@ class _NotPusher(PredicateVisitor[_Signed]):
 
     def visit_in_list(self, node: InList) -> _Signed:
         return _Signed(node, replace(node, negated=not node.negated))
+
+    def visit_null_comparison(self, node: NullComparison) -> _Signed:
+        return _Signed(node, node)  # NOT NULL is NULL
 
     def visit_is_null(self, node: IsNull) -> _Signed:
         return _Signed(node, replace(node, negated=not node.negated))
@@ -362,6 +369,9 @@ class _Binder(PredicateVisitor[Predicate]):
 
     def visit_in_list(self, node: InList) -> Predicate:
         return self._bind(node)
+
+    def visit_null_comparison(self, node: NullComparison) -> Predicate:
+        return NullComparison(node.op, resolve_column(node.column, self.columns))
 
     def visit_is_null(self, node: IsNull) -> Predicate:
         return IsNull(resolve_column(node.column, self.columns), node.negated)

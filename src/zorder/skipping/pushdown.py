@@ -17,6 +17,7 @@ from zorder.skipping.predicates import (
     InList,
     IsNaN,
     IsNull,
+    NullComparison,
     Predicate,
     StartsWith,
     Unknown,
@@ -43,6 +44,9 @@ class _Referenced(PredicateVisitor[set[str]]):
 
     def visit_in_list(self, node: InList) -> set[str]:
         return {node.column}
+
+    def visit_null_comparison(self, node: NullComparison) -> set[str]:
+        return set()  # NULL whatever the column holds: nothing to read
 
     def visit_is_null(self, node: IsNull) -> set[str]:
         return {node.column}
@@ -129,6 +133,9 @@ class _Prefilter(PredicateVisitor[list[str]]):
         return []
 
     def visit_unknown(self, node: Unknown) -> list[str]:
+        return []
+
+    def visit_null_comparison(self, node: NullComparison) -> list[str]:
         return []
 
     def visit_is_null(self, node: IsNull) -> list[str]:

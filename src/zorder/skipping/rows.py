@@ -19,8 +19,7 @@ where Arrow's differ:
 :func:`exact_predicate` binds the parsed tree for this and refuses, with
 :class:`~zorder.errors.UnsupportedFilterError`, everything whose Spark
 meaning it does not reproduce exactly (functions, arithmetic, casts that
-change values or that ANSI Spark may reject, comparisons with NULL under NOT,
-a decimal column converted to a double, ...).
+change values or that ANSI Spark may reject, a decimal column converted to a double, ...).
 """
 
 from __future__ import annotations
@@ -41,6 +40,7 @@ from zorder.skipping.predicates import (
     InList,
     IsNaN,
     IsNull,
+    NullComparison,
     Predicate,
     StartsWith,
     Unknown,
@@ -104,6 +104,9 @@ class _RefuseInexactDomains(PredicateVisitor[None]):
 
     def visit_unknown(self, node: Unknown) -> None:
         raise unsupported(node.reason or "this filter")
+
+    def visit_null_comparison(self, node: NullComparison) -> None:
+        return None
 
     def visit_is_null(self, node: IsNull) -> None:
         return None
@@ -263,6 +266,9 @@ class _RowMask(PredicateVisitor[Bools]):
 
     def visit_unknown(self, node: Unknown) -> Bools:
         raise unsupported(f"the predicate {node!r}")  # exact_predicate refuses it first
+
+    def visit_null_comparison(self, node: NullComparison) -> Bools:
+        return pa.nulls(self.table.num_rows, pa.bool_())  # and so is NOT of it
 
     def visit_is_null(self, node: IsNull) -> Bools:
         values = self.table.column(node.column)

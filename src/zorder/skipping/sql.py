@@ -31,6 +31,7 @@ from zorder.skipping.predicates import (
     IsNaN,
     IsNull,
     Not,
+    NullComparison,
     Or,
     Predicate,
     StartsWith,
@@ -43,7 +44,6 @@ from zorder.skipping.predicates import (
 )
 
 __all__ = [
-    "negated_null_comparison",
     "parse_predicate",
     "parse_unfolded",
     "referenced_columns",
@@ -79,31 +79,6 @@ def parse_unfolded(text: str, *, context: FoldContext | None = None) -> Predicat
 def referenced_columns(text: str) -> set[str]:
     """The names of every column the SQL boolean expression ``text`` refers to."""
     return {str(column.name) for column in _parse(text).find_all(exp.Column)}
-
-
-def negated_null_comparison(text: str) -> str | None:
-    """The first comparison with a NULL literal under a NOT in ``text``, as SQL, or None.
-
-    The parsed tree folds ``x = NULL`` to FALSE, which is all skipping needs
-    (NULL and FALSE both keep no row), but under NOT the two differ:
-    ``NOT (x = NULL)`` keeps no row, ``NOT FALSE`` keeps every one.
-    """
-    for node in _parse(text).walk():
-        operands: list[exp.Expression] = []
-        if type(node) in COMPARISONS and not isinstance(node, exp.NullSafeEQ):
-            operands = [node.this, node.expression]
-        elif isinstance(node, exp.Between):
-            operands = [node.args["low"], node.args["high"]]
-        if any(_is_null(o) for o in operands) and node.find_ancestor(exp.Not) is not None:
-            return str(node.sql(dialect="spark"))
-    return None
-
-
-def _is_null(node: exp.Expression) -> bool:
-    try:
-        return constant(node) is None
-    except NotConstantError:
-        return False
 
 
 def _parse(text: str) -> exp.Expression:
@@ -394,7 +369,7 @@ class _Converter:
                 return Unknown("a cast column compared with NULL")
             if op == "<=>":
                 return IsNull(column)
-            return AlwaysFalse()  # x = NULL is NULL: never TRUE
+            return NullComparison(op, column)  # NULL for every row, and so is its NOT
         return Comparison(op, column, value, cast)
 
     def like(self, node: exp.Like) -> Predicate:
