@@ -598,7 +598,7 @@ NULL_COMPARISONS = [
     "NOT (x != NULL) OR s IS NULL",
     "d >= NULL OR NOT (t <= NULL)",
     "NOT (i = 1 + NULL)",
-    "NOT (m > NULL) OR bo",
+    "NOT (m > NULL) OR bo = TRUE",
     "NULL = i OR NOT (NULL < tn)",
     "NOT (i IS DISTINCT FROM NULL)",
 ]

@@ -30,14 +30,13 @@ import pyarrow.compute as pc
 
 from zorder.advice.simulate import Simulation
 from zorder.curves.cuts import CutTree
-from zorder.skipping import might_match_mask
+from zorder.skipping import Bound, might_match_mask
 from zorder.skipping.nodes import (
     Comparison,
     InList,
     IsNaN,
     IsNull,
     NullComparison,
-    Predicate,
     StartsWith,
     Unknown,
 )
@@ -128,9 +127,9 @@ def _prepare(simulation: Simulation, name: str) -> _Column:
     return _Column(name, distinct, np.asarray(codes, dtype=np.int64), literal_cuts)
 
 
-def _literals(predicate: Predicate, column: str) -> list[Any]:
+def _literals(predicate: Bound, column: str) -> list[Any]:
     """The values ``predicate`` compares ``column`` with."""
-    return visit(predicate, _Literals(column))
+    return visit(predicate.tree, _Literals(column))
 
 
 class _Literals(PredicateVisitor[list[Any]]):

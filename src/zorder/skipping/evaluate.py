@@ -36,12 +36,12 @@ from zorder.skipping.coercion import decimal_shape
 from zorder.skipping.predicates import (
     FLOAT_TYPES,
     INTEGER_TYPES,
+    Bound,
     Comparison,
     InList,
     IsNaN,
     IsNull,
     NullComparison,
-    Predicate,
     StartsWith,
     Unknown,
     rewrite_not,
@@ -430,7 +430,7 @@ class _MightMatch(PredicateVisitor[Mask]):
 
 
 def might_match_mask(
-    predicate: Predicate,
+    predicate: Bound,
     actions: pa.Table,
     types: Mapping[str, str],
     *,
@@ -444,4 +444,4 @@ def might_match_mask(
     file is trusted so.
     """
     visitor = _MightMatch(_Stats(actions, nan_free_bounds), types)
-    return np.asarray(visit(rewrite_not(predicate), visitor), dtype=bool)
+    return np.asarray(visit(rewrite_not(predicate.tree), visitor), dtype=bool)

@@ -17,10 +17,10 @@ from zorder.skipping.nodes import (
     IsNull,
     NullComparison,
     Or,
-    Predicate,
     StartsWith,
     Unknown,
 )
+from zorder.skipping.predicates import Bound, rewrite_not
 from zorder.skipping.sql import sql_literal
 from zorder.skipping.visitor import PredicateVisitor, visit
 
@@ -76,7 +76,9 @@ class _Planned(PredicateVisitor[str]):
         return f"NOT {child}"
 
 
-def planned_sql(predicate: Predicate) -> str:
-    """``predicate`` (bound) as Spark SQL, its undecidable parts named in brackets."""
-    text = visit(predicate, _Planned())
-    return text[1:-1] if isinstance(predicate, And | Or) else text
+def planned_sql(predicate: Bound) -> str:
+    """``predicate`` as statistics evaluate it (its NOTs pushed to the leaves), as Spark SQL,
+    its undecidable parts named in brackets."""
+    tree = rewrite_not(predicate.tree)
+    text = visit(tree, _Planned())
+    return text[1:-1] if isinstance(tree, And | Or) else text

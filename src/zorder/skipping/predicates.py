@@ -55,6 +55,7 @@ __all__ = [
     "AlwaysFalse",
     "AlwaysTrue",
     "And",
+    "Bound",
     "CompareOp",
     "Comparison",
     "InList",
@@ -399,7 +400,21 @@ class _Binder(PredicateVisitor[Predicate]):
         return Not(child) if self.strict else not_(child)
 
 
-def bind(predicate: Predicate, columns: Mapping[str, str], *, time_zone: str = "UTC") -> Predicate:
+@dataclass(frozen=True)
+class Bound:
+    """A predicate tree bound to a table by :func:`bind` or :func:`bind_exact`: names
+    resolved, literals in the types Spark compares in.
+
+    A type of its own so that mypy refuses an unbound tree (names as written,
+    :class:`TypedLiteral` values) where statistics or rows are evaluated; only binding
+    makes one. ``columns`` are the column types it was bound against.
+    """
+
+    tree: Predicate
+    columns: Mapping[str, str]
+
+
+def bind(predicate: Predicate, columns: Mapping[str, str], *, time_zone: str = "UTC") -> Bound:
     """Resolve names (as :func:`zorder.columns.resolve_column` does) and coerce literals.
 
     ``columns`` maps each column name to its Spark type name. An unknown
@@ -412,13 +427,13 @@ def bind(predicate: Predicate, columns: Mapping[str, str], *, time_zone: str = "
         zone: dt.tzinfo | None = session_zone(time_zone)
     except InvalidArgumentError:
         zone = None  # zone-less timestamps then decide nothing
-    return visit(predicate, _Binder(columns, zone, strict=False))
+    return Bound(visit(predicate, _Binder(columns, zone, strict=False)), columns)
 
 
 def bind_exact(
     predicate: Predicate, columns: Mapping[str, str], *, time_zone: str = "UTC"
-) -> Predicate:
+) -> Bound:
     """:func:`bind` for the row evaluator: every leaf kept, and an
     :class:`~zorder.errors.UnsupportedFilterError` where :func:`bind` would answer
     :class:`Unknown`."""
-    return visit(predicate, _Binder(columns, session_zone(time_zone), strict=True))
+    return Bound(visit(predicate, _Binder(columns, session_zone(time_zone), strict=True)), columns)

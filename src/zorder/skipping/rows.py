@@ -36,6 +36,7 @@ import pyarrow.compute as pc
 from zorder.skipping.predicates import (
     FLOAT_TYPES,
     INTEGER_TYPES,
+    Bound,
     Comparison,
     InList,
     IsNaN,
@@ -64,7 +65,7 @@ __all__ = [
 
 def exact_predicate(
     predicate: Predicate, columns: Mapping[str, str], *, time_zone: str = "UTC"
-) -> Predicate:
+) -> Bound:
     """``predicate`` (as parsed) bound for :func:`row_mask`, or UnsupportedFilterError.
 
     ``columns`` maps each column to its Spark type name; ``time_zone`` is the
@@ -73,7 +74,7 @@ def exact_predicate(
     what that cannot do exactly is refused here instead of kept.
     """
     bound = bind_exact(predicate, columns, time_zone=time_zone)
-    visit(bound, _RefuseInexactDomains(columns))
+    visit(bound.tree, _RefuseInexactDomains(columns))
     return bound
 
 
@@ -300,10 +301,10 @@ class _RowMask(PredicateVisitor[Bools]):
         return pc.invert(child)
 
 
-def row_mask(predicate: Predicate, table: pa.Table, columns: Mapping[str, str]) -> Bools:
+def row_mask(predicate: Bound, table: pa.Table, columns: Mapping[str, str]) -> Bools:
     """Each row's value of ``predicate`` (bound by :func:`exact_predicate`): TRUE, FALSE or NULL.
 
     ``table`` holds the columns the predicate reads; ``columns`` maps names
     to Spark type names. Keep the rows where it is TRUE.
     """
-    return visit(predicate, _RowMask(table, columns))
+    return visit(predicate.tree, _RowMask(table, columns))

@@ -70,7 +70,7 @@ from zorder.skipping.constants import (
 )
 from zorder.skipping.predicates import unsupported
 from zorder.skipping.pushdown import quoted_name
-from zorder.skipping.sql import _parse
+from zorder.skipping.sql import ParsedFilter, parse_filter
 from zorder.skipping.zones import SESSION_ZONE, is_utc, session_zone
 
 __all__ = ["Translation", "parse_filter", "translate"]
@@ -119,11 +119,6 @@ class _RefusedError(Exception):
         self.located = False
 
 
-def parse_filter(text: str) -> exp.Expression:
-    """``text`` parsed as :mod:`zorder.skipping.sql` parses it (Spark's dialect, checked)."""
-    return _parse(text)
-
-
 @dataclass(frozen=True)
 class Translation:
     """A filter as DuckDB SQL: ``sql`` is TRUE, FALSE or NULL for each row, as in Spark."""
@@ -149,24 +144,29 @@ class _Value:
 
 
 def translate(
-    text: str,
+    parsed: ParsedFilter | str,
     columns: Mapping[str, str],
     *,
     time_zone: str = "UTC",
     context: FoldContext | None = None,
 ) -> Translation:
-    """``text`` (a Spark SQL filter) as a DuckDB boolean expression over ``columns``.
+    """A Spark SQL filter, parsed (:func:`~zorder.skipping.sql.parse_filter`; text is parsed
+    here), as a DuckDB boolean expression over ``columns``.
 
     ``columns`` maps each column to its Spark type name; ``time_zone`` is the
-    session's (dates of timestamps, zone-less literals). The answer is an
-    ANSI session's. Raises :class:`~zorder.errors.UnsupportedFilterError`
-    naming what has no exact translation.
+    session's (dates of timestamps, zone-less literals); constants fold in
+    ``context``, else in the parsed filter's, else in the session's zone. The
+    answer is an ANSI session's. Raises
+    :class:`~zorder.errors.UnsupportedFilterError` naming what has no exact translation.
     """
+    if isinstance(parsed, str):
+        parsed = parse_filter(parsed)
+    text = parsed.text
     zone = session_zone(time_zone)
-    folding = context if context is not None else FoldContext(zone=zone)
+    folding = context or parsed.context or FoldContext(zone=zone)
     translator = _Translator(columns, time_zone, folding)
     try:
-        value = translator.condition(parse_filter(text), predicate=True)
+        value = translator.condition(parsed.tree, predicate=True)
     except _RefusedError as refused:
         raise unsupported(refused.what) from None
     if value.type not in ("boolean", "null"):
