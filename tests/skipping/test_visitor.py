@@ -10,6 +10,7 @@ from zorder.skipping.predicates import (
     AlwaysFalse,
     AlwaysTrue,
     And,
+    Bound,
     Comparison,
     InList,
     IsNaN,
@@ -151,8 +152,10 @@ def test_referenced_and_prefilter_sql() -> None:
         And(Comparison("<=>", "n", 3), InList("s", ("a", "it's"))),
         And(Or(Comparison("=", "n", 1), IsNull("m")), Not(Comparison("=", "x", 1.5))),
     )
-    assert referenced(tree) == {"n", "s", "m", "x"}
     types = {"n": "bigint", "s": "string", "m": "int", "x": "double"}
-    assert prefilter_sql(tree, types) == """"n" = 3 AND "s" IN ('a', 'it''s')"""
-    assert prefilter_sql(tree, types, among={"s"}) == """"s" IN ('a', 'it''s')"""
-    assert prefilter_sql(Or(Comparison("=", "n", 1), Comparison("=", "n", 2)), types) is None
+    bound = Bound(tree, types)
+    assert referenced(bound) == {"n", "s", "m", "x"}
+    assert prefilter_sql(bound, types) == """"n" = 3 AND "s" IN ('a', 'it''s')"""
+    assert prefilter_sql(bound, types, among={"s"}) == """"s" IN ('a', 'it''s')"""
+    either = Or(Comparison("=", "n", 1), Comparison("=", "n", 2))
+    assert prefilter_sql(Bound(either, types), types) is None
