@@ -1,4 +1,5 @@
-"""SQL boolean text -> unbound predicate tree, parsed with sqlglot (Spark dialect)."""
+"""SQL boolean text parsed once with sqlglot (Spark's dialect) into a :class:`ParsedFilter`,
+from whose one tree the folded and unfolded predicate trees (unbound) are both derived."""
 
 from __future__ import annotations
 
