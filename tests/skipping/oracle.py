@@ -37,6 +37,7 @@ from zorder.skipping.predicates import (
     IsNaN,
     IsNull,
     Not,
+    NullComparison,
     Or,
     Predicate,
     StartsWith,
@@ -272,6 +273,8 @@ def _leaf(node: Predicate, summary: FileSummary, types: Mapping[str, str]) -> bo
             return not column.all_null and column.may_hold_nan
         case StartsWith():
             return _prefix(node, _column(summary, node.column, types[node.column]))
+        case NullComparison():
+            return False  # x = NULL is NULL for every row, and so is its NOT
     return True
 
 

@@ -28,7 +28,7 @@ from zorder.skipping.constants import constant
 from zorder.skipping.evaluate import might_match_mask
 from zorder.skipping.monotone import monotone_comparison, monotone_conjuncts
 from zorder.skipping.nodes import And, CompareOp, Not, Predicate, TypedLiteral, Unknown
-from zorder.skipping.predicates import bind
+from zorder.skipping.predicates import Bound, bind
 from zorder.skipping.rows import exact_predicate, row_mask
 
 TYPES = {
@@ -260,7 +260,7 @@ def check(predicate: Predicate, column: str, x: Any, zone: str, expected: bool |
     except UnsupportedFilterError:
         return "implied"
     mask = row_mask(bound, one_row(column, x), columns).to_pylist()[0]
-    negated = row_mask(Not(bound), one_row(column, x), columns).to_pylist()[0]
+    negated = row_mask(Bound(Not(bound.tree), columns), one_row(column, x), columns).to_pylist()[0]
     assert mask == expected, (predicate, x, zone, mask, expected)
     assert negated == _not(expected), (predicate, x, zone)
     return "exact"

@@ -105,8 +105,8 @@ def truth(node: Node, row: dict[str, Any]) -> bool | None:
         case "cmp":
             return compare(x, node.op, node.values[0])
         case "nullsafe":
-            if x is None:
-                return False
+            if x is None or node.values[0] is None:
+                return x is None and node.values[0] is None
             return compare(x, "=", node.values[0])
         case "between":
             return kleene_and(compare(x, ">=", node.values[0]), compare(x, "<=", node.values[1]))
@@ -266,6 +266,9 @@ def leaves(draw: st.DrawFn) -> Node:
     if kind in ("in", "notin"):
         items = draw(st.lists(st.one_of(value, st.none()), min_size=1, max_size=3))
         return Node(kind, column, values=tuple(items))
+    # Now and then a NULL literal: x = NULL and x BETWEEN NULL AND v are NULL for every row
+    # (and so is NOT of them), which a FALSE in their place would get wrong under NOT.
+    value = st.one_of(value, value, value, value, value, value, value, st.none())
     if kind == "between":
         return Node(kind, column, values=(draw(value), draw(value)))
     if kind in ("isnull", "notnull", "opaque"):

@@ -10,11 +10,13 @@ from zorder.skipping.predicates import (
     AlwaysFalse,
     AlwaysTrue,
     And,
+    Bound,
     Comparison,
     InList,
     IsNaN,
     IsNull,
     Not,
+    NullComparison,
     Or,
     Predicate,
     StartsWith,
@@ -50,6 +52,9 @@ class Render(PredicateVisitor[str]):
     def visit_in_list(self, node: InList) -> str:
         return self._leaf(f"{node.column} {'NOT IN' if node.negated else 'IN'} {node.values}")
 
+    def visit_null_comparison(self, node: NullComparison) -> str:
+        return self._leaf(f"{node.column} {node.op} NULL")
+
     def visit_is_null(self, node: IsNull) -> str:
         return self._leaf(f"{node.column} IS {'NOT ' if node.negated else ''}NULL")
 
@@ -74,13 +79,16 @@ def test_every_kind_of_node_reaches_its_method_children_first_left_to_right() ->
         Or(Comparison("<", "a", 1), Not(InList("b", (1, 2)))),
         Or(
             And(IsNull("c", negated=True), IsNaN("d")),
-            Or(StartsWith("e", "p"), And(AlwaysTrue(), Or(AlwaysFalse(), Unknown("udf")))),
+            Or(
+                StartsWith("e", "p"),
+                And(AlwaysTrue(), Or(AlwaysFalse(), Or(Unknown("udf"), NullComparison("=", "f")))),
+            ),
         ),
     )
     render = Render()
     assert visit(tree, render) == (
         "((a < 1 OR NOT b IN (1, 2)) AND ((c IS NOT NULL AND isnan(d)) OR "
-        "(e LIKE 'p%' OR (TRUE AND (FALSE OR ?udf)))))"
+        "(e LIKE 'p%' OR (TRUE AND (FALSE OR (?udf OR f = NULL))))))"
     )
     assert render.met == [
         "a < 1",
@@ -91,11 +99,12 @@ def test_every_kind_of_node_reaches_its_method_children_first_left_to_right() ->
         "TRUE",
         "FALSE",
         "?udf",
+        "f = NULL",
     ]
 
 
 def test_there_is_one_method_per_kind_of_node() -> None:
-    assert len(PredicateVisitor.__abstractmethods__) == len(get_args(Predicate)) == 11
+    assert len(PredicateVisitor.__abstractmethods__) == len(get_args(Predicate)) == 12
 
 
 def test_a_visitor_that_forgets_a_kind_of_node_cannot_be_made() -> None:
@@ -143,8 +152,10 @@ def test_referenced_and_prefilter_sql() -> None:
         And(Comparison("<=>", "n", 3), InList("s", ("a", "it's"))),
         And(Or(Comparison("=", "n", 1), IsNull("m")), Not(Comparison("=", "x", 1.5))),
     )
-    assert referenced(tree) == {"n", "s", "m", "x"}
     types = {"n": "bigint", "s": "string", "m": "int", "x": "double"}
-    assert prefilter_sql(tree, types) == """"n" = 3 AND "s" IN ('a', 'it''s')"""
-    assert prefilter_sql(tree, types, among={"s"}) == """"s" IN ('a', 'it''s')"""
-    assert prefilter_sql(Or(Comparison("=", "n", 1), Comparison("=", "n", 2)), types) is None
+    bound = Bound(tree, types)
+    assert referenced(bound) == {"n", "s", "m", "x"}
+    assert prefilter_sql(bound, types) == """"n" = 3 AND "s" IN ('a', 'it''s')"""
+    assert prefilter_sql(bound, types, among={"s"}) == """"s" IN ('a', 'it''s')"""
+    either = Or(Comparison("=", "n", 1), Comparison("=", "n", 2))
+    assert prefilter_sql(Bound(either, types), types) is None

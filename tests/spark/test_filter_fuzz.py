@@ -57,6 +57,8 @@ from pyspark.sql.types import (
 
 import zorder
 from zorder.errors import UnsupportedFilterError, ZorderError
+from zorder.skipping.rows import exact_predicate
+from zorder.skipping.sql import parse_unfolded
 from zorder.spark.scan import read_files
 from zorder.table import load_snapshot
 
@@ -577,6 +579,43 @@ def test_issue_reproductions_agree_with_spark(
     spark: SparkSession, unpartitioned: Fuzzed, where: str
 ) -> None:
     _check(spark, unpartitioned, where)
+
+
+# A comparison with NULL is NULL for every row, and so is NOT of it: NOT (i = NULL) keeps no
+# row, where NOT FALSE would keep every one; under NOT a BETWEEN with a NULL bound still keeps
+# the rows its other bound rules out.
+NULL_COMPARISONS = [
+    "NOT (i = NULL)",
+    "NOT (i BETWEEN NULL AND 1)",
+    "NOT (i BETWEEN 1 AND NULL)",
+    "NOT (s NOT BETWEEN NULL AND 'k')",
+    "i = NULL OR l > 1",
+    "NOT (i = NULL OR l > 1)",
+    "NOT (i = NULL AND l > 1)",
+    "i = NULL AND FALSE",
+    "NOT (i = NULL AND FALSE)",
+    "NOT (NOT (s < NULL))",
+    "NOT (x != NULL) OR s IS NULL",
+    "d >= NULL OR NOT (t <= NULL)",
+    "NOT (i = 1 + NULL)",
+    "NOT (m > NULL) OR bo = TRUE",
+    "NULL = i OR NOT (NULL < tn)",
+    "NOT (i IS DISTINCT FROM NULL)",
+]
+
+
+@pytest.mark.parametrize("where", NULL_COMPARISONS)
+def test_comparisons_with_null_agree_with_spark(
+    spark: SparkSession, unpartitioned: Fuzzed, where: str
+) -> None:
+    """Answered exactly in process (no refusal), by skipping and by the row evaluator."""
+    _check(spark, unpartitioned, where)
+    expected = _spark_answer(unpartitioned, where)
+    assert not isinstance(expected, Exception), expected
+    planned = zorder.scan(unpartitioned.path, where)
+    types = planned.snapshot.column_types
+    exact_predicate(parse_unfolded(where), types)  # the exact evaluator answers, no refusal
+    assert planned.to_arrow().num_rows == sum(expected.values()), where
 
 
 PARTITION_REGRESSIONS = [

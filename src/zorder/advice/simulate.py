@@ -23,7 +23,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from zorder.skipping import Predicate, bind, might_match_mask
+from zorder.skipping import Bound, bind, might_match_mask
 from zorder.skipping.clock import parse_with_clock
 from zorder.stats import STRING_PREFIX_LENGTH
 from zorder.stats.delta import truncate_max_string, truncate_min_string
@@ -36,7 +36,7 @@ class PlannedFilter:
     """One distinct filter of the workload: its text, bound predicate and how often it comes."""
 
     text: str
-    predicate: Predicate
+    predicate: Bound
     count: int
 
 
@@ -58,8 +58,8 @@ class Simulation:
             counts[text] = counts.get(text, 0) + 1
         planned = []
         for text, count in counts.items():
-            _, predicate = parse_with_clock(text, columns=types, time_zone=time_zone)
-            bound = bind(predicate, self.types, time_zone=time_zone)
+            parsed = parse_with_clock(text, columns=types, time_zone=time_zone)
+            bound = bind(parsed.predicate(), self.types, time_zone=time_zone)
             planned.append(PlannedFilter(text, bound, count))
         self.filters: tuple[PlannedFilter, ...] = tuple(planned)
         self.weights = np.array([f.count for f in planned], dtype=np.float64)

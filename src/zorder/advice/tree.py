@@ -30,13 +30,13 @@ import pyarrow.compute as pc
 
 from zorder.advice.simulate import Simulation
 from zorder.curves.cuts import CutTree
-from zorder.skipping import might_match_mask
+from zorder.skipping import Bound, might_match_mask
 from zorder.skipping.nodes import (
     Comparison,
     InList,
     IsNaN,
     IsNull,
-    Predicate,
+    NullComparison,
     StartsWith,
     Unknown,
 )
@@ -127,9 +127,9 @@ def _prepare(simulation: Simulation, name: str) -> _Column:
     return _Column(name, distinct, np.asarray(codes, dtype=np.int64), literal_cuts)
 
 
-def _literals(predicate: Predicate, column: str) -> list[Any]:
+def _literals(predicate: Bound, column: str) -> list[Any]:
     """The values ``predicate`` compares ``column`` with."""
-    return visit(predicate, _Literals(column))
+    return visit(predicate.tree, _Literals(column))
 
 
 class _Literals(PredicateVisitor[list[Any]]):
@@ -150,6 +150,9 @@ class _Literals(PredicateVisitor[list[Any]]):
 
     def visit_in_list(self, node: InList) -> list[Any]:
         return list(node.values) if node.column == self.column else []
+
+    def visit_null_comparison(self, node: NullComparison) -> list[Any]:
+        return []
 
     def visit_is_null(self, node: IsNull) -> list[Any]:
         return []

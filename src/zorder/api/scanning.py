@@ -19,18 +19,18 @@ import datetime as dt
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeAlias
 
 from zorder.arrow import read_rows
 from zorder.columns import resolve_column
 from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError
-from zorder.skipping import Mask, Predicate, bind, might_match_mask, parse_predicate, rewrite_not
+from zorder.skipping import Bound, Mask, ParsedFilter, bind, might_match_mask, parse_filter
 from zorder.skipping.clock import parse_with_clock
 from zorder.skipping.constants import FoldContext
 from zorder.skipping.explain import planned_sql
 from zorder.skipping.guard import spark_rendered
-from zorder.skipping.predicates import session_zone
+from zorder.skipping.zones import session_zone
 from zorder.table import DataFile, Storage, TableSnapshot, normalize_uri
 
 __all__ = [
@@ -101,6 +101,10 @@ class Scan:
     # The rows' filter: SQL text as planned (its clock pinned to the planning instant,
     # see zorder.skipping.clock), or the Column as given.
     row_filter: Where = None
+    # The filter parsed once (SQL given: its clock pinned; a Column: Spark's SQL for it;
+    # none: TRUE), which every engine reads, and its tree bound for statistics.
+    parsed: ParsedFilter = field(default_factory=lambda: parse_filter("TRUE"))
+    bound: Bound | None = None
 
     def explain(self) -> ScanReport:
         """Files, rows and bytes this scan reads, against the table's totals."""
@@ -113,12 +117,11 @@ class Scan:
         """
         check_where(self.where)
         check_limit(limit)
-        # The filter as planned: its clock already pinned to the plan's instant.
-        text = self.row_filter if isinstance(self.row_filter, str) else "TRUE"
+        # The filter as planned, parsed once: its clock already pinned to the plan's instant.
         return read_rows(
             self.snapshot,
             self.files,
-            text,
+            self.parsed,
             columns=self.columns,
             time_zone=self.time_zone,
             limit=limit,
@@ -170,8 +173,8 @@ def plan_scan(
     source, snapshot = snapshot, snapshot.in_time_zone(zone)
     types = snapshot.schema.column_types
     picked = None if columns is None else tuple(_resolved_columns(columns, types))
-    text, predicate = _predicate(where, snapshot, spark, zone)
-    bound = bind(predicate, types, time_zone=zone)
+    text, parsed = _predicate(where, snapshot, spark, zone)
+    bound = bind(parsed.predicate(), types, time_zone=zone)
     mask = might_match_mask(
         bound, snapshot.actions, types, nan_free_bounds=lambda: snapshot.nan_free_bounds
     )
@@ -181,7 +184,7 @@ def plan_scan(
         table_uri=snapshot.uri,
         version=snapshot.version,
         predicate=text,
-        planned=planned_sql(rewrite_not(bound)),
+        planned=planned_sql(bound),
         files_total=snapshot.actions.num_rows,
         files_scanned=len(kept),
         rows_total=snapshot.total_rows,
@@ -192,7 +195,9 @@ def plan_scan(
         partitions_scanned=len({f.partition for f in kept}) if partitioned else None,
     )
     row_filter = text if isinstance(where, str) else where
-    return Scan(snapshot, source, where, picked, zone, mask, kept, report, row_filter)
+    return Scan(
+        snapshot, source, where, picked, zone, mask, kept, report, row_filter, parsed, bound
+    )
 
 
 def check_where(where: object) -> None:
@@ -219,13 +224,15 @@ def _resolved_columns(columns: Sequence[str], types: Mapping[str, str]) -> list[
 
 def _predicate(
     where: Where, snapshot: TableSnapshot, spark: SparkSession | None, time_zone: str
-) -> tuple[str, Predicate]:
+) -> tuple[str, ParsedFilter]:
     """The filter's SQL text (SQL given with its clock pinned to now; a Column's as Spark
-    writes it) and its predicate tree, constants folded in the session's zone."""
+    writes it) and what the scan plans with: that text parsed, once, its constants folding
+    in the session's zone."""
     if where is None:
-        return "TRUE", parse_predicate("TRUE")
+        return "TRUE", parse_filter("TRUE")
     if isinstance(where, str):
-        return parse_with_clock(where, columns=snapshot.schema.column_types, time_zone=time_zone)
+        parsed = parse_with_clock(where, columns=snapshot.schema.column_types, time_zone=time_zone)
+        return parsed.text, parsed
     try:
         zone: dt.tzinfo | None = session_zone(time_zone)
     except InvalidArgumentError:
@@ -246,11 +253,11 @@ def _predicate(
     if is_connect(session):
         # A Connect client holds no analyzed plan to turn the Column into SQL: no file
         # is skipped, and the rows are filtered with the Column itself.
-        return str(where), parse_predicate("TRUE")
+        return str(where), parse_filter("TRUE")
     text = _column_sql(where, snapshot, session)
     # Spark reads the Column's clock itself: it stays unfolded (no instant in the context).
     with spark_rendered():  # the caller's code built it; Spark filters with the Column
-        return text, parse_predicate(text, context=FoldContext(zone=zone, zone_name=time_zone))
+        return text, parse_filter(text, context=FoldContext(zone=zone, zone_name=time_zone))
 
 
 def _column_sql(where: Column, snapshot: TableSnapshot, spark: SparkSession) -> str:

@@ -22,16 +22,14 @@ import pyarrow.compute as pc
 
 from zorder.arrow.files import check_constants, read_file, read_where, translated_mask
 from zorder.errors import UnsupportedFilterError
-from zorder.skipping.constants import FoldContext
-from zorder.skipping.predicates import Predicate, session_zone
+from zorder.skipping.predicates import Bound
 from zorder.skipping.rows import (
     exact_predicate,
     prefilter_sql,
     referenced,
     row_mask,
-    unsupported,
 )
-from zorder.skipping.sql import negated_null_comparison, parse_unfolded
+from zorder.skipping.sql import ParsedFilter
 from zorder.skipping.translate import Translation, translate
 from zorder.table import DataFile, TableSnapshot
 
@@ -45,14 +43,14 @@ _READERS = 8
 def read_rows(
     snapshot: TableSnapshot,
     files: Sequence[DataFile],
-    row_filter: str,
+    row_filter: ParsedFilter,
     *,
     columns: Sequence[str] | None,
     time_zone: str,
     limit: int | None,
 ) -> pa.Table:
-    """The rows of ``files`` (of ``snapshot``) matching the SQL ``row_filter`` (its clock
-    already pinned) in the session zone ``time_zone``: ``columns`` (default all), up to
+    """The rows of ``files`` (of ``snapshot``) matching ``row_filter`` (as the scan parsed
+    it, its clock pinned) in the session zone ``time_zone``: ``columns`` (default all), up to
     ``limit`` rows in file order."""
     types = snapshot.schema.column_types
     evaluator = _row_filter(row_filter, types, time_zone)
@@ -70,7 +68,7 @@ def read_rows(
 class _Exact:
     """The filter bound for :mod:`zorder.skipping.rows` (a column against literals)."""
 
-    predicate: Predicate
+    predicate: Bound
     types: Mapping[str, str]
 
     @property
@@ -95,25 +93,22 @@ class _Translated:
         return translated_mask(self.translation, rows)
 
 
-def _row_filter(text: str, types: Mapping[str, str], time_zone: str) -> _Exact | _Translated:
+def _row_filter(
+    parsed: ParsedFilter, types: Mapping[str, str], time_zone: str
+) -> _Exact | _Translated:
     """The exact evaluator where it answers the filter (tested leaf by leaf), else the
-    translation to DuckDB; UnsupportedFilterError naming what neither answers."""
-    # No instant: the scan pinned the clock in the text (zorder.skipping.clock).
-    context = FoldContext(zone=session_zone(time_zone), zone_name=time_zone)
+    translation to DuckDB; UnsupportedFilterError naming what neither answers. Both read
+    the one parsed tree; neither parses the text again."""
     try:
-        folded = negated_null_comparison(text)
-        if folded is not None:
-            raise unsupported(f"{folded} under NOT (a comparison with NULL is NULL)")
-        parsed = parse_unfolded(text, context=context)
-        return _Exact(exact_predicate(parsed, types, time_zone=time_zone), types)
+        return _Exact(exact_predicate(parsed.unfolded(), types, time_zone=time_zone), types)
     except UnsupportedFilterError:
-        translation = translate(text, types, time_zone=time_zone, context=context)
+        translation = translate(parsed, types, time_zone=time_zone)
         check_constants(translation)
         return _Translated(translation)
 
 
 def _prefiltered(
-    snapshot: TableSnapshot, files: Sequence[DataFile], predicate: Predicate, wanted: list[str]
+    snapshot: TableSnapshot, files: Sequence[DataFile], predicate: Bound, wanted: list[str]
 ) -> pa.Table | None:
     """The matching rows of ``files``, read by DuckDB with a prefilter; None where it cannot."""
     types = snapshot.schema.column_types

@@ -7,14 +7,17 @@ skipped only when no row in it can match; anything unknown might match.
 from __future__ import annotations
 
 from zorder.skipping.evaluate import Mask, might_match_mask
-from zorder.skipping.predicates import Predicate, bind, rewrite_not
-from zorder.skipping.sql import parse_predicate
+from zorder.skipping.predicates import Bound, Predicate, bind, rewrite_not
+from zorder.skipping.sql import ParsedFilter, parse_filter, parse_predicate
 
 __all__ = [
+    "Bound",
     "Mask",
+    "ParsedFilter",
     "Predicate",
     "bind",
     "might_match_mask",
+    "parse_filter",
     "parse_predicate",
     "rewrite_not",
 ]

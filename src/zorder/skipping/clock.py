@@ -25,9 +25,8 @@ from sqlglot.tokenizer_core import Token, TokenType
 
 from zorder.errors import InvalidArgumentError
 from zorder.skipping.constants import FoldContext
-from zorder.skipping.nodes import Predicate
-from zorder.skipping.predicates import session_zone
-from zorder.skipping.sql import parse_predicate
+from zorder.skipping.sql import ParsedFilter, parse_filter
+from zorder.skipping.zones import session_zone
 
 __all__ = ["parse_with_clock", "pin_clock"]
 
@@ -99,9 +98,10 @@ def _literal(name: str, now: dt.datetime, zone: dt.tzinfo) -> str:
 
 def parse_with_clock(
     text: str, *, columns: Iterable[str], time_zone: str, now: dt.datetime | None = None
-) -> tuple[str, Predicate]:
-    """A filter's text with its clock pinned to ``now`` (default: this instant), and its
-    predicate tree, constants folded in the session zone ``time_zone``.
+) -> ParsedFilter:
+    """A filter's text with its clock pinned to ``now`` (default: this instant), parsed
+    once; its trees fold constants in the session zone ``time_zone``. The parsed
+    filter's ``text`` is the pinned text, for every engine that reads the rows.
 
     A zone Python does not know leaves the text as it is and what depends on
     the zone unfolded.
@@ -109,8 +109,7 @@ def parse_with_clock(
     try:
         zone = session_zone(time_zone)
     except InvalidArgumentError:
-        return text, parse_predicate(text)
+        return parse_filter(text)
     now = now if now is not None else dt.datetime.now(dt.UTC)
     pinned = pin_clock(text, now=now, zone=zone, columns=columns)
-    context = FoldContext(zone=zone, now=now, zone_name=time_zone)
-    return pinned, parse_predicate(pinned, context=context)
+    return parse_filter(pinned, context=FoldContext(zone=zone, now=now, zone_name=time_zone))

@@ -49,7 +49,7 @@ from zorder.skipping.coercion import (
 from zorder.skipping.folding import NULL, FoldContext, NotConstantError
 from zorder.skipping.nodes import TypedLiteral
 from zorder.skipping.numbers import Operand, negate
-from zorder.skipping.predicates import SESSION_ZONE
+from zorder.skipping.zones import SESSION_ZONE, datetimes_zone
 
 __all__ = ["FoldContext", "NotConstantError", "constant", "spark_type_name"]
 
@@ -274,12 +274,6 @@ class _Folder:
         if name == "make_date" and len(operands) == 3:
             return dates.make_date(*operands)
         raise NotConstantError(node.sql(dialect="spark"))
-
-
-def datetimes_zone(zone: dt.tzinfo | None) -> dt.tzinfo:
-    if zone is None:
-        raise InexactError("a timestamp as a string needs the session's zone")
-    return zone
 
 
 def _number(text: str) -> Operand:

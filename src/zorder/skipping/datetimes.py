@@ -32,7 +32,7 @@ import re
 
 from zorder.skipping.coercion import INTEGER_TYPES, InexactError, cast_literal, timestamp_text
 from zorder.skipping.numbers import Operand, integer_range
-from zorder.skipping.predicates import SESSION_ZONE
+from zorder.skipping.zones import SESSION_ZONE, need_zone
 
 __all__ = [
     "MICROS_PER_DAY",
@@ -179,16 +179,10 @@ def _in_gap(wall: dt.datetime, zone: dt.tzinfo) -> bool:
     return first.astimezone(dt.UTC).astimezone(zone).replace(tzinfo=None) != wall
 
 
-def _need(zone: dt.tzinfo | None, what: str) -> dt.tzinfo:
-    if zone is None:
-        raise InexactError(f"{what} depends on the session's time zone, not known here")
-    return zone
-
-
 def _instant(value: dt.datetime, zone: dt.tzinfo | None) -> dt.datetime:
     """A TIMESTAMP's instant, in UTC."""
     if value.tzinfo is SESSION_ZONE or value.tzinfo is None:
-        return _resolve(value.replace(tzinfo=None), _need(zone, "a zone-less timestamp"), None)
+        return _resolve(value.replace(tzinfo=None), need_zone(zone, "a zone-less timestamp"), None)
     return value.astimezone(dt.UTC)
 
 
@@ -199,13 +193,13 @@ def zoned(instant: dt.datetime, zone: dt.tzinfo | None) -> dt.datetime:
 
 def local_date(value: dt.datetime, zone: dt.tzinfo | None) -> dt.date:
     """The date of a TIMESTAMP in the session's zone (``CAST(ts AS DATE)``)."""
-    zone = _need(zone, "the date of a timestamp")
+    zone = need_zone(zone, "the date of a timestamp")
     return _instant(value, zone).astimezone(zone).date()
 
 
 def _start_of_day(day: dt.date, zone: dt.tzinfo | None) -> dt.datetime:
     """``CAST(date AS TIMESTAMP)``: midnight in the session's zone, as an instant."""
-    zone = _need(zone, "a date as a timestamp")
+    zone = need_zone(zone, "a date as a timestamp")
     midnight = dt.datetime(day.year, day.month, day.day)
     if _in_gap(midnight, zone):  # Java takes the end of the gap, not midnight moved by it
         raise InexactError(f"midnight of {day} does not exist in the session's zone")
@@ -259,7 +253,7 @@ def _timestamp_plus(
     try:
         if months == 0 and days == 0:
             return instant + dt.timedelta(microseconds=rest)
-        zone = _need(zone, "adding days or months to a timestamp")
+        zone = need_zone(zone, "adding days or months to a timestamp")
         local = instant.astimezone(zone)
         if months:
             wall = _plus_wall(local.replace(tzinfo=None), months, 0, 0)
@@ -363,7 +357,7 @@ def to_timestamp(operand: Operand, zone: dt.tzinfo | None) -> dt.datetime | None
     if operand.type == "timestamp":
         return _instant(value, zone)
     if operand.type == "timestamp_ntz":
-        return _resolve(value, _need(zone, "a timestamp_ntz as a timestamp"), None)
+        return _resolve(value, need_zone(zone, "a timestamp_ntz as a timestamp"), None)
     if operand.type == "string":
         parsed = timestamp_text(value)
         return _instant(parsed, zone)
@@ -466,7 +460,7 @@ def trunc_timestamp(start: Operand, unit: str, zone: dt.tzinfo | None) -> Operan
     instant = to_timestamp(start, zone)
     if instant is None:
         return Operand(None, "timestamp")
-    zone = _need(zone, "date_trunc")
+    zone = need_zone(zone, "date_trunc")
     local = instant.astimezone(zone)
     wall = local.replace(tzinfo=None)
     key = unit.upper()

@@ -36,11 +36,12 @@ from zorder.skipping.coercion import decimal_shape
 from zorder.skipping.predicates import (
     FLOAT_TYPES,
     INTEGER_TYPES,
+    Bound,
     Comparison,
     InList,
     IsNaN,
     IsNull,
-    Predicate,
+    NullComparison,
     StartsWith,
     Unknown,
     rewrite_not,
@@ -402,6 +403,9 @@ class _MightMatch(PredicateVisitor[Mask]):
             mask |= _might_equal(bounds, value, node.domain)
         return mask
 
+    def visit_null_comparison(self, node: NullComparison) -> Mask:
+        return self._every(False)  # NULL in every row: no file holds a match, negated or not
+
     def visit_is_null(self, node: IsNull) -> Mask:
         bounds = self.bounds(node.column)
         return ~bounds.all_null if node.negated else bounds.has_null
@@ -426,7 +430,7 @@ class _MightMatch(PredicateVisitor[Mask]):
 
 
 def might_match_mask(
-    predicate: Predicate,
+    predicate: Bound,
     actions: pa.Table,
     types: Mapping[str, str],
     *,
@@ -440,4 +444,4 @@ def might_match_mask(
     file is trusted so.
     """
     visitor = _MightMatch(_Stats(actions, nan_free_bounds), types)
-    return np.asarray(visit(rewrite_not(predicate), visitor), dtype=bool)
+    return np.asarray(visit(rewrite_not(predicate.tree), visitor), dtype=bool)

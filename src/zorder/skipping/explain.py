@@ -15,11 +15,12 @@ from zorder.skipping.nodes import (
     InList,
     IsNaN,
     IsNull,
+    NullComparison,
     Or,
-    Predicate,
     StartsWith,
     Unknown,
 )
+from zorder.skipping.predicates import Bound, rewrite_not
 from zorder.skipping.sql import sql_literal
 from zorder.skipping.visitor import PredicateVisitor, visit
 
@@ -52,6 +53,9 @@ class _Planned(PredicateVisitor[str]):
         negation = "NOT " if node.negated else ""
         return f"{_operand(node.column, node.domain)} {negation}IN ({', '.join(listed)})"
 
+    def visit_null_comparison(self, node: NullComparison) -> str:
+        return f"{_name(node.column)} {node.op} NULL"
+
     def visit_is_null(self, node: IsNull) -> str:
         return f"{_name(node.column)} IS {'NOT ' if node.negated else ''}NULL"
 
@@ -72,7 +76,9 @@ class _Planned(PredicateVisitor[str]):
         return f"NOT {child}"
 
 
-def planned_sql(predicate: Predicate) -> str:
-    """``predicate`` (bound) as Spark SQL, its undecidable parts named in brackets."""
-    text = visit(predicate, _Planned())
-    return text[1:-1] if isinstance(predicate, And | Or) else text
+def planned_sql(predicate: Bound) -> str:
+    """``predicate`` as statistics evaluate it (its NOTs pushed to the leaves), as Spark SQL,
+    its undecidable parts named in brackets."""
+    tree = rewrite_not(predicate.tree)
+    text = visit(tree, _Planned())
+    return text[1:-1] if isinstance(tree, And | Or) else text

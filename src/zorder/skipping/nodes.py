@@ -21,6 +21,7 @@ __all__ = [
     "IsNaN",
     "IsNull",
     "Not",
+    "NullComparison",
     "Or",
     "Predicate",
     "StartsWith",
@@ -83,6 +84,17 @@ class InList:
 
 
 @dataclass(frozen=True)
+class NullComparison:
+    """``column op NULL`` (``x = NULL``, ``x < NULL``, a NULL bound of BETWEEN): NULL for
+    every row. Never TRUE, and neither is its negation (NOT NULL is NULL), which is why it
+    is a node of its own rather than FALSE: ``NOT (x = NULL)`` keeps no row, ``NOT FALSE``
+    every one. ``x <=> NULL`` is :class:`IsNull` instead."""
+
+    op: CompareOp
+    column: str
+
+
+@dataclass(frozen=True)
 class IsNull:
     column: str
     negated: bool = False
@@ -124,6 +136,7 @@ Predicate: TypeAlias = (
     | Unknown
     | Comparison
     | InList
+    | NullComparison
     | IsNull
     | IsNaN
     | StartsWith

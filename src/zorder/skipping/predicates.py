@@ -12,8 +12,6 @@ them is a :class:`~zorder.skipping.visitor.PredicateVisitor`.
 from __future__ import annotations
 
 import datetime as dt
-import re
-import zoneinfo
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -40,6 +38,7 @@ from zorder.skipping.nodes import (
     IsNaN,
     IsNull,
     Not,
+    NullComparison,
     Or,
     Predicate,
     StartsWith,
@@ -47,6 +46,7 @@ from zorder.skipping.nodes import (
     Unknown,
 )
 from zorder.skipping.visitor import PredicateVisitor, visit
+from zorder.skipping.zones import SESSION_ZONE, is_utc, session_zone
 
 __all__ = [
     "FLOAT_TYPES",
@@ -55,12 +55,14 @@ __all__ = [
     "AlwaysFalse",
     "AlwaysTrue",
     "And",
+    "Bound",
     "CompareOp",
     "Comparison",
     "InList",
     "IsNaN",
     "IsNull",
     "Not",
+    "NullComparison",
     "Or",
     "Predicate",
     "StartsWith",
@@ -112,6 +114,8 @@ def or_(left: Predicate, right: Predicate) -> Predicate:
 
 
 def not_(child: Predicate) -> Predicate:
+    if isinstance(child, NullComparison):
+        return child  # NOT NULL is NULL
     if isinstance(child, Not):
         return child.child
     return Not(child)
@@ -152,6 +156,9 @@ class _NotPusher(PredicateVisitor[_Signed]):
     def visit_in_list(self, node: InList) -> _Signed:
         return _Signed(node, replace(node, negated=not node.negated))
 
+    def visit_null_comparison(self, node: NullComparison) -> _Signed:
+        return _Signed(node, node)  # NOT NULL is NULL
+
     def visit_is_null(self, node: IsNull) -> _Signed:
         return _Signed(node, replace(node, negated=not node.negated))
 
@@ -187,56 +194,6 @@ def flip(op: CompareOp) -> CompareOp:
 
 # --------------------------------------------------------------------------
 # Binding: column names resolved, literals brought into the type Spark compares in
-
-
-class _SessionZone(dt.tzinfo):
-    """The zone of a TIMESTAMP literal written without one: Spark's session time zone.
-
-    Which zone that is becomes known only when the predicate is bound, so a
-    parsed literal carries this marker (offset 0) until then.
-    """
-
-    def utcoffset(self, when: dt.datetime | None) -> dt.timedelta:
-        return dt.timedelta(0)
-
-    def dst(self, when: dt.datetime | None) -> dt.timedelta:
-        return dt.timedelta(0)
-
-    def tzname(self, when: dt.datetime | None) -> str:
-        return "session time zone"
-
-
-SESSION_ZONE = _SessionZone()
-_UTC_NAMES = {"utc", "z", "gmt", "etc/utc", "etc/gmt", "utc+00:00", "+00:00", "gmt+00:00", "uct"}
-_OFFSET = re.compile(r"(?:UTC|GMT)?([+-])(\d{1,2}):?(\d{2})?")
-
-
-def is_utc(time_zone: str) -> bool:
-    """Whether Spark's session time zone ``time_zone`` is UTC under some name."""
-    return time_zone.strip().lower() in _UTC_NAMES
-
-
-def session_zone(time_zone: str) -> dt.tzinfo:
-    """Spark's session time zone ``time_zone`` (a region or an offset) as a tzinfo.
-
-    Python's zoneinfo resolves a local time in a DST gap or overlap as Java's
-    ``atZone`` does (fold=0: shifted forward in a gap, the earlier offset in
-    an overlap), so zone-less literals land on Spark's instants.
-    """
-    if is_utc(time_zone):
-        return dt.UTC
-    offset = _OFFSET.fullmatch(time_zone.strip())
-    if offset:
-        sign, hours, minutes = offset.groups()
-        delta = dt.timedelta(hours=int(hours), minutes=int(minutes or 0))
-        return dt.timezone(-delta if sign == "-" else delta)
-    try:
-        return zoneinfo.ZoneInfo(time_zone.strip())
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        raise InvalidArgumentError(
-            f"unknown time zone {time_zone!r}; accepted: a region (Europe/Paris), UTC, "
-            "or an offset (+05:30)"
-        ) from None
 
 
 def unsupported(what: str) -> UnsupportedFilterError:
@@ -414,6 +371,9 @@ class _Binder(PredicateVisitor[Predicate]):
     def visit_in_list(self, node: InList) -> Predicate:
         return self._bind(node)
 
+    def visit_null_comparison(self, node: NullComparison) -> Predicate:
+        return NullComparison(node.op, resolve_column(node.column, self.columns))
+
     def visit_is_null(self, node: IsNull) -> Predicate:
         return IsNull(resolve_column(node.column, self.columns), node.negated)
 
@@ -440,7 +400,21 @@ class _Binder(PredicateVisitor[Predicate]):
         return Not(child) if self.strict else not_(child)
 
 
-def bind(predicate: Predicate, columns: Mapping[str, str], *, time_zone: str = "UTC") -> Predicate:
+@dataclass(frozen=True)
+class Bound:
+    """A predicate tree bound to a table by :func:`bind` or :func:`bind_exact`: names
+    resolved, literals in the types Spark compares in.
+
+    A type of its own so that mypy refuses an unbound tree (names as written,
+    :class:`TypedLiteral` values) where statistics or rows are evaluated; only binding
+    makes one. ``columns`` are the column types it was bound against.
+    """
+
+    tree: Predicate
+    columns: Mapping[str, str]
+
+
+def bind(predicate: Predicate, columns: Mapping[str, str], *, time_zone: str = "UTC") -> Bound:
     """Resolve names (as :func:`zorder.columns.resolve_column` does) and coerce literals.
 
     ``columns`` maps each column name to its Spark type name. An unknown
@@ -453,13 +427,13 @@ def bind(predicate: Predicate, columns: Mapping[str, str], *, time_zone: str = "
         zone: dt.tzinfo | None = session_zone(time_zone)
     except InvalidArgumentError:
         zone = None  # zone-less timestamps then decide nothing
-    return visit(predicate, _Binder(columns, zone, strict=False))
+    return Bound(visit(predicate, _Binder(columns, zone, strict=False)), columns)
 
 
 def bind_exact(
     predicate: Predicate, columns: Mapping[str, str], *, time_zone: str = "UTC"
-) -> Predicate:
+) -> Bound:
     """:func:`bind` for the row evaluator: every leaf kept, and an
     :class:`~zorder.errors.UnsupportedFilterError` where :func:`bind` would answer
     :class:`Unknown`."""
-    return visit(predicate, _Binder(columns, session_zone(time_zone), strict=True))
+    return Bound(visit(predicate, _Binder(columns, session_zone(time_zone), strict=True)), columns)

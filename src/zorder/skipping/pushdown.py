@@ -13,11 +13,12 @@ from typing import Any
 
 from zorder.skipping.predicates import (
     INTEGER_TYPES,
+    Bound,
     Comparison,
     InList,
     IsNaN,
     IsNull,
-    Predicate,
+    NullComparison,
     StartsWith,
     Unknown,
 )
@@ -44,6 +45,9 @@ class _Referenced(PredicateVisitor[set[str]]):
     def visit_in_list(self, node: InList) -> set[str]:
         return {node.column}
 
+    def visit_null_comparison(self, node: NullComparison) -> set[str]:
+        return set()  # NULL whatever the column holds: nothing to read
+
     def visit_is_null(self, node: IsNull) -> set[str]:
         return {node.column}
 
@@ -63,9 +67,9 @@ class _Referenced(PredicateVisitor[set[str]]):
         return child
 
 
-def referenced(predicate: Predicate) -> set[str]:
+def referenced(predicate: Bound) -> set[str]:
     """The columns a bound predicate reads."""
-    return visit(predicate, _Referenced())
+    return visit(predicate.tree, _Referenced())
 
 
 def _sql_value(value: Any) -> str | None:
@@ -131,6 +135,9 @@ class _Prefilter(PredicateVisitor[list[str]]):
     def visit_unknown(self, node: Unknown) -> list[str]:
         return []
 
+    def visit_null_comparison(self, node: NullComparison) -> list[str]:
+        return []
+
     def visit_is_null(self, node: IsNull) -> list[str]:
         return []
 
@@ -151,7 +158,7 @@ class _Prefilter(PredicateVisitor[list[str]]):
 
 
 def prefilter_sql(
-    predicate: Predicate, columns: Mapping[str, str], *, among: set[str] | None = None
+    predicate: Bound, columns: Mapping[str, str], *, among: set[str] | None = None
 ) -> str | None:
     """Standard SQL that every row satisfying ``predicate`` satisfies, or None.
 
@@ -161,5 +168,5 @@ def prefilter_sql(
     strings (by bytes) compared with literals of their own type. ``among``
     limits it to those columns (the ones stored in the files).
     """
-    kept = visit(predicate, _Prefilter(columns, among))
+    kept = visit(predicate.tree, _Prefilter(columns, among))
     return " AND ".join(kept) if kept else None

@@ -19,8 +19,7 @@ where Arrow's differ:
 :func:`exact_predicate` binds the parsed tree for this and refuses, with
 :class:`~zorder.errors.UnsupportedFilterError`, everything whose Spark
 meaning it does not reproduce exactly (functions, arithmetic, casts that
-change values or that ANSI Spark may reject, comparisons with NULL under NOT,
-a decimal column converted to a double, ...).
+change values or that ANSI Spark may reject, a decimal column converted to a double, ...).
 """
 
 from __future__ import annotations
@@ -37,19 +36,21 @@ import pyarrow.compute as pc
 from zorder.skipping.predicates import (
     FLOAT_TYPES,
     INTEGER_TYPES,
+    Bound,
     Comparison,
     InList,
     IsNaN,
     IsNull,
+    NullComparison,
     Predicate,
     StartsWith,
     Unknown,
     bind_exact,
-    session_zone,
     unsupported,
 )
 from zorder.skipping.pushdown import prefilter_sql, quoted_name, referenced
 from zorder.skipping.visitor import PredicateVisitor, visit
+from zorder.skipping.zones import session_zone
 
 __all__ = [
     "exact_predicate",
@@ -64,7 +65,7 @@ __all__ = [
 
 def exact_predicate(
     predicate: Predicate, columns: Mapping[str, str], *, time_zone: str = "UTC"
-) -> Predicate:
+) -> Bound:
     """``predicate`` (as parsed) bound for :func:`row_mask`, or UnsupportedFilterError.
 
     ``columns`` maps each column to its Spark type name; ``time_zone`` is the
@@ -73,7 +74,7 @@ def exact_predicate(
     what that cannot do exactly is refused here instead of kept.
     """
     bound = bind_exact(predicate, columns, time_zone=time_zone)
-    visit(bound, _RefuseInexactDomains(columns))
+    visit(bound.tree, _RefuseInexactDomains(columns))
     return bound
 
 
@@ -104,6 +105,9 @@ class _RefuseInexactDomains(PredicateVisitor[None]):
 
     def visit_unknown(self, node: Unknown) -> None:
         raise unsupported(node.reason or "this filter")
+
+    def visit_null_comparison(self, node: NullComparison) -> None:
+        return None
 
     def visit_is_null(self, node: IsNull) -> None:
         return None
@@ -264,6 +268,9 @@ class _RowMask(PredicateVisitor[Bools]):
     def visit_unknown(self, node: Unknown) -> Bools:
         raise unsupported(f"the predicate {node!r}")  # exact_predicate refuses it first
 
+    def visit_null_comparison(self, node: NullComparison) -> Bools:
+        return pa.nulls(self.table.num_rows, pa.bool_())  # and so is NOT of it
+
     def visit_is_null(self, node: IsNull) -> Bools:
         values = self.table.column(node.column)
         return pc.is_valid(values) if node.negated else pc.is_null(values)
@@ -294,10 +301,10 @@ class _RowMask(PredicateVisitor[Bools]):
         return pc.invert(child)
 
 
-def row_mask(predicate: Predicate, table: pa.Table, columns: Mapping[str, str]) -> Bools:
+def row_mask(predicate: Bound, table: pa.Table, columns: Mapping[str, str]) -> Bools:
     """Each row's value of ``predicate`` (bound by :func:`exact_predicate`): TRUE, FALSE or NULL.
 
     ``table`` holds the columns the predicate reads; ``columns`` maps names
     to Spark type names. Keep the rows where it is TRUE.
     """
-    return visit(predicate, _RowMask(table, columns))
+    return visit(predicate.tree, _RowMask(table, columns))

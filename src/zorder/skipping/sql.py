@@ -1,4 +1,5 @@
-"""SQL boolean text -> unbound predicate tree, parsed with sqlglot (Spark dialect)."""
+"""SQL boolean text parsed once with sqlglot (Spark's dialect) into a :class:`ParsedFilter`,
+from whose one tree the folded and unfolded predicate trees (unbound) are both derived."""
 
 from __future__ import annotations
 
@@ -8,18 +9,18 @@ import decimal
 import re
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
-import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ParseError
-from sqlglot.tokenizer_core import Token, TokenType
 
 from zorder.errors import FilterParseError, InvalidArgumentError, InvalidArgumentTypeError
 from zorder.skipping.coercion import number_literal
 from zorder.skipping.constants import FoldContext, NotConstantError, constant, spark_type_name
 from zorder.skipping.guard import check_filter
+from zorder.skipping.lexical import check_interval_units, negative_edge_literals, shown
 from zorder.skipping.monotone import COMPARISONS, monotone_comparison, monotone_conjuncts
 from zorder.skipping.predicates import (
     AlwaysFalse,
@@ -31,6 +32,7 @@ from zorder.skipping.predicates import (
     IsNaN,
     IsNull,
     Not,
+    NullComparison,
     Or,
     Predicate,
     StartsWith,
@@ -43,7 +45,8 @@ from zorder.skipping.predicates import (
 )
 
 __all__ = [
-    "negated_null_comparison",
+    "ParsedFilter",
+    "parse_filter",
     "parse_predicate",
     "parse_unfolded",
     "referenced_columns",
@@ -51,59 +54,69 @@ __all__ = [
 ]
 
 
-def parse_predicate(text: str, *, context: FoldContext | None = None) -> Predicate:
-    """Parse a Spark SQL boolean expression into an unbound predicate tree.
+@dataclass(frozen=True, eq=False)
+class ParsedFilter:
+    """A filter's text parsed once (Spark's dialect, checked): every reader of the filter
+    (skipping, the row evaluator, the translation to DuckDB) derives its tree from this.
+
+    ``tree`` is sqlglot's, never changed once parsed; ``context`` is the session's zone
+    and the query's instant the constants fold in (None: what depends on them stays
+    unfolded).
+    """
+
+    text: str
+    tree: exp.Expression
+    context: FoldContext | None = None
+
+    def predicate(self) -> Predicate:
+        """The unbound predicate tree, folded: what file skipping evaluates.
+
+        Anything that parses but that statistics cannot decide becomes
+        :class:`Unknown` (never an error, never a wrong skip). Constant
+        subexpressions are computed as Spark computes them
+        (:mod:`zorder.skipping.constants`).
+        """
+        return _Converter(fold=True, context=self.context).convert(self.tree)
+
+    def unfolded(self) -> Predicate:
+        """:meth:`predicate` without folding: every leaf of the text stays in the tree.
+
+        Folding drops what cannot change which files may match (``x AND FALSE``
+        is FALSE whatever ``x`` is); a row evaluator that must refuse what it
+        cannot answer exactly has to see every leaf. (Constant subexpressions
+        are still computed: that changes no row.)
+        """
+        return _Converter(fold=False, context=self.context).convert(self.tree)
+
+    @property
+    def columns(self) -> set[str]:
+        """The names of every column the filter refers to."""
+        return {str(column.name) for column in self.tree.find_all(exp.Column)}
+
+
+def parse_filter(text: str, *, context: FoldContext | None = None) -> ParsedFilter:
+    """``text``, a Spark SQL boolean expression, parsed and checked once.
 
     Raises :class:`~zorder.errors.FilterParseError`, with the line and column,
-    for text that does not parse.
-    Anything that parses but that statistics cannot decide becomes
-    :class:`Unknown` (never an error, never a wrong skip). Constant
-    subexpressions are computed as Spark computes them
-    (:mod:`zorder.skipping.constants`); ``context`` names the session's zone
-    and the query's instant, without which the clock's functions stay unfolded.
+    for text that does not parse. ``context`` names the session's zone and the
+    query's instant, without which the clock's functions stay unfolded.
     """
-    return _Converter(fold=True, context=context).convert(_parse(text))
+    return ParsedFilter(text, _parse(text), context)
+
+
+def parse_predicate(text: str, *, context: FoldContext | None = None) -> Predicate:
+    """``parse_filter(text, context=context).predicate()``: the folded unbound tree."""
+    return parse_filter(text, context=context).predicate()
 
 
 def parse_unfolded(text: str, *, context: FoldContext | None = None) -> Predicate:
-    """:func:`parse_predicate` without folding: every leaf of the text stays in the tree.
-
-    Folding drops what cannot change which files may match (``x AND FALSE``
-    is FALSE whatever ``x`` is); a row evaluator that must refuse what it
-    cannot answer exactly has to see every leaf. (Constant subexpressions
-    are still computed: that changes no row.)
-    """
-    return _Converter(fold=False, context=context).convert(_parse(text))
+    """``parse_filter(text, context=context).unfolded()``: every leaf kept."""
+    return parse_filter(text, context=context).unfolded()
 
 
 def referenced_columns(text: str) -> set[str]:
     """The names of every column the SQL boolean expression ``text`` refers to."""
-    return {str(column.name) for column in _parse(text).find_all(exp.Column)}
-
-
-def negated_null_comparison(text: str) -> str | None:
-    """The first comparison with a NULL literal under a NOT in ``text``, as SQL, or None.
-
-    The parsed tree folds ``x = NULL`` to FALSE, which is all skipping needs
-    (NULL and FALSE both keep no row), but under NOT the two differ:
-    ``NOT (x = NULL)`` keeps no row, ``NOT FALSE`` keeps every one.
-    """
-    for node in _parse(text).walk():
-        operands: list[exp.Expression] = []
-        if type(node) in COMPARISONS and not isinstance(node, exp.NullSafeEQ):
-            operands = [node.this, node.expression]
-        elif isinstance(node, exp.Between):
-            operands = [node.args["low"], node.args["high"]]
-        if any(_is_null(o) for o in operands) and node.find_ancestor(exp.Not) is not None:
-            return str(node.sql(dialect="spark"))
-    return None
-
-
-def _is_null(node: exp.Expression) -> bool:
-    try:
-        return constant(node) is None
-    except NotConstantError:
-        return False
+    return parse_filter(text).columns
 
 
 def _parse(text: str) -> exp.Expression:
@@ -111,7 +124,12 @@ def _parse(text: str) -> exp.Expression:
         raise InvalidArgumentError(f"filter must be non-empty SQL text, got {text!r}")
     try:
         with _deep_recursion():
-            tree = sqlglot.parse_one(text, dialect="spark")
+            # Tokenized once: the parser reads these tokens, and the checks below the text's.
+            tokens = _SPARK.tokenize(text)
+            trees = _SPARK.parser().parse(tokens, text)
+        if not trees or trees[0] is None:
+            raise ParseError(f"No expression was parsed from {text!r}")
+        tree = exp.Block(expressions=trees) if len(trees) > 1 else trees[0]
     except ParseError as error:
         detail = error.errors[0] if error.errors else {}
         line, column = detail.get("line"), detail.get("col")
@@ -129,15 +147,14 @@ def _parse(text: str) -> exp.Expression:
     depth = _depth(tree)
     if depth > MAX_NESTING:
         raise FilterParseError(
-            f"cannot plan filter {_shown(text)}: it nests {depth} levels deep (parentheses, "
+            f"cannot plan filter {shown(text)}: it nests {depth} levels deep (parentheses, "
             f"NOTs, function calls); at most {MAX_NESTING} are accepted. Long AND/OR chains "
             "are fine at any length",
             text=text,
         )
     check_filter(tree, text)  # subqueries, UDFs, reflection...: refused before any engine
-    tokens = Spark().tokenize(text)  # what the tree no longer tells: units and suffixes
-    _check_interval_units(tokens, text)
-    tree = _negative_edge_literals(tree, tokens, text)
+    check_interval_units(tokens, text)  # what the tree no longer tells: units and suffixes
+    tree = negative_edge_literals(tree, tokens, text)
     for identifier in tree.find_all(exp.Identifier):
         name = str(identifier.this)
         if not identifier.quoted and not _PLAIN_IDENTIFIER.fullmatch(name):
@@ -157,6 +174,7 @@ def _parse(text: str) -> exp.Expression:
     return tree
 
 
+_SPARK = Spark()
 _PLAIN_IDENTIFIER = re.compile(r"[A-Za-z0-9_]+")
 
 MAX_NESTING = 200
@@ -174,99 +192,6 @@ def _deep_recursion() -> Iterator[None]:
         yield
     finally:
         sys.setrecursionlimit(previous)
-
-
-# The units Spark's parser reads after an interval's value; sqlglot also reads 'd', 'h',
-# 'm' ... as units (and folding would compute them), where Spark refuses the text.
-_INTERVAL_UNITS = frozenset(
-    f"{unit}{plural}"
-    for unit in (
-        *("year", "month", "week", "day", "hour", "minute", "second"),
-        *("millisecond", "microsecond"),
-    )
-    for plural in ("", "s")
-)
-
-
-def _check_interval_units(tokens: list[Token], text: str) -> None:
-    for index, token in enumerate(tokens):
-        if token.token_type != TokenType.INTERVAL:
-            continue
-        at = index + 1
-        while at + 1 < len(tokens):
-            if tokens[at].token_type in (TokenType.DASH, TokenType.PLUS):
-                at += 1
-            if tokens[at].token_type not in (TokenType.STRING, TokenType.NUMBER):
-                break
-            unit = tokens[at + 1] if at + 1 < len(tokens) else None
-            if unit is None or unit.token_type != TokenType.VAR:
-                break
-            if unit.text.lower() not in _INTERVAL_UNITS:
-                raise FilterParseError(
-                    f"cannot parse filter {_shown(text)}: {unit.text!r} is not an interval "
-                    f"unit Spark reads; write one of {', '.join(sorted(_INTERVAL_UNITS)[::2])}",
-                    text=text,
-                )
-            at += 2
-
-
-_SUFFIX_TYPES = {
-    TokenType.TINYINT: "tinyint",
-    TokenType.SMALLINT: "smallint",
-    TokenType.BIGINT: "bigint",
-}
-_EDGES = {"tinyint": 2**7, "smallint": 2**15, "bigint": 2**63}
-
-
-def _negative_edge_literals(tree: exp.Expression, tokens: list[Token], text: str) -> exp.Expression:
-    """``tree`` with ``-128Y``, ``-32768S`` and ``-9223372036854775808L`` read as Spark reads
-    them: one literal (its grammar takes the minus sign with the digits).
-
-    sqlglot parses ``-128Y`` as ``-CAST(128 AS TINYINT)``, whose cast overflows; only the
-    text tells the two apart. Where it holds both spellings of one edge, they cannot be
-    told apart in the tree, and the filter is refused.
-    """
-    suffixed: dict[tuple[str, int], int] = {}
-    for index in range(len(tokens) - 3):
-        dash, number, marker, kind = tokens[index : index + 4]
-        if (
-            dash.token_type == TokenType.DASH
-            and number.token_type == TokenType.NUMBER
-            and marker.token_type == TokenType.DCOLON
-            and kind.token_type in _SUFFIX_TYPES
-            and number.text.isdigit()
-        ):
-            key = (_SUFFIX_TYPES[kind.token_type], int(number.text))
-            suffixed[key] = suffixed.get(key, 0) + 1
-    if not suffixed:
-        return tree
-    edges: dict[tuple[str, int], list[exp.Neg]] = {}
-    for node in tree.find_all(exp.Neg):
-        inner = node.this
-        if not (isinstance(inner, exp.Cast) and isinstance(inner.this, exp.Literal)):
-            continue
-        kind_of, digits = spark_type_name(inner.to), str(inner.this.this)
-        if kind_of in _EDGES and not inner.this.is_string and digits == str(_EDGES[kind_of]):
-            edges.setdefault((kind_of, _EDGES[kind_of]), []).append(node)
-    for key, nodes in edges.items():
-        if suffixed.get(key, 0) != len(nodes):
-            raise FilterParseError(
-                f"cannot plan filter {_shown(text)}: it holds -{key[1]} both as a typed "
-                f"literal and as a negated CAST of {key[1]}, which read alike here; write "
-                f"CAST(-{key[1]} AS {key[0].upper()}) for the literal",
-                text=text,
-            )
-        for node in nodes:
-            edge = exp.Cast(this=exp.Literal.number(f"-{key[1]}"), to=node.this.to.copy())
-            if node is tree:
-                tree = edge
-            else:
-                node.replace(edge)
-    return tree
-
-
-def _shown(text: str) -> str:
-    return repr(text) if len(text) <= 200 else repr(text[:200]) + f"... ({len(text)} characters)"
 
 
 def _balanced(tree: exp.Expression) -> exp.Expression:
@@ -394,7 +319,7 @@ class _Converter:
                 return Unknown("a cast column compared with NULL")
             if op == "<=>":
                 return IsNull(column)
-            return AlwaysFalse()  # x = NULL is NULL: never TRUE
+            return NullComparison(op, column)  # NULL for every row, and so is its NOT
         return Comparison(op, column, value, cast)
 
     def like(self, node: exp.Like) -> Predicate:

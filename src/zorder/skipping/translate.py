@@ -47,20 +47,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from sqlglot import exp
-
 from zorder.skipping.constants import FoldContext
-from zorder.skipping.predicates import session_zone, unsupported
-from zorder.skipping.sql import _parse
+from zorder.skipping.predicates import unsupported
+from zorder.skipping.sql import ParsedFilter, parse_filter
 from zorder.skipping.translate_types import RefusedError as _RefusedError
 from zorder.skipping.translator import Translator as _Translator
+from zorder.skipping.zones import session_zone
 
 __all__ = ["Translation", "parse_filter", "translate"]
-
-
-def parse_filter(text: str) -> exp.Expression:
-    """``text`` parsed as :mod:`zorder.skipping.sql` parses it (Spark's dialect, checked)."""
-    return _parse(text)
 
 
 @dataclass(frozen=True)
@@ -76,24 +70,29 @@ class Translation:
 
 
 def translate(
-    text: str,
+    parsed: ParsedFilter | str,
     columns: Mapping[str, str],
     *,
     time_zone: str = "UTC",
     context: FoldContext | None = None,
 ) -> Translation:
-    """``text`` (a Spark SQL filter) as a DuckDB boolean expression over ``columns``.
+    """A Spark SQL filter, parsed (:func:`~zorder.skipping.sql.parse_filter`; text is parsed
+    here), as a DuckDB boolean expression over ``columns``.
 
     ``columns`` maps each column to its Spark type name; ``time_zone`` is the
-    session's (dates of timestamps, zone-less literals). The answer is an
-    ANSI session's. Raises :class:`~zorder.errors.UnsupportedFilterError`
-    naming what has no exact translation.
+    session's (dates of timestamps, zone-less literals); constants fold in
+    ``context``, else in the parsed filter's, else in the session's zone. The
+    answer is an ANSI session's. Raises
+    :class:`~zorder.errors.UnsupportedFilterError` naming what has no exact translation.
     """
+    if isinstance(parsed, str):
+        parsed = parse_filter(parsed)
+    text = parsed.text
     zone = session_zone(time_zone)
-    folding = context if context is not None else FoldContext(zone=zone)
+    folding = context or parsed.context or FoldContext(zone=zone)
     translator = _Translator(columns, time_zone, folding)
     try:
-        value = translator.condition(parse_filter(text), predicate=True)
+        value = translator.condition(parsed.tree, predicate=True)
     except _RefusedError as refused:
         raise unsupported(refused.what) from None
     if value.type not in ("boolean", "null"):

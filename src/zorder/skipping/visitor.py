@@ -26,6 +26,7 @@ from zorder.skipping.nodes import (
     IsNaN,
     IsNull,
     Not,
+    NullComparison,
     Or,
     Predicate,
     StartsWith,
@@ -58,6 +59,9 @@ class PredicateVisitor(ABC, Generic[T]):
 
     @abstractmethod
     def visit_in_list(self, node: InList) -> T: ...
+
+    @abstractmethod
+    def visit_null_comparison(self, node: NullComparison) -> T: ...
 
     @abstractmethod
     def visit_is_null(self, node: IsNull) -> T: ...
@@ -103,6 +107,8 @@ def visit(predicate: Predicate, visitor: PredicateVisitor[T]) -> T:
             return visitor.visit_comparison(predicate)
         case InList():
             return visitor.visit_in_list(predicate)
+        case NullComparison():
+            return visitor.visit_null_comparison(predicate)
         case IsNull():
             return visitor.visit_is_null(predicate)
         case IsNaN():

@@ -1,0 +1,102 @@
+"""A filter is parsed once per scan; a comparison with NULL is NULL, under NOT too."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from deltalake import write_deltalake
+
+import zorder
+from zorder.skipping import sql
+from zorder.skipping.evaluate import might_match_mask
+from zorder.skipping.explain import planned_sql
+from zorder.skipping.predicates import Bound, NullComparison, bind
+from zorder.skipping.rows import exact_predicate, row_mask
+from zorder.skipping.sql import parse_filter
+
+TYPES = {"x": "int", "y": "int"}
+ROWS = pa.table(
+    {
+        "x": pa.array([1, 5, None, 3], pa.int32()),
+        "y": pa.array([0, 2, 7, None], pa.int32()),
+    }
+)
+# Two files: x and y in [0, 1] and in [5, 9]. Statistics may keep a file only if it may
+# hold a row where the filter is TRUE.
+STATS = pa.table(
+    {
+        "num_records": pa.array([2, 2], pa.int64()),
+        "min": pa.array([{"x": 0, "y": 0}, {"x": 5, "y": 5}]),
+        "max": pa.array([{"x": 1, "y": 1}, {"x": 9, "y": 9}]),
+        "null_count": pa.array([{"x": 0, "y": 0}, {"x": 0, "y": 0}]),
+    }
+)
+
+
+@pytest.mark.parametrize(
+    ("where", "rows", "files"),
+    [
+        # NULL for every row, and NOT NULL is NULL: no row, no file, either way.
+        ("x = NULL", [None] * 4, [False, False]),
+        ("NOT (x = NULL)", [None] * 4, [False, False]),
+        ("NOT (NOT (x < NULL))", [None] * 4, [False, False]),
+        ("NOT (x = 1 + NULL)", [None] * 4, [False, False]),
+        # NULL OR y > 1 is TRUE where y > 1, else NULL.
+        ("x = NULL OR y > 1", [None, True, True, None], [False, True]),
+        ("NOT (x = NULL OR y > 1)", [None, False, False, None], [False, False]),
+        # NULL AND FALSE is FALSE, whose NOT is TRUE.
+        ("NOT (x = NULL AND y > 1)", [True, None, None, None], [True, False]),
+        ("NOT (x = NULL AND FALSE)", [True] * 4, [True, True]),
+        # x >= NULL AND x <= 1: FALSE where x > 1, so its NOT keeps those rows.
+        ("NOT (x BETWEEN NULL AND 1)", [None, True, None, True], [False, True]),
+        ("NOT (x BETWEEN 1 AND NULL)", [None, None, None, None], [True, False]),  # x = 0
+        ("x <=> NULL", [False, False, True, False], [False, False]),
+        ("NOT (x IS DISTINCT FROM NULL)", [False, False, True, False], [False, False]),
+    ],
+)
+def test_a_comparison_with_null_is_null_in_rows_and_in_statistics(
+    where: str, rows: list[bool | None], files: list[bool]
+) -> None:
+    parsed = parse_filter(where)
+    exact = exact_predicate(parsed.unfolded(), TYPES)  # answered, never refused
+    assert row_mask(exact, ROWS, TYPES).to_pylist() == rows, where
+    assert might_match_mask(bind(parsed.predicate(), TYPES), STATS, TYPES).tolist() == files
+
+
+def test_the_folded_tree_keeps_a_null_comparison_under_not() -> None:
+    parsed = parse_filter("NOT (x = NULL) AND TRUE")
+    assert parsed.predicate() == NullComparison("=", "x")  # NOT NULL is NULL, not TRUE
+    assert planned_sql(bind(parsed.predicate(), TYPES)) == "`x` = NULL"
+    with pytest.raises(ValueError, match="unknown column 'nope'"):
+        bind(parse_filter("nope = NULL").predicate(), TYPES)  # as Spark: the name must resolve
+
+
+def test_a_bound_tree_is_its_own_type() -> None:
+    bound = bind(parse_filter("x > 1").predicate(), TYPES)
+    assert isinstance(bound, Bound)
+    assert bound.columns == TYPES
+    with pytest.raises(AttributeError):  # an unbound tree is no Bound (mypy says so first)
+        might_match_mask(parse_filter("x > 1").predicate(), STATS, TYPES)  # type: ignore[arg-type]
+
+
+def test_a_scan_parses_its_filter_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = str(tmp_path / "t")
+    write_deltalake(path, ROWS)
+    parsed: list[str] = []
+    parse = sql._parse
+
+    def counted(text: str) -> object:
+        parsed.append(text)
+        return parse(text)
+
+    monkeypatch.setattr(sql, "_parse", counted)
+    # Answered by the exact evaluator, and by the translation to DuckDB (x + y).
+    for where, expected in [("NOT (x = NULL) OR y > 1", 2), ("x + y > 6", 1)]:
+        parsed.clear()
+        planned = zorder.scan(path, where)
+        assert planned.to_arrow().num_rows == expected, where
+        assert parsed == [where], where
+        assert planned.parsed.text == where
+        assert planned.bound is not None
