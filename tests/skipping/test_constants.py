@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from zorder.skipping.coercion import ComputedLiteral, InexactError, comparison_type
 from zorder.skipping.constants import FoldContext, NotConstantError, constant
 from zorder.skipping.nodes import TypedLiteral
-from zorder.skipping.predicates import SESSION_ZONE
 from zorder.skipping.sql import parse_predicate
+from zorder.skipping.zones import SESSION_ZONE
 
 D = decimal.Decimal
 NEW_YORK = zoneinfo.ZoneInfo("America/New_York")

@@ -6,8 +6,9 @@ import datetime as dt
 
 import pytest
 
-from zorder.skipping.predicates import Comparison, Unknown, bind, is_utc
+from zorder.skipping.predicates import Comparison, Unknown, bind
 from zorder.skipping.sql import parse_predicate
+from zorder.skipping.zones import is_utc
 
 TYPES = {"ts": "timestamp", "d": "date", "ntz": "timestamp_ntz"}
 

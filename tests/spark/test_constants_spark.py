@@ -31,7 +31,7 @@ from pyspark.sql import SparkSession
 
 from zorder.skipping.constants import FoldContext, NotConstantError, constant
 from zorder.skipping.nodes import TypedLiteral
-from zorder.skipping.predicates import SESSION_ZONE
+from zorder.skipping.zones import SESSION_ZONE
 
 pytestmark = pytest.mark.spark
 

@@ -21,9 +21,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from zorder.errors import BrokenTableError, FilterEvaluationError
-from zorder.skipping.predicates import session_zone
 from zorder.skipping.rows import quoted_name
 from zorder.skipping.translate import Translation
+from zorder.skipping.zones import session_zone
 from zorder.table.snapshot import DataFile, TableSnapshot, by_partition, has_scheme, open_storage
 
 _log = logging.getLogger(__name__)

@@ -27,7 +27,7 @@ from zorder.skipping.coercion import (
 )
 from zorder.skipping.folding import NULL, Folding
 from zorder.skipping.numbers import Operand, is_numeric, to_double
-from zorder.skipping.predicates import SESSION_ZONE
+from zorder.skipping.zones import SESSION_ZONE
 
 COMPARISONS: dict[type[exp.Expression], Callable[[int], bool]] = {
     exp.EQ: lambda c: c == 0,

@@ -34,7 +34,8 @@ from zorder.skipping.monotone_steps import (
     unparen,
 )
 from zorder.skipping.nodes import CompareOp, Comparison, Predicate, TypedLiteral
-from zorder.skipping.predicates import SESSION_ZONE, flip
+from zorder.skipping.predicates import flip
+from zorder.skipping.zones import SESSION_ZONE
 
 
 def _add_months(day: dt.date, months: int) -> dt.date:

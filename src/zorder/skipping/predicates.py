@@ -46,12 +46,11 @@ from zorder.skipping.nodes import (
     Unknown,
 )
 from zorder.skipping.visitor import PredicateVisitor, visit
-from zorder.skipping.zones import SESSION_ZONE, is_utc, session_zone
+from zorder.skipping.zones import SESSION_ZONE, session_zone
 
 __all__ = [
     "FLOAT_TYPES",
     "INTEGER_TYPES",
-    "SESSION_ZONE",
     "AlwaysFalse",
     "AlwaysTrue",
     "And",
@@ -72,12 +71,10 @@ __all__ = [
     "bind",
     "bind_exact",
     "exact_widening",
-    "is_utc",
     "not_",
     "or_",
     "resolve_column",
     "rewrite_not",
-    "session_zone",
     "unsupported",
 ]
 

@@ -50,7 +50,6 @@ from zorder.skipping.predicates import (
 )
 from zorder.skipping.pushdown import prefilter_sql, quoted_name, referenced
 from zorder.skipping.visitor import PredicateVisitor, visit
-from zorder.skipping.zones import session_zone
 
 __all__ = [
     "exact_predicate",
@@ -58,7 +57,6 @@ __all__ = [
     "quoted_name",
     "referenced",
     "row_mask",
-    "session_zone",
     "unsupported",
 ]
 

@@ -26,7 +26,6 @@ from zorder.skipping import translate_numbers as numbers
 from zorder.skipping import translate_strings as strings
 from zorder.skipping.coercion import InexactError, cast_literal, decimal_shape
 from zorder.skipping.constants import FoldContext, NotConstantError, constant
-from zorder.skipping.predicates import SESSION_ZONE, is_utc, session_zone
 from zorder.skipping.pushdown import quoted_name
 from zorder.skipping.translate_types import (
     DAYS,
@@ -40,6 +39,7 @@ from zorder.skipping.translate_types import (
     literal_sql,
     truth_of,
 )
+from zorder.skipping.zones import SESSION_ZONE, is_utc, session_zone
 
 _NONDETERMINISTIC = (
     "rand",

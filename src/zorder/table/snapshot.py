@@ -26,8 +26,7 @@ from deltalake.exceptions import DeltaError, DeltaProtocolError
 from zorder.columns import match_column
 from zorder.curves.kinds import ClusteringSpec
 from zorder.errors import BrokenTableError, NotADeltaTableError, UnsupportedTableError, ZorderError
-from zorder.skipping.predicates import is_utc
-from zorder.skipping.rows import session_zone
+from zorder.skipping.zones import is_utc, session_zone
 from zorder.stats import STATS_COLUMNS
 from zorder.table.actions import (
     delta_partition_value,

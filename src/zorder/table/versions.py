@@ -22,7 +22,7 @@ from deltalake import DeltaTable
 from deltalake.exceptions import DeltaError
 
 from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError, VersionNotFoundError
-from zorder.skipping.rows import session_zone
+from zorder.skipping.zones import session_zone
 from zorder.table.storage import Storage
 
 __all__ = ["AsOf", "open_table"]
