@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import re
 import subprocess
 import sys
@@ -34,6 +35,36 @@ def test_help_lists_commands() -> None:
     assert "demo" in result.output
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        "write",
+        "optimize",
+        "advise",
+        "describe",
+        "vacuum",
+        "query",
+        "stats",
+        "curve",
+        "demo",
+        "bench",
+        "plot",
+    ],
+)
+def test_help_names_values_in_the_words_of_the_command_line(command: str) -> None:
+    result = runner.invoke(app, [command, "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0
+    options = [line for line in result.output.splitlines() if re.match(r"\W*--(?!help)", line)]
+    assert options, result.output
+    for line in options:  # no Python types: a flag takes no value, others are named
+        assert not re.search(r"<(bool|str|float|list\[str\]|int range)>", line), line
+    if command in ("write", "query", "stats"):
+        assert re.search(r"--where +SQL|--by +COLUMNS|--columns +COLUMNS", result.output)
+    if command == "write":
+        assert "{SOURCE} {DEST}" in result.output
+        assert re.search(r"--storage-option +KEY=VALUE", result.output)
+
+
 def test_curve_table_has_every_index_once() -> None:
     result = runner.invoke(app, ["curve", "--curve", "hilbert", "--bits", "2"])
     assert result.exit_code == 0
@@ -54,6 +85,79 @@ def test_console_script_runs() -> None:
         [sys.executable, "-m", "zorder", "--version"], capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == f"zorder {zorder.__version__}"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--by", "nope"], "unknown column 'nope'; table columns: a, b"),
+        (["--target-file-size", "12XB"], "invalid size '12XB'"),
+        (["--storage-option", "NOEQUALS"], "storage option 'NOEQUALS' is not KEY=VALUE"),
+    ],
+)
+def test_optimize_refuses_bad_options_before_spark_starts(
+    tmp_path: Path, arguments: list[str], message: str
+) -> None:
+    write_deltalake(tmp_path / "t", pa.table({"a": [1, 2], "b": ["x", "y"]}))
+    # No JVM to be found: had Spark been started, the command would fail another way.
+    env = {
+        **os.environ,
+        "JAVA_HOME": str(tmp_path / "no-java"),
+        "PATH": os.path.dirname(sys.executable),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "zorder", "optimize", str(tmp_path / "t"), *arguments],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("arguments", "env", "message"),
+    [
+        (["--master", "bogus://x"], {}, "unknown Spark master 'bogus://x'; accepted: local"),
+        ([], {"JAVA_HOME": "/nonexistent-java"}, "Spark did not start (local[*]): "),
+    ],
+)
+def test_a_session_that_cannot_start_is_refused_with_the_reason(
+    tmp_path: Path, arguments: list[str], env: dict[str, str], message: str
+) -> None:
+    write_deltalake(tmp_path / "t", pa.table({"a": [1, 2]}))
+    done = subprocess.run(
+        [sys.executable, "-m", "zorder", "optimize", str(tmp_path / "t"), "--by", "a", *arguments],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+    )
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr
+    assert "bug" not in done.stderr
+    assert "Traceback" not in done.stderr
+    if env:
+        assert "/nonexistent-java/bin/java" in done.stderr  # the JVM's own words, from its log
+
+
+def test_masters_spark_takes_pass_the_check_and_others_are_named() -> None:
+    from zorder.spark.session import check_master
+
+    for master in [
+        "local",
+        "local[2]",
+        "local[*]",
+        "local[4,2]",
+        "local-cluster[2,1,1024]",
+        "spark://127.0.0.1:7077",
+        "k8s://https://host:443",
+        "yarn",
+    ]:
+        check_master(master)
+    for master in ["bogus://x", "local[0]", "local[x]", "", "spark://", "yarn-cluster"]:
+        with pytest.raises(zorder.InvalidArgumentError, match="unknown Spark master"):
+            check_master(master)
 
 
 def test_vacuum_lists_then_deletes_and_refuses_a_short_retention(tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ __all__ = [
     "NotADeltaTableError",
     "SchemaMismatchError",
     "SourceNotFoundError",
+    "SparkStartError",
     "TableExistsError",
     "UnsafeCommitWarning",
     "UnsupportedColumnTypeError",
@@ -134,6 +135,12 @@ class VersionNotFoundError(ZorderError, LookupError):
 
 class BenchmarkError(ZorderError, RuntimeError):
     """A benchmark's contender failed (its own output says why)."""
+
+
+class SparkStartError(ZorderError, RuntimeError):
+    """A Spark session zorder was asked to start did not start: a master it cannot use, no
+    Java, a Connect server out of reach; the message says which, and where the JVM's output
+    went."""
 
 
 class ConcurrentCommitError(ZorderError, RuntimeError):

@@ -17,9 +17,10 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Concatenate, ParamSpec, TypeVar
+from typing import Annotated, Concatenate, Literal, ParamSpec, TypeVar, get_args, get_origin
 
 import typer
+from typer.models import ParameterInfo
 
 import zorder
 from zorder.cli.output import Output, output_for
@@ -120,9 +121,60 @@ def command(function: Callable[Concatenate[Output, P], T]) -> Callable[P, T]:
     # Evaluated: typer reads a __signature__ as it is, string annotations and all.
     signature = inspect.signature(function, eval_str=True)
     parameters = list(signature.parameters.values())[1:]
+    for parameter in parameters:
+        _name_the_value(parameter)
     reported.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
     app.command()(reported)
     return reported
+
+
+# What a value is called in the help, in the words of the command line (Typer would show
+# the Python type: <str>, <list[str]>, <int range>, and <bool> beside a flag).
+_METAVARS = {
+    "by": "COLUMNS",
+    "partition_by": "COLUMNS",
+    "columns": "COLUMNS",
+    "x": "COLUMN",
+    "y": "COLUMN",
+    "where": "SQL",
+    "target_file_size": "SIZE",
+    "time_zone": "ZONE",
+    "as_of": "TIME",
+    "master": "MASTER",
+    "remote": "URL",
+    "conf": "KEY=VALUE",
+    "storage_option": "KEY=VALUE",
+    "workload": "FILE.sql",
+    "by_advice": "FILE.sql",
+    "picture": "FILE.png",
+    "json_path": "FILE.json",
+    "directory": "DIR",
+    "workdir": "DIR",
+    "retain_hours": "HOURS",
+}
+
+
+def _name_the_value(parameter: inspect.Parameter) -> None:
+    """Give the option or argument of ``parameter`` a metavar unless it has one or lists its
+    choices: its value's name, none for a flag, N for a count, else the name in capitals."""
+    annotation = parameter.annotation
+    if get_origin(annotation) is not Annotated:
+        return
+    kind, *extras = get_args(annotation)
+    info = next((e for e in extras if isinstance(e, ParameterInfo)), None)
+    if info is None or info.metavar is not None:
+        return
+    bare = {a for a in get_args(kind) if a is not type(None)} or {kind}
+    if any(get_origin(a) is Literal for a in bare):
+        return  # typer shows the choices: <zorder|hilbert|linear>
+    if bare == {bool}:
+        info.metavar = ""
+    elif parameter.name in _METAVARS:
+        info.metavar = _METAVARS[parameter.name]
+    elif bare == {int}:
+        info.metavar = "N"
+    else:
+        info.metavar = parameter.name.upper()
 
 
 def _version_callback(value: bool) -> None:

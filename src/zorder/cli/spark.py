@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from zorder.errors import InvalidArgumentError
+from zorder.errors import InvalidArgumentError, SparkStartError, ZorderError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -59,6 +60,37 @@ def _stderr_to(path: Path) -> Iterator[None]:
         os.close(saved)
 
 
+def _started(start: Callable[[], SparkSession], where: str, log: Path | None) -> SparkSession:
+    """``start()``'s session; its failure as a :class:`SparkStartError` that names ``where``
+    and the JVM's last words (from ``log``), not pyspark's traceback."""
+    try:
+        return start()
+    except ZorderError:
+        raise
+    except Exception as error:
+        said = _last_line(log) if log is not None else None
+        told = str(error).strip()
+        cause = said or (told.splitlines()[0] if told else type(error).__name__)
+        where_output = f"; the JVM's output is in {log}" if log is not None else ""
+        raise SparkStartError(f"Spark did not start ({where}): {cause}{where_output}") from None
+
+
+_FAILURE = re.compile(r"Exception|Error|No such file|not found|[Cc]annot|Could not")
+
+
+def _last_line(log: Path) -> str | None:
+    """The JVM's first line that reports a failure, else its last line that is not a stack
+    frame, if it wrote any (cut short)."""
+    try:
+        lines = log.read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    said = [line.strip() for line in lines if line.strip() and not line.startswith(("\t", " "))]
+    failures = [line for line in said if _FAILURE.search(line)]
+    chosen = failures[0] if failures else said[-1] if said else None
+    return chosen[:300] if chosen else None
+
+
 def session(
     out: Output, master: str, conf: list[str] | None, remote: str | None = None
 ) -> SparkSession:
@@ -68,6 +100,10 @@ def session(
     log file :data:`spark_log` names, unless ``--verbose``.
     """
     from zorder.spark import local_session, remote_session
+    from zorder.spark.session import check_master
+
+    if remote is None:
+        check_master(master)
 
     settings: dict[str, str] = {}
     for item in conf or []:
@@ -84,13 +120,13 @@ def session(
 
     with out.status(f"Starting Spark ({remote or master})..."):
         if spark_log.verbose:
-            spark = start()
+            spark = _started(start, remote or master, None)
         else:
             stamp = time.strftime("%Y%m%d-%H%M%S")
             log = Path(tempfile.gettempdir()) / f"zorder-spark-{stamp}-{os.getpid()}.log"
-            with _stderr_to(log):
-                spark = start()
             spark_log.file = log
+            with _stderr_to(log):
+                spark = _started(start, remote or master, log)
         if remote is None:
             spark.sparkContext.setLogLevel("WARN" if spark_log.file else "ERROR")
     return spark

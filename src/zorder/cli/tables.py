@@ -35,6 +35,7 @@ from zorder.cli.output import Output
 from zorder.cli.spark import session
 from zorder.curves.kinds import ClusteringSpec
 from zorder.errors import InvalidArgumentError
+from zorder.sizes import parse_size
 from zorder.table import MIN_VACUUM_RETENTION_HOURS, parse_storage_options
 from zorder.table.retention import DEFAULT_RETENTION_HOURS, RETENTION_PROPERTY
 from zorder.table.tiering import DEFAULT_FANOUT
@@ -72,8 +73,10 @@ def write(
     """
     from zorder.api import read_input
 
-    spark = session(out, master, conf, remote)
     options = parse_storage_options(storage_option or [])
+    if target_file_size is not None:
+        parse_size(target_file_size)
+    spark = session(out, master, conf, remote)
     df = read_input(spark, source, format=source_format, storage_options=options)
     with out.working(f"Clustering {source} into {dest}...", spark):
         metrics = zorder.write(
@@ -132,9 +135,13 @@ def optimize(
         raise InvalidArgumentError(
             "--by-advice chooses the columns, curve and method; drop --by, --curve and --method"
         )
-    spark = session(out, master, conf, remote)
     options = parse_storage_options(storage_option or [])
+    if target_file_size is not None:
+        parse_size(target_file_size)
     chosen: list[str] | ClusteringSpec | None = column_list(by) if by else None
+    if by:
+        _check_columns(path, column_list(by), options)
+    spark = session(out, master, conf, remote)
     if by_advice is not None:
         with out.working(f"Advising {path} for {by_advice}...", spark):
             chosen = zorder.advise(
@@ -155,6 +162,17 @@ def optimize(
             storage_options=options,
         )
     out.result(metrics, render.metrics)
+
+
+def _check_columns(path: str, columns: list[str], options: dict[str, str]) -> None:
+    """Refuse ``columns`` the table at ``path`` lacks before Spark starts (10 s or more),
+    when the table can be read now; one that needs the session's settings to be reached,
+    or is missing, is left to the command, which says so."""
+    try:
+        snapshot = zorder.Table(path, storage_options=options).snapshot()
+    except zorder.ZorderError:
+        return
+    snapshot.scan(columns=columns)  # ColumnNotFoundError naming the table's columns
 
 
 @command
@@ -182,6 +200,7 @@ def advise(
     Simulates candidate layouts on a sample and prints their expected rows scanned;
     `zorder optimize PATH --by-advice WORKLOAD` applies the best.
     """
+    options = parse_storage_options(storage_option or [])
     spark = session(out, master, conf, remote)
     with out.working(f"Advising {path}...", spark):
         advice = zorder.advise(
@@ -190,7 +209,7 @@ def advise(
             spark=spark,
             num_files=num_files,
             max_columns=max_columns,
-            storage_options=parse_storage_options(storage_option or []),
+            storage_options=options,
         )
     out.result(advice, render.advice, as_json=render.advice_json)
 

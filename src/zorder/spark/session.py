@@ -11,8 +11,26 @@ from collections.abc import Mapping
 from pyspark.sql import SparkSession
 
 from zorder import worker_daemon as worker
+from zorder.errors import InvalidArgumentError
 
 LOOPBACK = "127.0.0.1"
+
+# The masters Spark takes (its SparkContext.createTaskScheduler and spark-submit's forms).
+_MASTER = re.compile(
+    r"local(\[(\*|[1-9]\d*)(,[1-9]\d*)?\])?"
+    r"|local-cluster\[[1-9]\d*, *[1-9]\d*, *[1-9]\d*\]"
+    r"|(spark|k8s|mesos)://\S+"
+    r"|yarn"
+)
+
+
+def check_master(master: str) -> None:
+    """Refuse a master Spark would refuse, before a JVM starts to say so."""
+    if not isinstance(master, str) or _MASTER.fullmatch(master) is None:
+        raise InvalidArgumentError(
+            f"unknown Spark master {master!r}; accepted: local, local[N], local[*], "
+            "local-cluster[workers,cores,memory MB], spark://host:port, k8s://..., yarn"
+        )
 
 
 def local_session(
@@ -30,6 +48,7 @@ def local_session(
     Python workers start through :mod:`zorder.worker_daemon` on Python 3.10
     and 3.11, where it saves each task about 70 ms.
     """
+    check_master(master)
     os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)
     settings: dict[str, str] = {}
     if master.startswith("local"):
