@@ -141,6 +141,16 @@ def test_a_session_that_cannot_start_is_refused_with_the_reason(
         assert "/nonexistent-java/bin/java" in done.stderr  # the JVM's own words, from its log
 
 
+def test_bench_refuses_where_it_cannot_write_before_spark_starts(tmp_path: Path) -> None:
+    missing = tmp_path / "missing"
+    result = runner.invoke(app, ["bench", "--quick", "--workdir", str(missing)])
+    assert result.exit_code == 2
+    assert "does not exist" in result.output
+    result = runner.invoke(app, ["bench", "--quick", "--json", str(missing / "out.json")])
+    assert result.exit_code == 2
+    assert "its directory does not exist" in result.output
+
+
 def test_masters_spark_takes_pass_the_check_and_others_are_named() -> None:
     from zorder.spark.session import check_master
 

@@ -19,8 +19,12 @@ NOISE = re.compile(
 )
 
 
-def zorder_command(*arguments: str) -> subprocess.CompletedProcess[str]:
+def zorder_command(
+    *arguments: str, temporary: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "PYSPARK_PYTHON"}
+    if temporary is not None:
+        env["TMPDIR"] = str(temporary)
     return subprocess.run(
         [sys.executable, "-m", "zorder", *arguments, "--master", "local[2]"],
         capture_output=True,
@@ -34,11 +38,16 @@ def test_a_write_prints_only_its_own_lines(tmp_path: Path) -> None:
     source = tmp_path / "src.parquet"
     pq.write_table(pa.table({"a": list(range(2_000)), "b": [i % 37 for i in range(2_000)]}), source)
     dest = tmp_path / "t"
-    done = zorder_command("write", str(source), str(dest), "--by", "a,b", "--num-files", "2")
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    done = zorder_command(
+        "write", str(source), str(dest), "--by", "a,b", "--num-files", "2", temporary=temporary
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "files added" in done.stdout
     assert not NOISE.search(done.stdout + done.stderr), done.stdout + done.stderr
     assert DeltaTable(str(dest)).to_pyarrow_table().num_rows == 2_000
+    assert not list(temporary.glob("zorder-spark-*.log"))  # kept only to explain a failure
 
 
 def test_a_failure_names_the_spark_log(tmp_path: Path) -> None:

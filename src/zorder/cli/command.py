@@ -110,13 +110,16 @@ def command(function: Callable[Concatenate[Output, P], T]) -> Callable[P, T]:
     def reported(*args: P.args, **kwargs: P.kwargs) -> T:
         out = output_for(bool(kwargs.get("as_json", False)))
         try:
-            return function(out, *args, **kwargs)
+            done = function(out, *args, **kwargs)
         except (typer.Exit, typer.Abort, typer.TyperException):
             raise
         except zorder.ZorderError as error:
             out.refused(error, spark_log=spark_log.file)
         except Exception as error:
             out.bug(error, _traceback_file(), spark_log=spark_log.file)
+        if spark_log.file is not None:  # kept only to explain a failure
+            spark_log.file.unlink(missing_ok=True)
+        return done
 
     # Evaluated: typer reads a __signature__ as it is, string annotations and all.
     signature = inspect.signature(function, eval_str=True)

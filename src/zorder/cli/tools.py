@@ -61,7 +61,13 @@ def bench(
         bool, typer.Option(help="100 files x 1,000 rows and 100,000-row costs: about 2 minutes.")
     ] = False,
     workdir: Annotated[
-        str | None, typer.Option(help="Where the tables go (default: a temporary directory).")
+        Path | None,
+        typer.Option(
+            exists=True,
+            file_okay=False,
+            writable=True,
+            help="An existing directory the tables go in (default: a temporary directory).",
+        ),
     ] = None,
     json_path: Annotated[
         str | None, typer.Option("--json", help="Also write the results as JSON here.")
@@ -77,6 +83,10 @@ def bench(
     from zorder.api.progress import phase
     from zorder.bench import DEFAULT, QUICK, run_bench
 
+    if json_path and not Path(json_path).absolute().parent.is_dir():
+        raise InvalidArgumentError(
+            f"--json {json_path}: its directory does not exist; give a file in an existing one"
+        )
     config = dataclasses.replace(QUICK if quick else DEFAULT, delta_rs=not no_delta_rs)
     spark = session(out, master, None, remote)
     with (
