@@ -151,6 +151,46 @@ def test_bench_refuses_where_it_cannot_write_before_spark_starts(tmp_path: Path)
     assert "its directory does not exist" in result.output
 
 
+@pytest.mark.parametrize("width", [80, 120])
+def test_stats_fits_the_terminal_one_line_a_file_no_value_wrapped(
+    tmp_path: Path, width: int
+) -> None:
+    path = tmp_path / "t"
+    for i in range(4):
+        write_deltalake(
+            path,
+            pa.table(
+                {
+                    "src_ip": [f"10.{i}.{j}.{j * 7 % 255}" for j in range(100)],
+                    "dst_port": [43000 + i * 100 + j for j in range(100)],
+                    "note": ["x" * 40] * 100,
+                }
+            ),
+            mode="append",
+        )
+    result = runner.invoke(
+        app, ["stats", str(path), "--columns", "src_ip,dst_port,note"], env={"COLUMNS": str(width)}
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert all(len(line.rstrip()) <= width for line in lines), result.output
+    body = [line for line in lines if line.startswith("│")]
+    assert len(body) == 4, result.output  # one line a file: nothing folded onto a second
+    starts = {f"10.{i}.0.0" for i in range(4)}
+    for line in body:
+        cells = [cell.strip() for cell in line.strip("│").split("│")]
+        assert cells[1] == "100"
+        assert cells[2] in starts  # the first clustering column's bound, whole
+        for cell in cells:  # every value whole, or visibly cut
+            assert cell.endswith("…") or "…" not in cell
+    assert "4 files, 400" in result.output
+    single = tmp_path / "single"
+    write_deltalake(single, pa.table({"a": [1, 2]}))
+    described = runner.invoke(app, ["describe", str(single)], env={"COLUMNS": str(width)})
+    assert "1 file, 2 rows" in described.output
+    assert "1 files" not in described.output
+
+
 def test_masters_spark_takes_pass_the_check_and_others_are_named() -> None:
     from zorder.spark.session import check_master
 

@@ -12,7 +12,8 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from zorder.cli import app
-from zorder.cli.rows import ELLIPSIS, MAX_CELL_WIDTH, fit_columns, rows_table
+from zorder.cli.fitting import ELLIPSIS, MAX_CELL_WIDTH, fit_columns
+from zorder.cli.rows import rows_table
 
 runner = CliRunner()
 

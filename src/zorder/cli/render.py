@@ -18,6 +18,7 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from zorder.cli.fitting import FittedTable
 from zorder.table.clustering import SPARK_PART_FILE
 
 if TYPE_CHECKING:
@@ -216,34 +217,52 @@ def _partition_text(partition: dict[str, Any]) -> str:
 
 
 def stats(result: TableDescription) -> Rendered:
+    """One row per file, as wide as the terminal: the file, its rows, the clustering
+    columns' bounds in their order, then its partition and run; what does not fit is named."""
     spec = result.spec or (result.clustering.spec if result.clustering else None)
     how = (
         f"clustered by {', '.join(spec.columns)} ({spec.curve}, {spec.method} keys)"
         if spec
         else "no zorder clustering recorded"
     )
-    table = Table(
-        title=f"{result.table_uri}: {len(result.files)} files, {result.rows:,} rows, "
+    title = (
+        f"{result.table_uri}: {_count(len(result.files), 'file')}, {result.rows:,} rows, "
         f"{size_text(result.size)}; {how}"
     )
     partitioned = any(f.partition for f in result.files)
-    if partitioned:
-        table.add_column("partition", overflow="fold")
-    table.add_column("run", overflow="fold")
-    table.add_column("file", overflow="fold")
-    table.add_column("records", justify="right")
+    names = ["file", "records"]
     for column in result.columns:
-        table.add_column(f"{column} min", justify="right", overflow="fold")
-        table.add_column(f"{column} max", justify="right", overflow="fold")
+        names += [f"{column} min", f"{column} max"]
+    names += [*(["partition"] if partitioned else []), "run"]
+    rows = []
     for f in result.files:
-        name = _short_name(f.name) if f.run else f.name
-        cells = [text(f.run.id if f.run else "-"), name, text(f.rows)]
-        if partitioned:
-            cells.insert(0, _partition_text(dict(f.partition)))
+        cells = [_short_name(f.name) if f.run else f.name, _number(f.rows)]
         for column in result.columns:
             cells += [text(f.min_values.get(column)), text(f.max_values.get(column))]
-        table.add_row(*(Text(cell) for cell in cells))
-    return [table]
+        if partitioned:
+            cells.append(_partition_text(dict(f.partition)))
+        rows.append([*cells, text(f.run.id if f.run else "-")])
+    numeric = [
+        all(
+            isinstance(v, int | float | decimal.Decimal) and not isinstance(v, bool)
+            for f in result.files
+            for v in (f.min_values.get(column), f.max_values.get(column))
+            if v is not None
+        )
+        for column in result.columns
+    ]
+    right = frozenset([1, *(2 + 2 * i + k for i, n in enumerate(numeric) if n for k in (0, 1))])
+    hint = "--columns picks which bounds to show; --json has every field"
+    return [FittedTable(title, names, rows, right=right, keep="leading", hint=hint)]
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
+
+
+def _number(count: int | None) -> str:
+    """A count (rows, files) as every table writes one: 120,000; "-" when unknown."""
+    return "-" if count is None else f"{count:,}"
 
 
 def runs(result: TableDescription) -> Rendered:
@@ -257,11 +276,11 @@ def runs(result: TableDescription) -> Rendered:
     loose = result.unclustered
     summary = Text.assemble(
         (result.table_uri, "bold"),
-        f", version {result.version}: {len(result.files):,} files, "
+        f", version {result.version}: {_count(len(result.files), 'file')}, "
         f"{result.rows:,} rows, {size_text(result.size)}\n"
         f"clustered by: {how}\n"
         f"target file size (delta.targetFileSize): {target}\n"
-        f"not clustered by the spec: {len(loose):,} files, "
+        f"not clustered by the spec: {_count(len(loose), 'file')}, "
         f"{sum(f.rows or 0 for f in loose):,} rows, {size_text(sum(f.size for f in loose))} "
         f"({result.unclustered_fraction:.0%} of the bytes)"
         + (
@@ -285,7 +304,7 @@ def runs(result: TableDescription) -> Rendered:
             run.run.id,
             "current" if run.current else "older",
             f"{run.files:,}",
-            text(run.rows),
+            _number(run.rows),
             *((f"{run.deleted_rows:,}",) if deleted else ()),
             size_text(run.size),
         ]
