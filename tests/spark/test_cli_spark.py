@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -72,13 +73,20 @@ def test_bad_input_is_one_clear_line(spark: SparkSession, tmp_path: Path) -> Non
 def test_demo_runs_small(spark: SparkSession, tmp_path: Path) -> None:
     output = tmp_path / "demo"
     result = runner.invoke(
-        app, ["demo", "--rows", "3000", "--files", "8", "--filters", "20", "--output", str(output)]
+        app,
+        ["demo", "--rows", "3000", "--files", "8", "--filters", "20", "--output", str(output)],
+        env={"COLUMNS": "80"},
     )
     assert result.exit_code == 0, result.output
-    assert "Skipping effectiveness" in result.output
+    assert "Fraction of rows skipped" in result.output
     for curve in ("linear", "zorder", "hilbert"):
         assert DeltaTable(str(output / f"connections_{curve}")).to_pyarrow_table().num_rows == 3000
-    assert "Ceiling for 8 files" in result.output
+    header = next(line for line in result.output.splitlines() if "zorder" in line)
+    assert "…" not in header  # at 80 columns every layout's name shows whole
+    for measure in ("src_ip", "dst_port", "mean / bound", "write s"):
+        assert re.search(rf"│ {re.escape(measure)} +│", result.output), result.output
+    assert "bound: 1 - F^(-1/d)" in result.output
+    assert "for 8 files" in result.output
     assert (output / "layout_zorder.png").read_bytes()[:4] == b"\x89PNG"
 
 
