@@ -100,3 +100,16 @@ def test_a_scan_parses_its_filter_once(tmp_path: Path, monkeypatch: pytest.Monke
         assert parsed == [where], where
         assert planned.parsed.text == where
         assert planned.bound is not None
+
+
+@pytest.mark.parametrize("where", ["m = NULL", "NOT (m = NULL)", "m <> NULL OR i > 0"])
+def test_a_null_comparison_spark_refuses_is_refused_not_answered(
+    tmp_path: Path, where: str
+) -> None:
+    # Spark refuses to compare maps (DATATYPE_MISMATCH.INVALID_ORDERING_TYPE), with NULL too.
+    path = tmp_path / "t"
+    maps = pa.array([[("a", 1)], [("b", 2)]], type=pa.map_(pa.string(), pa.int64()))
+    write_deltalake(path, pa.table({"i": [1, 2], "m": maps}))
+    with pytest.raises(zorder.UnsupportedFilterError, match="map column m"):
+        zorder.to_arrow(str(path), where)
+    assert zorder.to_arrow(str(path), "NOT (i = NULL)").num_rows == 0  # ints compare

@@ -613,7 +613,7 @@ def test_comparisons_with_null_agree_with_spark(
     expected = _spark_answer(unpartitioned, where)
     assert not isinstance(expected, Exception), expected
     planned = zorder.scan(unpartitioned.path, where)
-    types = planned.snapshot.column_types
+    types = planned.snapshot.schema.column_types
     exact_predicate(parse_unfolded(where), types)  # the exact evaluator answers, no refusal
     assert planned.to_arrow().num_rows == sum(expected.values()), where
 

@@ -79,7 +79,7 @@ def exact_predicate(
 class _RefuseInexactDomains(PredicateVisitor[None]):
     """Refuses the conversions of a column that Arrow does not compute as Spark does:
     a decimal's double (Spark divides an unscaled long; Arrow rounds otherwise) and a
-    decimal rounded to a smaller scale."""
+    decimal rounded to a smaller scale; and a comparison Spark refuses to make at all."""
 
     def __init__(self, columns: Mapping[str, str]) -> None:
         self.columns = columns
@@ -105,7 +105,12 @@ class _RefuseInexactDomains(PredicateVisitor[None]):
         raise unsupported(node.reason or "this filter")
 
     def visit_null_comparison(self, node: NullComparison) -> None:
-        return None
+        # NULL for every row, on a type Spark compares; maps and variants it refuses to.
+        kind = self.columns[node.column]
+        if kind.startswith(("map", "variant")):
+            raise unsupported(
+                f"{node.column} {node.op} NULL on a {kind} column (Spark compares no such values)"
+            )
 
     def visit_is_null(self, node: IsNull) -> None:
         return None

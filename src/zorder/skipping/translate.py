@@ -54,7 +54,7 @@ from zorder.skipping.translate_types import RefusedError as _RefusedError
 from zorder.skipping.translator import Translator as _Translator
 from zorder.skipping.zones import session_zone
 
-__all__ = ["Translation", "parse_filter", "translate"]
+__all__ = ["Translation", "translate"]
 
 
 @dataclass(frozen=True)
