@@ -168,9 +168,9 @@ def test_files_are_named_inside_their_run(spark: SparkSession, tmp_path: Path) -
     text = " ".join(result.output.split())  # titles wrap at the terminal's width
     assert metrics.run_id in text
     assert "clustered by id (zorder, rank keys)" in text
-    # At 80 columns each file is one line: its task number names it inside the run.
+    # At 80 columns each file is one line: its task number names it inside the run (first).
     lines = [line for line in result.output.splitlines() if metrics.run_id in line]
-    assert [line.split("│")[2].strip() for line in lines] == ["part-00000", "part-00001"]
+    assert [line.split("│")[1].strip() for line in lines] == ["part-00000", "part-00001"]
     assert all(len(line) <= 80 for line in result.output.splitlines())
 
 
