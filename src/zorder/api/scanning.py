@@ -19,7 +19,7 @@ import datetime as dt
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
 
 from zorder.arrow import read_rows
@@ -100,11 +100,11 @@ class Scan:
     report: ScanReport
     # The rows' filter: SQL text as planned (its clock pinned to the planning instant,
     # see zorder.skipping.clock), or the Column as given.
-    row_filter: Where = None
+    row_filter: Where
     # The filter parsed once (SQL given: its clock pinned; a Column: Spark's SQL for it;
     # none: TRUE), which every engine reads, and its tree bound for statistics.
-    parsed: ParsedFilter = field(default_factory=lambda: parse_filter("TRUE"))
-    bound: Bound | None = None
+    parsed: ParsedFilter
+    bound: Bound
 
     def explain(self) -> ScanReport:
         """Files, rows and bytes this scan reads, against the table's totals."""
