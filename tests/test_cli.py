@@ -191,6 +191,25 @@ def test_stats_fits_the_terminal_one_line_a_file_no_value_wrapped(
     assert "1 files" not in described.output
 
 
+def test_query_never_hides_the_filtered_column(tmp_path: Path) -> None:
+    path = tmp_path / "wide"
+    columns = {f"c{i:02d}": [f"value-{i}-{j}" for j in range(5)] for i in range(12)}
+    columns["c05"] = [str(j) for j in range(5)]
+    write_deltalake(path, pa.table(columns))
+    result = runner.invoke(app, ["query", str(path), "--where", "C05 = '3'"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    header = next(line for line in result.output.splitlines() if line.startswith("┃"))
+    assert "c05" in header  # as the table spells it, moved to the front
+    assert "…" in header  # not every column fits: others are left out, not it
+    hidden = result.output.split("more columns:")[1].split("(--columns")[0]
+    assert "c05" not in hidden
+    wide_enough = runner.invoke(
+        app, ["query", str(path), "--where", "c05 = '3'"], env={"COLUMNS": "300"}
+    )
+    header = next(line for line in wide_enough.output.splitlines() if line.startswith("┃"))
+    assert header.index("c04") < header.index("c05") < header.index("c06")  # order kept
+
+
 def test_masters_spark_takes_pass_the_check_and_others_are_named() -> None:
     from zorder.spark.session import check_master
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
 
 from zorder.arrow import read_rows
-from zorder.columns import resolve_column
+from zorder.columns import match_column, resolve_column
 from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError
 from zorder.skipping import Bound, Mask, ParsedFilter, bind, might_match_mask, parse_filter
 from zorder.skipping.clock import parse_with_clock
@@ -109,6 +109,13 @@ class Scan:
     def explain(self) -> ScanReport:
         """Files, rows and bytes this scan reads, against the table's totals."""
         return self.report
+
+    @property
+    def filter_columns(self) -> tuple[str, ...]:
+        """The table's columns the filter names, in the table's spelling and order."""
+        names = self.parsed.columns
+        meant = {match_column(name, self.snapshot.schema.column_types) for name in names}
+        return tuple(c for c in self.snapshot.schema.column_types if c in meant)
 
     def to_arrow(self, limit: int | None = None) -> pa.Table:
         """The matching rows, read in this process without a JVM (see :func:`zorder.to_arrow`).

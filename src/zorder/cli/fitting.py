@@ -129,6 +129,7 @@ class FittedTable:
     right: frozenset[int] = field(default_factory=frozenset)
     keep: Keep = "ends"
     hint: str = ""
+    pinned: frozenset[int] = field(default_factory=frozenset)  # never hidden
 
     def fitted(self, width: int) -> FittedColumns:
         natural = [
@@ -141,8 +142,15 @@ class FittedTable:
         yield from self.drawn(options.max_width)
 
     def drawn(self, width: int) -> Iterator[Table | Text]:
-        """The table within ``width`` cells, then the line naming what it hides, if any."""
+        """The table within ``width`` cells, then the line naming what it hides, if any.
+
+        A pinned column that would be hidden moves to the front, and the table is fitted
+        again: a query's filtered column is never the one left out.
+        """
         fitted = self.fitted(width)
+        if self.pinned & set(fitted.hidden):
+            yield from self._pinned_first().drawn(width)
+            return
         shown = Table(title=Text(self.title))
         gap: tuple[None, ...] = (None,) if fitted.hidden else ()
         for i in (*fitted.leading, *gap, *fitted.trailing):
@@ -168,3 +176,15 @@ class FittedTable:
             plural = "s" if len(hidden) != 1 else ""
             hint = f" ({self.hint})" if self.hint else ""
             yield Text(f"{ELLIPSIS} {len(hidden)} more column{plural}: {', '.join(hidden)}{hint}")
+
+    def _pinned_first(self) -> FittedTable:
+        order = sorted(range(len(self.names)), key=lambda i: i not in self.pinned)
+        moved = {old: new for new, old in enumerate(order)}
+        return FittedTable(
+            self.title,
+            [self.names[i] for i in order],
+            [[row[i] for i in order] for row in self.rows],
+            right=frozenset(moved[i] for i in self.right),
+            keep="leading",
+            hint=self.hint,
+        )

@@ -105,8 +105,11 @@ class Output(ABC):
         """A command's result on stdout: ``shown`` draws it for people, ``as_json`` for --json."""
 
     @abstractmethod
-    def rows(self, title: str, table: pa.Table, report: ScanReport) -> None:
-        """``zorder query``'s rows, and what was scanned for them."""
+    def rows(
+        self, title: str, table: pa.Table, report: ScanReport, *, pinned: tuple[str, ...] = ()
+    ) -> None:
+        """``zorder query``'s rows (the ``pinned`` columns always shown), and what was
+        scanned for them."""
 
     @abstractmethod
     def _report(self, failure: Failure) -> None:
@@ -151,8 +154,11 @@ class ConsoleOutput(Output):
         for part in shown(value):
             self.stdout.print(part)
 
-    def rows(self, title: str, table: pa.Table, report: ScanReport) -> None:
-        for part in (*rows_table(title, table, self.stdout.width), *render.scan(report)):
+    def rows(
+        self, title: str, table: pa.Table, report: ScanReport, *, pinned: tuple[str, ...] = ()
+    ) -> None:
+        shown = rows_table(title, table, self.stdout.width, pinned=pinned)
+        for part in (*shown, *render.scan(report)):
             self.stdout.print(part)
 
     def _report(self, failure: Failure) -> None:
@@ -182,7 +188,9 @@ class JsonOutput(Output):
     ) -> None:
         typer.echo(json.dumps(as_json(value), indent=2))
 
-    def rows(self, title: str, table: pa.Table, report: ScanReport) -> None:
+    def rows(
+        self, title: str, table: pa.Table, report: ScanReport, *, pinned: tuple[str, ...] = ()
+    ) -> None:
         # JSON lines: a reader can stream them, and an empty answer is no output at all.
         for row in table.to_pylist():
             typer.echo(json.dumps({k: render.plain(v) for k, v in row.items()}))

@@ -25,8 +25,11 @@ def _numeric(kind: pa.DataType) -> bool:
     )
 
 
-def rows_table(title: str, table: pa.Table, width: int) -> list[RenderableType]:
-    """``table``'s rows within ``width`` cells, and a line naming the columns left out."""
+def rows_table(
+    title: str, table: pa.Table, width: int, *, pinned: tuple[str, ...] = ()
+) -> list[RenderableType]:
+    """``table``'s rows within ``width`` cells, and a line naming the columns left out;
+    the ``pinned`` columns (the filter's) are never left out."""
     columns = [
         [text(value).translate(_ESCAPES) for value in column.to_pylist()]
         for column in table.columns
@@ -37,5 +40,6 @@ def rows_table(title: str, table: pa.Table, width: int) -> list[RenderableType]:
         [list(row) for row in zip(*columns, strict=True)] if columns else [],
         right=frozenset(i for i, f in enumerate(table.schema) if _numeric(f.type)),
         hint="--columns picks which to show",
+        pinned=frozenset(i for i, name in enumerate(table.column_names) if name in pinned),
     )
     return list(fitted.drawn(width))

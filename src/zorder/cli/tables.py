@@ -336,7 +336,8 @@ def query(
     else:
         rows = planned.to_arrow(limit)
     report = planned.report
-    out.rows(f"{path} where {where or 'TRUE'} (first {limit} rows)", rows, report)
+    title = f"{path} where {where or 'TRUE'} (first {limit} rows)"
+    out.rows(title, rows, report, pinned=planned.filter_columns)
 
 
 @command
