@@ -109,3 +109,16 @@ def test_a_query_starts_no_jvm(tmp_path: Path) -> None:
     rows = [line for line in done.stdout.splitlines() if line.strip()]
     assert len(rows) == 3
     assert all('"ip": "10.0.0.7"' in row for row in rows)
+
+
+def test_a_filter_spark_cannot_evaluate_is_one_line_naming_it(tmp_path: Path) -> None:
+    from deltalake import write_deltalake
+
+    path = tmp_path / "t"
+    write_deltalake(path, pa.table({"dst_port": [80, 443, 8080]}))
+    done = zorder_command("query", str(path), "--spark", "--where", "dst_port = 'abc'")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Spark cannot evaluate the filter \"dst_port = 'abc'\"" in done.stderr
+    assert "CAST_INVALID_INPUT" in done.stderr
+    assert '"errorClass"' not in done.stderr  # pyspark's JSON context went to the log
+    assert "Traceback" not in done.stderr

@@ -102,6 +102,12 @@ def test_bad_where_is_refused_before_anything_runs(spark: SparkSession, tmp_path
         zorder.optimize(spark, path, by=["a"], where="day = = 1")
     with pytest.raises(zorder.InvalidArgumentError, match="both a partition column"):
         zorder.optimize(spark, path, by=["a", "day"])
+    # Spark casts 'abc' to the int partition column (ANSI) and fails: the filter's fault.
+    numbered = str(tmp_path / "numbered")
+    write_deltalake(numbered, pa.table({"a": [1, 2], "p": [1, 2]}), partition_by=["p"])
+    with pytest.raises(zorder.FilterEvaluationError, match=r"p = 'abc'.*CAST_INVALID_INPUT"):
+        zorder.optimize(spark, numbered, by=["a"], where="p = 'abc'")
+    assert DeltaTable(numbered).version() == 0
     plain = str(tmp_path / "plain")
     write_deltalake(plain, pa.table({"a": [1, 2]}))
     with pytest.raises(zorder.InvalidArgumentError, match="has no partition columns"):

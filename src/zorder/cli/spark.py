@@ -9,6 +9,7 @@ only zorder's progress and errors.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
 import sys
@@ -129,4 +130,22 @@ def session(
                 spark = _started(start, remote or master, log)
         if remote is None:
             spark.sparkContext.setLogLevel("WARN" if spark_log.file else "ERROR")
+    if spark_log.file is not None:
+        _python_logs_to(spark_log.file)
     return spark
+
+
+# pyspark's own loggers that write a failed query's context to stderr as JSON (the same
+# error zorder then reports in one line): into the log file with the JVM's output.
+_PYSPARK_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
+
+
+def _python_logs_to(log: Path) -> None:
+    from pyspark.logger import PySparkLogger
+
+    for name in _PYSPARK_LOGGERS:
+        logger = PySparkLogger.getLogger(name)
+        for handler in list(logger.handlers):
+            logger.removeHandler(handler)
+        logger.addHandler(logging.FileHandler(log))
+        logger.propagate = False

@@ -331,7 +331,9 @@ def query(
         out.result(planned.report, render.scan)
         return
     if spark is not None:
-        with out.working(f"Reading {path}...", spark):
+        from zorder.spark.failures import filter_failures
+
+        with out.working(f"Reading {path}...", spark), filter_failures(where or "TRUE"):
             rows = planned.to_spark(spark).limit(limit).toArrow()
     else:
         rows = planned.to_arrow(limit)

@@ -21,6 +21,7 @@ from pyspark.sql.types import LongType, StructField, StructType
 from zorder.columns import match_column
 from zorder.errors import InvalidArgumentError, ZorderError
 from zorder.skipping.sql import referenced_columns
+from zorder.spark.failures import filter_failures
 from zorder.spark.guard import check_spark_parse
 from zorder.spark.partitions import Partition
 from zorder.spark.progress import is_connect
@@ -170,5 +171,6 @@ def chosen_partitions(
     fields = {f.name: f for f in spark_schema(snapshot).fields}
     schema = StructType([StructField(index, LongType(), False), *[fields[c] for c in columns]])
     rows = [(i, *values) for i, values in enumerate(partitions)]
-    kept = spark.createDataFrame(rows, schema).where(where).select(index).toArrow()
+    with filter_failures(where):
+        kept = spark.createDataFrame(rows, schema).where(where).select(index).toArrow()
     return {partitions[i] for i in kept.column(0).to_pylist()}
