@@ -49,7 +49,7 @@ def open_table(
     Raises :class:`~zorder.errors.VersionNotFoundError` naming the versions
     the log holds when the one asked for is not among them.
     """
-    uri, options = storage.uri, storage.delta_options
+    uri = storage.uri
     if version is not None and timestamp is not None:
         raise InvalidArgumentError(
             f"give version or timestamp, not both (got version={version!r}, "
@@ -61,18 +61,18 @@ def open_table(
         raise InvalidArgumentError(f"version must be an int >= 0, got {version!r}")
     instant = None if timestamp is None else _instant(timestamp, time_zone)
     if version is None and instant is None:
-        return DeltaTable(uri, storage_options=options)
+        return _delta_table(storage)
     if instant is not None:
-        newest = DeltaTable(uri, storage_options=options)
+        newest = _delta_table(storage)
         version = _version_at(uri, instant, _commit_times(storage, newest))
         if version == newest.version():
             return newest
     assert version is not None
     try:
-        return DeltaTable(uri, version=version, storage_options=options)
+        return _delta_table(storage, version)
     except DeltaError as error:
         # Only now is the newest version read: to say which versions there are.
-        if version > DeltaTable(uri, storage_options=options).version():
+        if version > _delta_table(storage).version():
             raise VersionNotFoundError(
                 f"table {uri} has no version {version} yet: {_held(storage)}"
             ) from error
@@ -80,6 +80,10 @@ def open_table(
             f"version {version} of table {uri} cannot be read ({error}); its log may have "
             f"been cleaned up: {_held(storage)}"
         ) from error
+
+
+def _delta_table(storage: Storage, version: int | None = None) -> DeltaTable:
+    return DeltaTable(storage.uri, version=version, storage_options=storage.delta_options)
 
 
 def _instant(value: Any, time_zone: str) -> dt.datetime:
