@@ -41,7 +41,7 @@ from benchmarks.report import (
 from zorder.api.scanning import plan_scan
 from zorder.demo import best_seconds, network_frame, time_point_lookups
 from zorder.spark import local_session
-from zorder.table import load_snapshot
+from zorder.table import Storage, load_snapshot
 
 
 def synthetic_log(path: str, files: int, seed: int) -> None:
@@ -94,7 +94,7 @@ def planning(workdir: Path, files: int, repeat: int) -> dict[str, Any]:
     explain_s = best_seconds(lambda: zorder.explain(path, where), repeat)
     report = zorder.explain(path, where)
     # What zorder adds to deltalake's own load: evaluating the filter on every file.
-    snapshot = load_snapshot(path)
+    snapshot = load_snapshot(Storage.of(path))
     planning_s = best_seconds(lambda: plan_scan(snapshot, where), repeat)
     return {
         "files": files,

@@ -34,6 +34,7 @@ from zorder.skipping.sql import sql_literal
 from zorder.spark.writes import delta_schema
 from zorder.table import (
     CommitRequest,
+    Storage,
     commit_files,
     describe_written_files,
     is_delta_table,
@@ -152,11 +153,14 @@ def write_as_written(
     df: DataFrame, path: str | Path, files: int, *, mode: Literal["create", "overwrite"] = "create"
 ) -> None:
     """The table as a plain writer leaves it: rows spread at random over ``files`` files."""
-    uri = normalize_uri(path)
+    storage = Storage.of(normalize_uri(path))
     directory = f"plain-{uuid.uuid4().hex[:12]}"
-    df.repartition(files).write.parquet(f"{uri}/{directory}")
-    written = describe_written_files(uri, directory, df.columns, {})
-    commit_files(CommitRequest(uri=uri, schema=delta_schema(df.schema), files=written, mode=mode))
+    df.repartition(files).write.parquet(f"{storage.uri}/{directory}")
+    written = describe_written_files(storage, directory, df.columns, {})
+    request = CommitRequest(
+        storage=storage, schema=delta_schema(df.schema), files=written, mode=mode
+    )
+    commit_files(request)
 
 
 def best_seconds(run: Callable[[], object], repeat: int) -> float:
@@ -343,7 +347,7 @@ def run_demo(
         progress(f"writing {path} ({layout}, {files} files)")
         started = time.perf_counter()
         if layout == "as written":
-            exists = is_delta_table(normalize_uri(path))
+            exists = is_delta_table(Storage.of(normalize_uri(path)))
             write_as_written(df, path, files, mode="overwrite" if exists else "create")
         else:
             curve: Curve = layout

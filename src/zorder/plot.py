@@ -27,7 +27,7 @@ from matplotlib.patches import Rectangle
 
 from zorder.curves import deinterleave_bits, hilbert_point
 from zorder.curves.kinds import SPACE_FILLING_CURVES, SpaceFillingCurve
-from zorder.table import TableSnapshot, load_snapshot, normalize_uri
+from zorder.table import Storage, TableSnapshot, load_snapshot, normalize_uri
 
 __all__ = ["plot_curve", "plot_layout"]
 
@@ -67,7 +67,7 @@ def plot_layout(
     storage_options: Mapping[str, str] | None = None,
 ) -> Path:
     """Draw every file's box in columns ``x`` and ``y`` over a sample of rows; returns the PNG."""
-    snapshot = load_snapshot(normalize_uri(path), storage_options)
+    snapshot = load_snapshot(Storage.of(normalize_uri(path), storage_options))
     x, y = resolve_columns([x, y], snapshot.schema.column_types)
     points = _sample(snapshot, [x, y], sample, seed)
     xs = [v for v in points.column(x).to_pylist()]

@@ -16,7 +16,7 @@ import zorder
 from tests.delta_writer import delete_rows, live_adds
 from tests.spark.helpers import arrow_rows, delta_rs_rows, kernel_rows, spark_rows
 from zorder.cli import app
-from zorder.table import load_snapshot
+from zorder.table import Storage, load_snapshot
 
 pytestmark = pytest.mark.spark
 DATA = Path(__file__).parents[1] / "data"
@@ -52,7 +52,7 @@ def test_a_table_written_by_the_advice_skips_and_keeps_every_row(
     assert advice.expected_scanned < 0.6
     path = str(tmp_path / "t")
     zorder.write(df, path, by=advice.spec, num_files=12)
-    snapshot = load_snapshot(path)
+    snapshot = load_snapshot(Storage.of(path))
     assert snapshot.recorded_spec == advice.spec  # weights and cuts recorded with it
     for where in (*advice_filters(), "day = date '2024-06-30'", "user_id IN (1, 2, 3)"):
         expected = df.filter(where).count()
@@ -64,7 +64,7 @@ def test_a_table_written_by_the_advice_skips_and_keeps_every_row(
     # An append without by= clusters by the advised spec; optimize keeps it.
     zorder.write(df.limit(3_000), path, mode="append", num_files=2)
     after = zorder.optimize(spark, path, full=True, num_files=12)
-    assert load_snapshot(path).recorded_spec == advice.spec
+    assert load_snapshot(Storage.of(path)).recorded_spec == advice.spec
     assert after.rows == 33_000
     assert zorder.read(spark, path).count() == 33_000
 
@@ -85,7 +85,7 @@ def test_a_table_written_by_the_advice_skips_and_keeps_every_row(
         app, ["optimize", path, "--by-advice", str(sql), "--num-files", "8", "--json"]
     )
     assert result.exit_code == 0, result.output
-    recorded = load_snapshot(path).recorded_spec
+    recorded = load_snapshot(Storage.of(path)).recorded_spec
     assert recorded is not None
     assert list(recorded.columns) == shown["spec"]["columns"]  # the same sample, the same advice
     assert zorder.read(spark, path).count() == 33_000

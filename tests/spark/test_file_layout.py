@@ -33,6 +33,7 @@ from zorder.spark.layout import cluster, plan_clustering
 from zorder.spark.writes import delta_schema
 from zorder.table import (
     CommitRequest,
+    Storage,
     commit_files,
     describe_written_files,
     record_properties,
@@ -173,18 +174,19 @@ def _write_as_an_earlier_version(
     laid_out = cluster(frame, plan, num_files=files)
     numbered = laid_out.withColumn("zorder_file", F.spark_partition_id()).coalesce(tasks)
     numbered.write.partitionBy("zorder_file").parquet(f"{path}/{run.directory}")
-    remove_writer_markers(path, run.directory)
-    written = describe_written_files(path, run.directory, frame.columns, {})
+    storage = Storage.of(path)
+    remove_writer_markers(storage, run.directory)
+    written = describe_written_files(storage, run.directory, frame.columns, {})
     commit_files(
         CommitRequest(
-            uri=path,
+            storage=storage,
             schema=delta_schema(frame.schema),
             files=written,
             mode="create",
             clustering=CommitClustering("write", run, plan.spec, len(written)),
         )
     )
-    record_properties(path, spec_properties(plan.spec))
+    record_properties(storage, spec_properties(plan.spec))
     return run
 
 

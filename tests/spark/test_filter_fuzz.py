@@ -60,7 +60,7 @@ from zorder.errors import UnsupportedFilterError, ZorderError
 from zorder.skipping.rows import exact_predicate
 from zorder.skipping.sql import parse_unfolded
 from zorder.spark.scan import read_files
-from zorder.table import load_snapshot
+from zorder.table import Storage, load_snapshot
 
 pytestmark = pytest.mark.spark
 
@@ -147,7 +147,7 @@ class Fuzzed:
 def _fuzzed(spark: SparkSession, path: Path, partition_by: list[str] | None) -> Fuzzed:
     source = spark.createDataFrame([tuple(r[f.name] for f in SCHEMA) for r in ROWS], SCHEMA)
     zorder.write(source, str(path), by=["l", "s", "m"], num_files=12, partition_by=partition_by)
-    snapshot = load_snapshot(str(path))
+    snapshot = load_snapshot(Storage.of(path))
     count = len(snapshot.files)
     frames = []
     for index in range(count):

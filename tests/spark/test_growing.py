@@ -16,7 +16,7 @@ from pyspark.sql import functions as F
 import zorder
 from tests.spark.helpers import delta_rows, spark_rows
 from zorder.curves import ClusteringSpec
-from zorder.table import latest_clustering
+from zorder.table import Storage, latest_clustering
 
 BY = ["a", "b"]
 
@@ -207,7 +207,7 @@ def test_the_spec_survives_log_cleanup(spark: SparkSession, tmp_path: Path) -> N
     table = DeltaTable(path)
     table.create_checkpoint()
     table.cleanup_metadata()
-    assert latest_clustering(path) is None  # the commits that recorded the run are gone
+    assert latest_clustering(Storage.of(path)) is None  # the commits that recorded the run are gone
     metrics = zorder.optimize(spark, path)
     assert metrics.by == tuple(BY)
     assert metrics.files_removed == 3

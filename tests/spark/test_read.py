@@ -161,7 +161,7 @@ def test_tables_from_delta_rs_are_pruned_correctly(spark: SparkSession, tmp_path
         write_deltalake(path, pa.Table.from_pylist(rows), mode="append")
     full = spark_rows(zorder.read(spark, path))
     assert sum(full.values()) == 300
-    df = read_files(zorder.table.load_snapshot(path), spark, None)
+    df = read_files(zorder.table.load_snapshot(zorder.table.Storage.of(path)), spark, None)
     for where in [
         "k = 249",
         "x > 5.5",

@@ -28,7 +28,7 @@ from zorder.curves import ClusteringSpec
 from zorder.spark.keys import plan_key, sample_columns
 from zorder.spark.layout import plan_clustering
 from zorder.spark.scan import read_files
-from zorder.table import latest_clustering
+from zorder.table import Storage, latest_clustering
 
 pytestmark = pytest.mark.spark
 
@@ -83,7 +83,8 @@ def test_write_keeps_every_row_and_stats_bound_data(
     assert delta_rows(path, mixed.columns) == expected
     assert assert_stats_bound_files(path) == metrics.files_added
     # Spark reading the files back agrees too.
-    assert spark_rows(read_files(zorder.table.load_snapshot(str(path)), spark, None)) == expected
+    snapshot = zorder.table.load_snapshot(Storage.of(path))
+    assert spark_rows(read_files(snapshot, spark, None)) == expected
 
 
 def test_each_file_is_a_task_of_its_own_sorted_along_the_curve(
@@ -160,7 +161,7 @@ def test_optimize_takes_the_row_count_from_the_log_when_every_file_has_one(
     arrow = spark.range(1200).select((F.col("id") * 7919 % 1000).alias("x"), "id").toArrow()
     write_deltalake(path, arrow.slice(0, 700))
     write_deltalake(path, arrow.slice(700), mode="append")
-    assert zorder.table.load_snapshot(path).counted_rows == 1200
+    assert zorder.table.load_snapshot(Storage.of(path)).counted_rows == 1200
     counts_given = []
     real_sample = zorder.spark.layout.sample_columns
 
@@ -182,7 +183,7 @@ def test_optimize_takes_the_row_count_from_the_log_when_every_file_has_one(
         mode="append",
         schema=DeltaTable(path).schema(),
     )
-    assert zorder.table.load_snapshot(path).counted_rows is None
+    assert zorder.table.load_snapshot(Storage.of(path)).counted_rows is None
     rows_in_copy = pa.parquet.read_table(copy).num_rows
     zorder.optimize(spark, path, by=["x", "id"], num_files=3, sample_size=500)
     assert counts_given[1:] == [None]
@@ -428,7 +429,7 @@ def test_statistics_columns_follow_table_properties(spark: SparkSession, tmp_pat
 def test_clustering_is_recorded_in_the_commit(spark: SparkSession, tmp_path: Path) -> None:
     path = str(tmp_path / "t")
     metrics = zorder.write(spark.range(10).select("id"), path, by=["id"], num_files=1)
-    recorded = latest_clustering(path)
+    recorded = latest_clustering(Storage.of(path))
     assert recorded is not None
     assert recorded.run.id == metrics.run_id
     assert recorded.spec == ClusteringSpec(("id",), "zorder", "rank")

@@ -131,7 +131,7 @@ def test_blind_append_by_another_writer_is_read(table: tuple[str, dict[str, str]
 def test_properties_commit(table: tuple[str, dict[str, str]]) -> None:
     uri, options = table
     version = record_properties(
-        uri, {"delta.deletedFileRetentionDuration": "interval 2 days"}, storage_options=options
+        Storage.of(uri, options), {"delta.deletedFileRetentionDuration": "interval 2 days"}
     )
     assert version == 2
     configuration = DeltaTable(uri, storage_options=options).metadata().configuration

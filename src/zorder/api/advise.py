@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 from zorder.advice.advisor import Advice, Candidate, advise_sample
 from zorder.advice.workload import read_workload
 from zorder.api.jobs import file_count
-from zorder.api.read import read
-from zorder.api.scanning import session_time_zone, table_storage_options
+from zorder.api.scanning import session_time_zone
+from zorder.api.table import Table
 from zorder.columns import resolve_column
 from zorder.curves.encodings import SUPPORTED_TYPES, canonical_type_name
 from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError
@@ -31,7 +31,6 @@ from zorder.spark.keys import (
     sample_size_for,
 )
 from zorder.spark.writes import estimated_bytes
-from zorder.table import load_snapshot, normalize_uri
 from zorder.table.clustering import recorded_target_file_size
 
 if TYPE_CHECKING:
@@ -137,10 +136,11 @@ def _sampled_source(
         raise InvalidArgumentError(
             "advise samples a table with Spark: pass spark= or start a SparkSession"
         )
-    uri = normalize_uri(source)
-    snapshot = load_snapshot(uri, table_storage_options(uri, storage_options, session))
+    # One handle, one version: the rows sampled are those of the version described.
+    pinned = Table(source, storage_options=storage_options, spark=session).snapshot()
+    snapshot = pinned.table_snapshot
     return _Source(
-        read(session, source, storage_options=storage_options),
+        pinned.scan().to_spark(session),
         partition_columns=tuple(snapshot.partition_columns),
         target=recorded_target_file_size(snapshot.configuration) or DEFAULT_TARGET_FILE_SIZE,
         rows=snapshot.total_rows,

@@ -241,11 +241,7 @@ def optimize_table(
             )
             read = rewrite_scope(snapshot, picked)
             if not read:
-                record_properties(
-                    job.uri,
-                    job.remember.properties(snapshot, []),
-                    storage_options=job.storage_options,
-                )
+                record_properties(job.storage, job.remember.properties(snapshot, []))
                 return _unchanged(job, started)
             return _rewrite(job, spark, snapshot, read, started)
 
@@ -348,11 +344,11 @@ def _write_and_commit(
     else:
         phase("sampling")
         laid_out = cluster(df, job.plan, num_files=files, sample_size=job.sample_size, rows=rows)
-    with guarded_run(uri, run.directory, job.storage_options) as attempt:
+    with guarded_run(job.storage, run.directory) as attempt:
         phase("clustering and writing")
         location = spark_path(df.sparkSession, f"{uri}/{run.directory}")
         stored = write_run(laid_out, location, snapshot=snapshot, partition_by=job.partition_by)
-        if not remove_writer_markers(uri, run.directory, job.storage_options):
+        if not remove_writer_markers(job.storage, run.directory):
             raise ZorderError(
                 f"Spark wrote {location}, but zorder finds no file in {uri}/{run.directory}: "
                 "Spark (the session's fs.* settings) and zorder (storage_options, else the "
@@ -360,9 +356,7 @@ def _write_and_commit(
             )
         phase("statistics")
         configuration = snapshot.stored_configuration if snapshot else {}
-        written = describe_written_files(
-            uri, run.directory, stored, configuration, job.storage_options
-        )
+        written = describe_written_files(job.storage, run.directory, stored, configuration)
         _check_rows_kept(job, written, rows, partitioned)
         if partitioned is not None:
             # An optimize's values come from the log; a write's rows are the session's.
@@ -370,7 +364,7 @@ def _write_and_commit(
             written = [_in_partition(f, job, partitioned, zone) for f in written]
         phase("commit")
         request = CommitRequest(
-            uri=uri,
+            storage=job.storage,
             schema=delta_schema(df.schema),
             files=written,
             mode=job.commit_mode,
@@ -378,7 +372,6 @@ def _write_and_commit(
             removed=removed,
             clustering=CommitClustering(job.operation, run, job.plan.spec, len(written)),
             partition_by=job.partition_by,
-            storage_options=job.storage_options,
         )
         version = commit_files(request, attempt)
         # After the data commit, in a commit of its own (Delta refuses unknown properties
@@ -387,7 +380,7 @@ def _write_and_commit(
         # Still guarded: an error here says the run's files are committed and kept.
         phase("properties")
         properties = job.remember.properties(snapshot, written)
-        record_properties(uri, properties, storage_options=job.storage_options)
+        record_properties(job.storage, properties)
     return _metrics(job, version, run.id, written, removed, files, started)
 
 

@@ -122,9 +122,7 @@ def describe_snapshot(
     snapshot: TableSnapshot, columns: Sequence[str] | None = None
 ) -> TableDescription:
     """What :meth:`zorder.Table.describe` says of one version of the table."""
-    clustering = latest_clustering(
-        snapshot.uri, snapshot.storage_options, at_version=snapshot.version
-    )
+    clustering = latest_clustering(snapshot.storage, at_version=snapshot.version)
     spec = snapshot.recorded_spec
     shown = _shown_columns(snapshot, columns, spec or (clustering.spec if clustering else None))
     lows = {c: _values(snapshot, "min", c) for c in shown}

@@ -18,7 +18,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
 from zorder.api.modes import WRITE_MODES, WriteMode
-from zorder.api.scanning import table_storage_options
+from zorder.api.scanning import table_storage
 from zorder.curves.kinds import ClusteringSpec, Curve, KeyMethod, as_curve, as_key_method
 from zorder.errors import (
     InvalidArgumentError,
@@ -38,7 +38,6 @@ from zorder.table import (
     is_delta_table,
     latest_clustering,
     load_snapshot,
-    normalize_uri,
 )
 from zorder.table.clustering import TARGET_FILE_SIZE_PROPERTY, Operation, spec_properties
 from zorder.table.tiering import check_fanout
@@ -70,7 +69,7 @@ class Remember:
 class ClusterJob:
     """One write or optimize, resolved: where, how, into which version, recording what."""
 
-    uri: str
+    storage: Storage  # the table's location and options, resolved once
     operation: Operation
     commit_mode: CommitMode
     snapshot: TableSnapshot | None  # None: the write creates the table
@@ -80,7 +79,10 @@ class ClusterJob:
     target: int  # bytes a file
     sample_size: int | None
     remember: Remember
-    storage_options: Mapping[str, str] | None
+
+    @property
+    def uri(self) -> str:
+        return self.storage.uri
 
 
 def file_count(
@@ -124,21 +126,20 @@ def write_job(
     """``zorder.write``'s request, checked against ``df`` and the table at ``path``, if any."""
     if mode not in WRITE_MODES:
         raise InvalidArgumentError(f"unknown mode {mode!r}; accepted: {', '.join(WRITE_MODES)}")
-    uri = normalize_uri(path)
-    storage_options = _writable_storage(uri, asked.storage_options, df.sparkSession)
+    storage = _writable_storage(path, asked.storage_options, df.sparkSession)
     _check_size(asked.num_files, asked.target_file_size)
     snapshot = None
     commit_mode: CommitMode = "create"
-    if is_delta_table(uri, storage_options):
+    if is_delta_table(storage):
         if mode == "error":
             raise TableExistsError(
-                f"a Delta table already exists at {uri}; use mode='append' to add to it "
+                f"a Delta table already exists at {storage.uri}; use mode='append' to add to it "
                 "or mode='overwrite' to replace it"
             )
-        snapshot = load_snapshot(uri, storage_options)
+        snapshot = load_snapshot(storage)
         snapshot.check_writable("append")  # an overwrite adds whole rows too
         commit_mode = "append" if mode == "append" else "overwrite"
-    plan = plan_clustering(df, _resolved_spec(asked, snapshot, uri, storage_options))
+    plan = plan_clustering(df, _resolved_spec(asked, snapshot, storage))
     partition_columns = _write_partitions(df, plan, partition_by, snapshot, mode)
     target = _target_size(asked.target_file_size, snapshot)
     records_spec = commit_mode != "append" or snapshot is None or snapshot.recorded_spec is None
@@ -146,7 +147,7 @@ def write_job(
         plan.spec if records_spec else None, None if asked.num_files is not None else target
     )
     return ClusterJob(
-        uri=uri,
+        storage=storage,
         operation="write",
         commit_mode=commit_mode,
         snapshot=snapshot,
@@ -156,7 +157,6 @@ def write_job(
         target=target,
         sample_size=asked.sample_size,
         remember=remember,
-        storage_options=storage_options,
     )
 
 
@@ -197,11 +197,11 @@ def optimize_job(
 ) -> ClusterJob:
     """``zorder.optimize``'s request, checked against the table's newest version."""
     check_fanout(fanout)
-    uri = normalize_uri(path)
-    storage_options = _writable_storage(uri, asked.storage_options, spark)
-    snapshot = load_snapshot(uri, storage_options)
+    storage = _writable_storage(path, asked.storage_options, spark)
+    uri = storage.uri
+    snapshot = load_snapshot(storage)
     snapshot.check_writable("optimize")
-    spec = _resolved_spec(asked, snapshot, uri, storage_options)
+    spec = _resolved_spec(asked, snapshot, storage)
     # Only the schema is needed to check the request: no file is listed yet.
     frame = schema_frame(snapshot, spark)
     plan = plan_clustering(frame, spec)
@@ -220,7 +220,7 @@ def optimize_job(
         None if asked.num_files is not None else target,
     )
     return ClusterJob(
-        uri=uri,
+        storage=storage,
         operation="optimize",
         commit_mode="rewrite",
         snapshot=snapshot,
@@ -230,20 +230,18 @@ def optimize_job(
         target=target,
         sample_size=asked.sample_size,
         remember=remember,
-        storage_options=storage_options,
     )
 
 
 def _writable_storage(
-    uri: str, storage_options: Mapping[str, str] | None, spark: SparkSession
-) -> dict[str, str]:
-    """The options that reach the table (the session's, then the explicit ones), checked to
-    commit safely before anything is written."""
-    options = table_storage_options(uri, storage_options, spark)
-    storage = Storage.of(uri, options)
+    path: str, storage_options: Mapping[str, str] | None, spark: SparkSession
+) -> Storage:
+    """The table at ``path`` and the options that reach it (the session's, then the explicit
+    ones), checked to commit safely before anything is written."""
+    storage = table_storage(path, storage_options, spark)
     storage.warn_if_commits_unsafe()
     storage.filesystem()  # a configuration pyarrow refuses is refused before Spark writes
-    return options
+    return storage
 
 
 def _check_size(num_files: int | None, target_file_size: int | str | None) -> None:
@@ -254,10 +252,7 @@ def _check_size(num_files: int | None, target_file_size: int | str | None) -> No
 
 
 def _resolved_spec(
-    asked: ClusterOptions,
-    snapshot: TableSnapshot | None,
-    uri: str,
-    storage_options: Mapping[str, str] | None,
+    asked: ClusterOptions, snapshot: TableSnapshot | None, storage: Storage
 ) -> ClusteringSpec:
     """The spec asked for: what is not given comes from the table's spec.
 
@@ -276,7 +271,7 @@ def _resolved_spec(
                 raise
             recorded = None  # properties that do not parse: the new by= replaces them
         if recorded is None:
-            latest = latest_clustering(uri, storage_options)
+            latest = latest_clustering(storage)
             recorded = latest.spec if latest is not None else None
     if isinstance(by, ClusteringSpec):
         for name, given, own in (("curve", curve, by.curve), ("method", method, by.method)):
@@ -291,6 +286,7 @@ def _resolved_spec(
         return recorded  # with its weights and workload cuts
     if by is None:
         if recorded is None:
+            uri = storage.uri
             where = f"table {uri} records no clustering" if snapshot else f"no table at {uri}"
             raise InvalidArgumentError(
                 f"{where}: pass by=[columns] (CLI: --by a,b) once; the columns, curve and "

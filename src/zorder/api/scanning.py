@@ -40,7 +40,6 @@ __all__ = [
     "plan_scan",
     "session_time_zone",
     "table_storage",
-    "table_storage_options",
 ]
 
 if TYPE_CHECKING:
@@ -285,30 +284,28 @@ def table_storage(
     spark: SparkSession | None,
 ) -> Storage:
     """Where the table at ``location`` lives and how to reach it: the location normalized
-    (see :func:`~zorder.table.normalize_uri`) and the options of
-    :func:`table_storage_options`."""
-    uri = normalize_uri(location)
-    return Storage.of(uri, table_storage_options(uri, storage_options, spark))
-
-
-def table_storage_options(
-    uri: str, storage_options: Mapping[str, str] | None, spark: SparkSession | None
-) -> dict[str, str]:
-    """The options that reach the table at ``uri``: ``storage_options`` over the object-store
+    (see :func:`~zorder.table.normalize_uri`), and ``storage_options`` over the object-store
     settings of ``spark``, else of the active session (see :mod:`zorder.spark.storage`).
 
     Without pyspark imported no session can be active: nothing loads it to ask.
     """
-    if spark is None and "pyspark.sql" not in sys.modules:
-        return dict(storage_options or {})
-    from pyspark.sql import SparkSession
-
-    session = spark or SparkSession.getActiveSession()
+    uri = normalize_uri(location)
+    session = _session(spark)
     if session is None:
-        return dict(storage_options or {})
+        return Storage.of(uri, dict(storage_options or {}))
     from zorder.spark.storage import session_storage_options
 
-    return session_storage_options(session, uri, storage_options)
+    return Storage.of(uri, session_storage_options(session, uri, storage_options))
+
+
+def _session(spark: SparkSession | None) -> SparkSession | None:
+    """``spark``, else the active session; None, without loading pyspark, when it is not
+    loaded (no session can then be active)."""
+    if spark is None and "pyspark.sql" not in sys.modules:
+        return None
+    from pyspark.sql import SparkSession
+
+    return spark or SparkSession.getActiveSession()
 
 
 def session_time_zone(spark: SparkSession | None) -> str:
@@ -316,11 +313,7 @@ def session_time_zone(spark: SparkSession | None) -> str:
 
     Without pyspark imported no session can be active: a lookup does not load it to ask.
     """
-    if spark is None and "pyspark.sql" not in sys.modules:
-        return "UTC"
-    from pyspark.sql import SparkSession
-
-    session = spark or SparkSession.getActiveSession()
+    session = _session(spark)
     if session is None:
         return "UTC"
     return str(session.conf.get("spark.sql.session.timeZone", "UTC") or "UTC")

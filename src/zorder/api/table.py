@@ -89,7 +89,7 @@ class Table:
     def history(self, *, limit: int | None = None) -> tuple[Commit, ...]:
         """The commits the log still holds, newest first: version, time, operation, and
         the zorder run a commit added."""
-        return history(self.uri, self.storage_options, limit=limit)
+        return history(self.storage, limit=limit)
 
     def snapshot(self, *, version: int | None = None, timestamp: AsOf | None = None) -> Snapshot:
         """One version, from the log alone: the newest, or ``version``, or the newest
@@ -100,11 +100,7 @@ class Table:
         :class:`~zorder.errors.VersionNotFoundError` naming those it holds.
         """
         loaded = load_snapshot(
-            self.uri,
-            self.storage_options,
-            version=version,
-            timestamp=timestamp,
-            time_zone=self.time_zone,
+            self.storage, version=version, timestamp=timestamp, time_zone=self.time_zone
         )
         return Snapshot(self, loaded)
 

@@ -24,7 +24,8 @@ from zorder.errors import BrokenTableError, FilterEvaluationError
 from zorder.skipping.rows import quoted_name
 from zorder.skipping.translate import Translation
 from zorder.skipping.zones import session_zone
-from zorder.table.snapshot import DataFile, TableSnapshot, by_partition, has_scheme, open_storage
+from zorder.table.snapshot import DataFile, TableSnapshot, by_partition, has_scheme
+from zorder.table.storage import Storage
 
 _log = logging.getLogger(__name__)
 
@@ -45,9 +46,9 @@ def read_file(snapshot: TableSnapshot, data_file: DataFile, columns: Sequence[st
     import pyarrow.parquet as pq
 
     if has_scheme(data_file.path):  # an absolute path, reached with the table's options
-        filesystem, location = open_storage(data_file.path, snapshot.storage_options)
+        filesystem, location = Storage.of(data_file.path, snapshot.storage.options).filesystem()
     else:
-        filesystem, root = snapshot.storage
+        filesystem, root = snapshot.storage.filesystem()
         location = f"{root.rstrip('/')}/{data_file.path}"
     partition = dict(zip(snapshot.partition_columns, data_file.partition, strict=True))
     try:

@@ -43,6 +43,8 @@ from zorder.table.conflicts import check_purged, check_rewritable, purge_filters
 from zorder.table.outcome import CommitAttempt, Watched, adding, setting
 from zorder.table.runs import WrittenFile, delete_directory
 from zorder.table.snapshot import DataFile, TableSnapshot, load_snapshot
+from zorder.table.storage import Storage
+from zorder.table.versions import open_table
 
 __all__ = [
     "CommitAttempt",
@@ -69,18 +71,16 @@ CommitMode = Literal["create", "append", "overwrite", "rewrite"]
 
 
 @contextlib.contextmanager
-def guarded_run(
-    uri: str, relative_dir: str, storage_options: Mapping[str, str] | None = None
-) -> Iterator[CommitAttempt]:
+def guarded_run(storage: Storage, relative_dir: str) -> Iterator[CommitAttempt]:
     """The block that writes a run's files under ``relative_dir`` and commits them (give the
     attempt to :func:`commit_files`): on failure the directory is deleted only when the
     commit is known not to be in the log."""
-    attempt = CommitAttempt()
+    attempt, uri = CommitAttempt(), storage.uri
     try:
         yield attempt
     except BaseException as error:
         if attempt.committed is False:
-            delete_directory(uri, relative_dir, storage_options)
+            delete_directory(storage, relative_dir)
         elif attempt.committed:
             version = "?" if attempt.version is None else attempt.version
             error.add_note(
@@ -140,7 +140,7 @@ class CommitRequest:
     ``commitInfo.zorder`` and as the run's ``txn`` action.
     """
 
-    uri: str
+    storage: Storage  # the table's location, and how to reach it
     mode: CommitMode
     files: Sequence[WrittenFile]
     schema: DeltaSchema
@@ -148,7 +148,10 @@ class CommitRequest:
     removed: Sequence[DataFile] = ()
     clustering: CommitClustering | None = None
     partition_by: Sequence[str] = ()
-    storage_options: Mapping[str, str] | None = None
+
+    @property
+    def uri(self) -> str:
+        return self.storage.uri
 
     @property
     def delta_schema(self) -> DeltaSchema:
@@ -167,10 +170,9 @@ def commit_files(request: CommitRequest, attempt: CommitAttempt | None = None) -
     snapshot = request.snapshot
     watched = Watched(
         attempt if attempt is not None else CommitAttempt(),
-        request.uri,
+        request.storage,
         snapshot.version if snapshot is not None else None,
         adding(request.files, request.clustering),
-        request.storage_options,
     )
     if request.mode == "create":
         return _commit_create(request, watched)
@@ -184,18 +186,17 @@ def commit_files(request: CommitRequest, attempt: CommitAttempt | None = None) -
 
 
 def _commit_create(request: CommitRequest, watched: Watched) -> int:
-    uri, options = request.uri, dict(request.storage_options or {})
     with watched.call():
         create_table_with_add_actions(
-            uri,
+            request.uri,
             request.delta_schema,
             _add_actions(request.files, data_change=True),
             mode="error",
             partition_by=list(request.partition_by) or None,
-            storage_options=options,
+            storage_options=request.storage.delta_options,
             commit_properties=_commit_properties(request.clustering),
         )
-    return watched.version(lambda: int(DeltaTable(uri, storage_options=options).version()))
+    return watched.version(lambda: int(open_table(request.storage).version()))
 
 
 def _commit_data(request: CommitRequest, snapshot: TableSnapshot, watched: Watched) -> int:
@@ -253,7 +254,7 @@ def _commit_purge(request: CommitRequest, snapshot: TableSnapshot, watched: Watc
             "as the other writer left it. Run again on the new version."
         ) from error
     version = watched.version(lambda: _committed_version(snapshot.table, request.clustering))
-    check_purged(uri, request.storage_options, version, removed)
+    check_purged(request.storage, version, removed)
     return version
 
 
@@ -297,7 +298,7 @@ def _commit_rewrite(request: CommitRequest, snapshot: TableSnapshot, watched: Wa
     ]
     exact = _commit_properties(request.clustering, max_commit_retries=0)
     for _ in range(_REWRITE_ATTEMPTS):
-        latest = load_snapshot(uri, watched.storage_options)
+        latest = load_snapshot(request.storage)
         check_rewritable(snapshot, latest, removed)
         try:
             with watched.call():
@@ -319,12 +320,7 @@ def _commit_rewrite(request: CommitRequest, snapshot: TableSnapshot, watched: Wa
     )
 
 
-def record_properties(
-    uri: str,
-    properties: Mapping[str, str],
-    *,
-    storage_options: Mapping[str, str] | None = None,
-) -> int | None:
+def record_properties(storage: Storage, properties: Mapping[str, str]) -> int | None:
     """Set the table's ``properties`` in a commit of their own; None when all already hold.
 
     A metadata change: Delta fails writers that started before it and commit
@@ -332,7 +328,7 @@ def record_properties(
     out as a run's commit's is (an error deltalake raises after writing the
     commit is logged, and the version returned).
     """
-    table = DeltaTable(uri, storage_options=dict(storage_options or {}))
+    uri, table = storage.uri, open_table(storage)
     current = table.metadata().configuration
     changed = {k: v for k, v in properties.items() if current.get(k) != v}
     if not changed or table.protocol().min_writer_version >= _FEATURES_WRITER_VERSION:
@@ -340,7 +336,7 @@ def record_properties(
         # (variantType among its reader features: older readers would refuse the
         # table). zorder changes no protocol; the spec is found in its commits.
         return None
-    watched = Watched(CommitAttempt(), uri, int(table.version()), setting(changed), storage_options)
+    watched = Watched(CommitAttempt(), storage, int(table.version()), setting(changed))
     try:
         with watched.call():
             table.alter.set_table_properties(changed, raise_if_not_exists=False)

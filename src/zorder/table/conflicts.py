@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from zorder.errors import ConcurrentCommitError, UnsupportedTableError, ZorderError
 from zorder.table.actions import PartitionFilter, overwrite_filters, satisfies
 from zorder.table.snapshot import DataFile, TableSnapshot, load_snapshot
+from zorder.table.storage import Storage
 
 __all__ = ["check_purged", "check_rewritable", "purge_filters", "rewrite_scope"]
 
@@ -60,17 +61,13 @@ def purge_filters(
     return filters
 
 
-def check_purged(
-    uri: str,
-    storage_options: Mapping[str, str] | None,
-    version: int,
-    removed: Sequence[DataFile],
-) -> None:
-    """Refuse (loudly) a purge committed as ``version`` of ``uri`` that kept a file of
-    ``removed``."""
+def check_purged(storage: Storage, version: int, removed: Sequence[DataFile]) -> None:
+    """Refuse (loudly) a purge committed as ``version`` of the table at ``storage`` that kept
+    a file of ``removed``."""
     # The overwrite chose its removes by the partition filter; had delta-rs chosen fewer
     # than the files read here, their rows would now be live twice.
-    committed = load_snapshot(uri, storage_options, version=version)
+    uri = storage.uri
+    committed = load_snapshot(storage, version=version)
     left = sorted({f.path for f in removed} & {f.path for f in committed.files})
     if left:
         raise ZorderError(

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.fs as pafs
-from deltalake import DeltaTable
 
 from zorder.errors import (
     InvalidArgumentError,
@@ -28,6 +27,8 @@ from zorder.table.features import (
 )
 from zorder.table.retention import DEFAULT_RETENTION_HOURS
 from zorder.table.snapshot import TableSnapshot, load_snapshot
+from zorder.table.storage import Storage
+from zorder.table.versions import open_table
 
 __all__ = [
     "MIN_VACUUM_RETENTION_HOURS",
@@ -59,9 +60,9 @@ _ICEBERG_METADATA_DIR = "metadata"
 _UNIVERSAL_FORMATS = "delta.universalFormat.enabledFormats"
 
 
-def file_statistics(uri: str, storage_options: Mapping[str, str] | None = None) -> pa.Table:
+def file_statistics(storage: Storage) -> pa.Table:
     """One row per data file: path, size_bytes, num_records, min.<c>, max.<c>, null_count.<c>."""
-    table = load_snapshot(uri, storage_options).table
+    table = load_snapshot(storage).table
     return pa.RecordBatchReader.from_stream(table.get_add_actions(flatten=True)).read_all()
 
 
@@ -76,11 +77,9 @@ class Commit:
     clustering: CommitClustering | None = None
 
 
-def history(
-    uri: str, storage_options: Mapping[str, str] | None = None, *, limit: int | None = None
-) -> tuple[Commit, ...]:
+def history(storage: Storage, *, limit: int | None = None) -> tuple[Commit, ...]:
     """The commits the log still holds, newest first (``limit`` of them at most)."""
-    table = DeltaTable(uri, storage_options=dict(storage_options or {}))
+    table = open_table(storage)
     commits = []
     for raw in table.history(limit):
         millis = raw.get("timestamp")
@@ -111,13 +110,10 @@ def _clustering(raw: object) -> CommitClustering | None:
 
 
 def latest_clustering(
-    uri: str,
-    storage_options: Mapping[str, str] | None = None,
-    *,
-    at_version: int | None = None,
+    storage: Storage, *, at_version: int | None = None
 ) -> CommitClustering | None:
     """What the newest zorder commit still in the history (up to ``at_version``) recorded."""
-    for commit in history(uri, storage_options):
+    for commit in history(storage):
         if at_version is not None and commit.version > at_version:
             continue
         if commit.clustering is not None:
@@ -167,7 +163,7 @@ def vacuum_files(
         enforce_retention_duration=not force,
         full=True,
     )
-    filesystem, root = snapshot.storage
+    filesystem, root = snapshot.storage.filesystem()
     root = root.rstrip("/")
     unused = _vacuumable(snapshot, [str(path) for path in listed], filesystem, root)
     if not dry_run:

@@ -19,7 +19,7 @@ from urllib.parse import unquote
 
 from zorder.table.clustering import CommitClustering
 from zorder.table.runs import WrittenFile
-from zorder.table.snapshot import open_storage
+from zorder.table.storage import Storage
 
 __all__ = ["CommitAttempt", "Recognizer", "Watched", "adding", "setting"]
 
@@ -51,10 +51,13 @@ class Watched:
     call raised."""
 
     attempt: CommitAttempt
-    uri: str
+    storage: Storage
     since: int | None
     ours: Recognizer
-    storage_options: Mapping[str, str] | None
+
+    @property
+    def uri(self) -> str:
+        return self.storage.uri
 
     @contextlib.contextmanager
     def call(self) -> Iterator[None]:
@@ -96,7 +99,7 @@ class Watched:
         is. Raises when the log cannot be read."""
         import pyarrow.fs as pafs
 
-        filesystem, root = open_storage(self.uri, self.storage_options)
+        filesystem, root = self.storage.filesystem()
         version = 0 if self.since is None else self.since + 1
         while True:
             path = f"{root.rstrip('/')}/_delta_log/{version:020d}.json"

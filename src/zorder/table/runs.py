@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from zorder.stats import FileStats, indexed_columns, stats_from_parquet
-from zorder.table.snapshot import open_storage
+from zorder.table.storage import Storage
 
 __all__ = ["WrittenFile", "delete_directory", "describe_written_files", "remove_writer_markers"]
 
@@ -31,13 +31,13 @@ class WrittenFile:
 
 
 def describe_written_files(
-    uri: str,
+    storage: Storage,
     relative_dir: str,
     columns: Sequence[str],
     configuration: Mapping[str, str | None],
-    storage_options: Mapping[str, str] | None = None,
 ) -> list[WrittenFile]:
-    """List the Parquet files under ``relative_dir`` and read each footer's statistics.
+    """List the Parquet files under ``relative_dir`` of the table at ``storage`` and read each
+    footer's statistics.
 
     Only footers travel to the driver. Files without rows (Spark writes one
     for an empty input) are left out.
@@ -45,7 +45,7 @@ def describe_written_files(
     import pyarrow.fs as pafs
     import pyarrow.parquet as pq
 
-    filesystem, root = open_storage(uri, storage_options)
+    filesystem, root = storage.filesystem()
     directory = f"{root.rstrip('/')}/{relative_dir}"
     infos = filesystem.get_file_info(pafs.FileSelector(directory, recursive=True))
     written = []
@@ -68,9 +68,7 @@ def describe_written_files(
     return written
 
 
-def remove_writer_markers(
-    uri: str, relative_dir: str, storage_options: Mapping[str, str] | None = None
-) -> int:
+def remove_writer_markers(storage: Storage, relative_dir: str) -> int:
     """Drop the ``_SUCCESS`` and ``.crc`` files Spark's writer leaves next to the data;
     returns how many files (markers and data) the directory held.
 
@@ -79,7 +77,7 @@ def remove_writer_markers(
     """
     import pyarrow.fs as pafs
 
-    filesystem, root = open_storage(uri, storage_options)
+    filesystem, root = storage.filesystem()
     selector = pafs.FileSelector(f"{root}/{relative_dir}", recursive=True, allow_not_found=True)
     files = [i for i in filesystem.get_file_info(selector) if i.type == pafs.FileType.File]
     for info in files:
@@ -89,10 +87,8 @@ def remove_writer_markers(
     return len(files)
 
 
-def delete_directory(
-    uri: str, relative_dir: str, storage_options: Mapping[str, str] | None = None
-) -> None:
+def delete_directory(storage: Storage, relative_dir: str) -> None:
     """Best-effort removal of a run's directory (its files were never committed)."""
-    filesystem, root = open_storage(uri, storage_options)
+    filesystem, root = storage.filesystem()
     with contextlib.suppress(OSError):
         filesystem.delete_dir(f"{root.rstrip('/')}/{relative_dir}")

@@ -12,8 +12,8 @@ import dataclasses
 import datetime as dt
 import functools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 from urllib.parse import unquote, urlparse
 
 import numpy as np
@@ -52,15 +52,11 @@ __all__ = [
     "is_delta_table",
     "load_snapshot",
     "normalize_uri",
-    "open_storage",
 ]
 
-if TYPE_CHECKING:  # loaded where used: a lookup reads no footer and lists no directory
-    import pyarrow.fs as pafs
 
-
-def is_delta_table(uri: str, storage_options: Mapping[str, str] | None = None) -> bool:
-    return bool(DeltaTable.is_deltatable(uri, dict(storage_options or {})))
+def is_delta_table(storage: Storage) -> bool:
+    return bool(DeltaTable.is_deltatable(storage.uri, storage.delta_options))
 
 
 @dataclass(frozen=True)
@@ -89,7 +85,7 @@ def has_scheme(path: str) -> bool:
 class TableSnapshot:
     """A version of a table, pinned: what optimize reads and conflict-checks against."""
 
-    uri: str
+    storage: Storage  # where the table lives, and the filesystem that reaches it
     table: DeltaTable
     version: int
     configuration: Mapping[str, str | None]
@@ -99,7 +95,10 @@ class TableSnapshot:
     # The zone zone-less timestamp partition values were read in (in_time_zone); None: as
     # deltalake reads them, in UTC.
     time_zone: str | None = None
-    storage_options: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def uri(self) -> str:
+        return self.storage.uri
 
     @functools.cached_property
     def files(self) -> tuple[DataFile, ...]:
@@ -301,11 +300,6 @@ class TableSnapshot:
                 stored.append(self.schema.stored_name(logical))
         return {**self.configuration, STATS_COLUMNS: ",".join(stored)}
 
-    @functools.cached_property
-    def storage(self) -> tuple[pafs.FileSystem, str]:
-        """The filesystem that holds the table, configured by its storage options, and its root."""
-        return open_storage(self.uri, self.storage_options)
-
     def files_by_partition(self) -> dict[tuple[Any, ...], list[DataFile]]:
         """The files of each partition (one group of all files when unpartitioned)."""
         return by_partition(self.files)
@@ -319,8 +313,7 @@ def by_partition(files: Sequence[DataFile]) -> dict[tuple[Any, ...], list[DataFi
 
 
 def load_snapshot(
-    uri: str,
-    storage_options: Mapping[str, str] | None = None,
+    storage: Storage,
     *,
     version: int | None = None,
     timestamp: AsOf | None = None,
@@ -328,14 +321,13 @@ def load_snapshot(
 ) -> TableSnapshot:
     """Pin the table's newest version, or the one asked for (see :func:`open_table`), and
     list its files with their statistics."""
-    if not is_delta_table(uri, storage_options):
+    uri = storage.uri
+    if not is_delta_table(storage):
         raise NotADeltaTableError(f"not a Delta table: {uri} (no readable _delta_log found)")
     asked = f"version {version}" if version is not None else f"as of {timestamp}"
     where = f"table {uri} ({asked if version is not None or timestamp else 'latest version'})"
     try:
-        table = open_table(
-            uri, storage_options, version=version, timestamp=timestamp, time_zone=time_zone
-        )
+        table = open_table(storage, version=version, timestamp=timestamp, time_zone=time_zone)
         metadata = table.metadata()
         _refuse_unreadable(uri, table, metadata.configuration)
         # Not pa.table(): it imports pandas (0.2 s) to ask whether this is a DataFrame.
@@ -348,14 +340,13 @@ def load_snapshot(
         actions = logical_statistics(actions, ColumnMapping.of(schema.json))
     actions = with_partition_statistics(actions, partition_columns)
     return TableSnapshot(
-        uri=uri,
+        storage=storage,
         table=table,
         version=table.version(),
         configuration=dict(metadata.configuration),
         partition_columns=partition_columns,
         schema=schema,
         actions=actions,
-        storage_options=dict(storage_options or {}),
     )
 
 
@@ -375,11 +366,3 @@ def _refuse_unreadable(uri: str, table: DeltaTable, configuration: Mapping[str, 
             f"table {uri} (version {table.version()}) uses Delta features zorder cannot yet "
             f"read or write exactly: {'; '.join(reasons)}. Nothing was read or written"
         )
-
-
-def open_storage(
-    uri: str, storage_options: Mapping[str, str] | None = None
-) -> tuple[pafs.FileSystem, str]:
-    """The filesystem holding ``uri``, as deltalake reaches it with ``storage_options``,
-    and the path of ``uri`` in it."""
-    return Storage.of(uri, storage_options).filesystem()

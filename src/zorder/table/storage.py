@@ -220,6 +220,11 @@ class Storage:
         return cls(_normalized(os.fspath(path)), checked)
 
     @property
+    def delta_options(self) -> dict[str, str]:
+        """The options as deltalake's ``storage_options=`` takes them (a copy of its own)."""
+        return dict(self.options)
+
+    @property
     def scheme(self) -> str:
         """The URI's scheme in lower case; "" for a local path."""
         scheme = urlparse(self.uri).scheme.lower()

@@ -15,7 +15,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from deltalake import DeltaTable
@@ -38,20 +37,19 @@ _ENABLED_AT = "delta.inCommitTimestampEnablementVersion"
 
 
 def open_table(
-    uri: str,
-    storage_options: Mapping[str, str] | None = None,
+    storage: Storage,
     *,
     version: int | None = None,
     timestamp: AsOf | None = None,
     time_zone: str = "UTC",
 ) -> DeltaTable:
-    """The table at ``uri`` as of ``version`` or ``timestamp`` (the newest without either).
+    """The table at ``storage`` as of ``version`` or ``timestamp`` (the newest without either).
 
     A zone-less ``timestamp`` (text or datetime) is read in ``time_zone``.
     Raises :class:`~zorder.errors.VersionNotFoundError` naming the versions
     the log holds when the one asked for is not among them.
     """
-    options = dict(storage_options or {})
+    uri = storage.uri
     if version is not None and timestamp is not None:
         raise InvalidArgumentError(
             f"give version or timestamp, not both (got version={version!r}, "
@@ -63,25 +61,29 @@ def open_table(
         raise InvalidArgumentError(f"version must be an int >= 0, got {version!r}")
     instant = None if timestamp is None else _instant(timestamp, time_zone)
     if version is None and instant is None:
-        return DeltaTable(uri, storage_options=options)
+        return _delta_table(storage)
     if instant is not None:
-        newest = DeltaTable(uri, storage_options=options)
-        version = _version_at(uri, instant, _commit_times(uri, newest, options))
+        newest = _delta_table(storage)
+        version = _version_at(uri, instant, _commit_times(storage, newest))
         if version == newest.version():
             return newest
     assert version is not None
     try:
-        return DeltaTable(uri, version=version, storage_options=options)
+        return _delta_table(storage, version)
     except DeltaError as error:
         # Only now is the newest version read: to say which versions there are.
-        if version > DeltaTable(uri, storage_options=options).version():
+        if version > _delta_table(storage).version():
             raise VersionNotFoundError(
-                f"table {uri} has no version {version} yet: {_held(uri, options)}"
+                f"table {uri} has no version {version} yet: {_held(storage)}"
             ) from error
         raise VersionNotFoundError(
             f"version {version} of table {uri} cannot be read ({error}); its log may have "
-            f"been cleaned up: {_held(uri, options)}"
+            f"been cleaned up: {_held(storage)}"
         ) from error
+
+
+def _delta_table(storage: Storage, version: int | None = None) -> DeltaTable:
+    return DeltaTable(storage.uri, version=version, storage_options=storage.delta_options)
 
 
 def _instant(value: Any, time_zone: str) -> dt.datetime:
@@ -107,12 +109,10 @@ def _instant(value: Any, time_zone: str) -> dt.datetime:
     return moment
 
 
-def _commit_files(
-    uri: str, options: Mapping[str, str]
-) -> tuple[pafs.FileSystem, dict[int, pafs.FileInfo]]:
+def _commit_files(storage: Storage) -> tuple[pafs.FileSystem, dict[int, pafs.FileInfo]]:
     import pyarrow.fs as pafs
 
-    filesystem, root = Storage.of(uri, options).filesystem()
+    filesystem, root = storage.filesystem()
     selector = pafs.FileSelector(f"{root.rstrip('/')}/_delta_log", allow_not_found=True)
     commits = {}
     for info in filesystem.get_file_info(selector):
@@ -122,11 +122,9 @@ def _commit_files(
     return filesystem, commits
 
 
-def _commit_times(
-    uri: str, table: DeltaTable, options: Mapping[str, str]
-) -> list[tuple[int, dt.datetime]]:
+def _commit_times(storage: Storage, table: DeltaTable) -> list[tuple[int, dt.datetime]]:
     """(version, commit time) of every commit still in the log, oldest first."""
-    filesystem, commits = _commit_files(uri, options)
+    filesystem, commits = _commit_files(storage)
     configuration = table.metadata().configuration
     in_commit = str(configuration.get(_IN_COMMIT_TIMESTAMPS) or "").lower() == "true"
     enabled_at = int(configuration.get(_ENABLED_AT) or 0) if in_commit else None
@@ -138,7 +136,7 @@ def _commit_times(
         else:
             moment = info.mtime if isinstance(info.mtime, dt.datetime) else None
         if moment is None:
-            raise VersionNotFoundError(f"table {uri}: no commit time for version {version}")
+            raise VersionNotFoundError(f"table {storage.uri}: no commit time for version {version}")
         moment = moment.replace(microsecond=moment.microsecond // 1000 * 1000)  # ms, as Delta
         if times and moment <= times[-1][1]:  # strictly increasing, as Delta makes them
             moment = times[-1][1] + dt.timedelta(milliseconds=1)
@@ -175,8 +173,8 @@ def _version_at(uri: str, instant: dt.datetime, history: list[tuple[int, dt.date
     return max(at_or_before)
 
 
-def _held(uri: str, options: Mapping[str, str]) -> str:
-    versions = sorted(_commit_files(uri, options)[1])
+def _held(storage: Storage) -> str:
+    versions = sorted(_commit_files(storage)[1])
     if not versions:
         return "its log holds no commit files"
     return f"its log holds versions {versions[0]} to {versions[-1]}"
