@@ -101,3 +101,7 @@ def test_the_handle_decides_its_zone_and_storage_once(tmp_path: Path) -> None:
     assert isinstance(new_york.storage, Storage)
     assert new_york.storage.uri == new_york.uri == normalize_uri(path)
     assert new_york.storage.filesystem()[0] is new_york.storage.filesystem()[0]
+    pinned = new_york.snapshot().table_snapshot.storage
+    assert pinned.filesystem()[0] is new_york.storage.filesystem()[0]  # shared by its snapshots
+    with pytest.raises(TypeError):  # the options its filesystem was made with stay so
+        new_york.storage_options["AWS_REGION"] = "us-east-1"  # type: ignore[index]

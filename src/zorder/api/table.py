@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from zorder.api.describe import FileDescription, TableDescription, describe_snapshot
@@ -75,8 +76,9 @@ class Table:
 
     @property
     def storage_options(self) -> Mapping[str, str]:
-        """The options that reach the table: the given ones over the session's."""
-        return self.storage.options
+        """The options that reach the table: the given ones over the session's (read only:
+        the handle's filesystem was made with them)."""
+        return MappingProxyType(dict(self.storage.options))
 
     def __repr__(self) -> str:
         return f"Table({self.uri!r})"
