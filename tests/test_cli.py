@@ -505,3 +505,15 @@ def test_time_travel_from_the_command_line(tmp_path: Path) -> None:
     error = json.loads(missing.stderr)
     assert error["error"] == "VersionNotFoundError"
     assert "holds versions 0 to 2" in error["message"]
+
+
+def test_a_file_count_past_the_bound_is_refused_before_anything_runs() -> None:
+    from zorder.api.jobs import file_count
+    from zorder.sizes import MAX_FILES
+
+    assert file_count(MAX_FILES, None, None) == MAX_FILES
+    with pytest.raises(zorder.InvalidArgumentError, match="more files than one run writes"):
+        file_count(10**9, None, None)
+    result = runner.invoke(app, ["write", "in", "out", "--num-files", str(10**9)])
+    assert result.exit_code == 2
+    assert "lessthanorequalto1000000" in re.sub(r"[\s│]", "", result.output)

@@ -10,9 +10,12 @@ import re
 
 from zorder.errors import InvalidArgumentError
 
-__all__ = ["DEFAULT_TARGET_FILE_SIZE", "parse_size"]
+__all__ = ["DEFAULT_TARGET_FILE_SIZE", "MAX_FILES", "parse_size"]
 
 DEFAULT_TARGET_FILE_SIZE = 128 * 1024 * 1024
+# One run's files are written one Spark task each: more than this is a mistake (a run of a
+# million 128 MB files is 128 TB), and asking for it would schedule that many tasks.
+MAX_FILES = 1_000_000
 _UNITS = {"": 1, "B": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:I?B)?\s*$", re.IGNORECASE)
 

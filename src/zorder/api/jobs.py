@@ -26,7 +26,7 @@ from zorder.errors import (
     TableExistsError,
     UnsupportedTableError,
 )
-from zorder.sizes import DEFAULT_TARGET_FILE_SIZE, parse_size
+from zorder.sizes import DEFAULT_TARGET_FILE_SIZE, MAX_FILES, parse_size
 from zorder.spark.layout import ClusteringPlan, plan_clustering
 from zorder.spark.partitions import resolve_partition_columns
 from zorder.spark.scan import schema_frame, spark_schema
@@ -94,6 +94,11 @@ def file_count(
     if num_files is not None:
         if isinstance(num_files, bool) or not isinstance(num_files, int) or num_files < 1:
             raise InvalidArgumentError(f"num_files must be a positive int, got {num_files!r}")
+        if num_files > MAX_FILES:
+            raise InvalidArgumentError(
+                f"num_files={num_files:,} is more files than one run writes (at most "
+                f"{MAX_FILES:,}, one Spark task each); give fewer, or target_file_size"
+            )
         return num_files
     target = parse_size(
         target_file_size if target_file_size is not None else DEFAULT_TARGET_FILE_SIZE

@@ -29,10 +29,22 @@ class VacuumResult:
     retention_from: Literal["argument", "table", "default"] = "argument"
 
 
+# Ten thousand years: longer keeps every file, and is past what a timedelta holds.
+MAX_RETAIN_HOURS = 24 * 366 * 10_000
+
+
 def check_retain_hours(retain_hours: float | None) -> None:
-    """Refuse a negative retention before the log is read."""
-    if retain_hours is not None and retain_hours < 0:
-        raise InvalidArgumentError(f"retain_hours must be >= 0, got {retain_hours:g}")
+    """Refuse a retention that is not a number of hours from 0 to
+    :data:`MAX_RETAIN_HOURS`, before the log is read."""
+    if retain_hours is None:
+        return
+    if isinstance(retain_hours, bool) or not isinstance(retain_hours, int | float):
+        raise InvalidArgumentError(f"retain_hours must be a number of hours, got {retain_hours!r}")
+    if not 0 <= retain_hours <= MAX_RETAIN_HOURS:  # NaN fails both
+        raise InvalidArgumentError(
+            f"retain_hours must be from 0 to {MAX_RETAIN_HOURS:,} (ten thousand years), "
+            f"got {retain_hours!r}"
+        )
 
 
 def vacuum_snapshot(

@@ -26,6 +26,7 @@ import zorder
 from zorder.cli.output import Output, output_for
 from zorder.cli.spark import spark_log
 from zorder.curves.kinds import Curve, KeyMethod
+from zorder.sizes import MAX_FILES
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -65,7 +66,9 @@ ByOption = Annotated[
     str | None,
     typer.Option(help="Clustering columns, comma-separated: a,b,c (default: the table's spec)."),
 ]
-NumFilesOption = Annotated[int | None, typer.Option(min=1, help="Exact number of files.")]
+NumFilesOption = Annotated[
+    int | None, typer.Option(min=1, max=MAX_FILES, help="Exact number of files.")
+]
 TargetSizeOption = Annotated[
     str | None,
     typer.Option(

@@ -35,7 +35,7 @@ from zorder.cli.output import Output
 from zorder.cli.spark import session
 from zorder.curves.kinds import ClusteringSpec
 from zorder.errors import InvalidArgumentError
-from zorder.sizes import parse_size
+from zorder.sizes import MAX_FILES, parse_size
 from zorder.table import MIN_VACUUM_RETENTION_HOURS, parse_storage_options
 from zorder.table.retention import DEFAULT_RETENTION_HOURS, RETENTION_PROPERTY
 from zorder.table.tiering import DEFAULT_FANOUT
@@ -184,7 +184,10 @@ def advise(
         typer.Option(help="The workload: a .sql file of ;-separated queries or filters."),
     ],
     num_files: Annotated[
-        int | None, typer.Option("--files", min=1, help="Files to plan for (default: as sized).")
+        int | None,
+        typer.Option(
+            "--files", min=1, max=MAX_FILES, help="Files to plan for (default: as sized)."
+        ),
     ] = None,
     max_columns: Annotated[
         int | None, typer.Option(min=1, help="Most clustering columns to consider (default 8).")
