@@ -78,7 +78,8 @@ def test_write_keeps_every_row_and_stats_bound_data(
     metrics = zorder.write(mixed, str(path), by=by, curve=curve, method=method, num_files=5)
     assert metrics.rows == 600
     assert metrics.files_added == len(logged_stats(path)) <= 5
-    assert metrics.version == 0
+    assert metrics.data_version == 0  # the rows
+    assert metrics.version == 1 == DeltaTable(str(path)).version()  # then their properties
     expected = spark_rows(mixed)
     assert delta_rows(path, mixed.columns) == expected
     assert assert_stats_bound_files(path) == metrics.files_added
@@ -133,9 +134,9 @@ def test_optimize_rewrites_in_one_commit_and_keeps_rows(
     assert len(old_files) == 6
     metrics = zorder.optimize(spark, path, by=["x", "y"], curve="hilbert", num_files=4)
     after = DeltaTable(path)
-    assert metrics.version == before.version() + 1 == 6
+    assert metrics.data_version == before.version() + 1 == 6
     # Then the spec and file size go into the table's properties, in a commit of their own.
-    assert after.version() == 7
+    assert metrics.version == after.version() == 7
     assert after.history(1)[0]["operation"] == "SET TBLPROPERTIES"
     assert metrics.files_removed == 6
     assert metrics.files_added == 4
@@ -144,7 +145,7 @@ def test_optimize_rewrites_in_one_commit_and_keeps_rows(
     assert assert_stats_bound_files(path) == 4
     last = after.history(2)[1]
     assert json.loads(last["zorder"])["by"] == ["x", "y"]
-    log = (Path(path) / "_delta_log" / f"{metrics.version:020d}.json").read_text()
+    log = (Path(path) / "_delta_log" / f"{metrics.data_version:020d}.json").read_text()
     actions = [json.loads(line) for line in log.splitlines()]
     adds = [a["add"] for a in actions if "add" in a]
     removes = [a["remove"] for a in actions if "remove" in a]
@@ -271,12 +272,18 @@ def test_modes_append_overwrite_error(spark: SparkSession, tmp_path: Path) -> No
     path = str(tmp_path / "t")
     df = spark.range(100).select((F.col("id") % 10).alias("a"), "id")
     zorder.write(df, path, by=["a", "id"], num_files=2)
+    # Version 0 holds the rows, its spec recorded at 1: describe reads it from the commit.
+    first = zorder.describe(path, version=0)
+    assert first.spec is not None
+    assert first.spec.columns == ("a", "id")
+    assert first.unclustered_fraction == 0
     with pytest.raises(FileExistsError, match="already exists"):
         zorder.write(df, path, by=["a"], num_files=2)
     zorder.write(df, path, by=["a", "id"], num_files=3, mode="append")
     assert DeltaTable(path).to_pyarrow_table().num_rows == 200
     metrics = zorder.write(df, path, by=["id"], num_files=2, mode="overwrite")
-    assert metrics.version == 3  # v0 the rows, v1 their properties, v2 the append
+    # v0 the rows, v1 their properties, v2 the append, v3 the overwrite, v4 its new spec
+    assert (metrics.data_version, metrics.version) == (3, 4)
     assert json.loads(DeltaTable(path).metadata().configuration["zorder.clustering.columns"]) == [
         "id"
     ]  # an overwrite records its spec, as a create does
@@ -495,3 +502,15 @@ def test_an_optimize_whose_files_lost_rows_is_not_committed(
     assert DeltaTable(str(path)).version() == before
     assert not list(path.glob("zorder-*/**/*.parquet"))[4:]  # the failed run's files went
     assert delta_rows(path, ["a", "id"]) == spark_rows(frame)
+
+
+def test_an_optimize_that_only_records_a_spec_reports_its_version(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    path = str(tmp_path / "empty")
+    write_deltalake(path, pa.table({"a": pa.array([], pa.int64())}))
+    metrics = zorder.optimize(spark, path, by=["a"])
+    assert metrics.files_added == 0
+    assert metrics.data_version is None  # no file written
+    assert metrics.version == DeltaTable(path).version() == 1  # the spec's commit
+

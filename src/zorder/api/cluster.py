@@ -80,7 +80,9 @@ class ClusterMetrics:
 
     table_uri: str
     operation: Operation
-    version: int | None  # table version after the commit; None when nothing was committed
+    # The table's version after the command (its properties' commit, when it made one);
+    # None when it committed nothing. data_version is the commit that added the files.
+    version: int | None
     run_id: str
     by: tuple[str, ...]
     curve: Curve
@@ -95,10 +97,12 @@ class ClusterMetrics:
     # Wall seconds of each phase, in order: checking, counting, sampling, clustering and
     # writing (the key, shuffle, sort and Parquet write: one Spark job), statistics, commit.
     phase_seconds: tuple[tuple[str, float], ...] = ()
+    data_version: int | None = None
 
 
-def _unchanged(job: ClusterJob, started: float) -> ClusterMetrics:
-    return _metrics(job, None, "", [], (), job.num_files or 0, started)
+def _unchanged(job: ClusterJob, started: float, recorded: int | None) -> ClusterMetrics:
+    """No file to rewrite: no run, and the version only a properties commit made, if any."""
+    return _metrics(job, recorded, "", [], (), job.num_files or 0, started)
 
 
 def _metrics(
@@ -241,8 +245,8 @@ def optimize_table(
             )
             read = rewrite_scope(snapshot, picked)
             if not read:
-                record_properties(job.storage, job.remember.properties(snapshot, []))
-                return _unchanged(job, started)
+                recorded = record_properties(job.storage, job.remember.properties(snapshot, []))
+                return _unchanged(job, started, recorded)
             return _rewrite(job, spark, snapshot, read, started)
 
 
@@ -277,7 +281,7 @@ def _rewrite(
         job, df, bytes_total=bytes_read, key=key, partitions=logged_partitions(todo, groups)
     )
     if layout is None and not any(f.has_vector for f in read):
-        return _unchanged(job, started)  # no rows: nothing to do
+        return _unchanged(job, started, None)  # no rows: nothing to do
     if layout is None:  # every row deleted: the files go, and nothing takes their place
         empty = read_files(snapshot, spark, keep)
         return _write_and_commit(job, empty, files=1, started=started, removed=read, rows=0)
@@ -380,8 +384,11 @@ def _write_and_commit(
         # Still guarded: an error here says the run's files are committed and kept.
         phase("properties")
         properties = job.remember.properties(snapshot, written)
-        record_properties(job.storage, properties)
-    return _metrics(job, version, run.id, written, removed, files, started)
+        recorded = record_properties(job.storage, properties)
+    # The table's version after the command: the properties' commit, when one was made.
+    final = recorded if recorded is not None else version
+    metrics = _metrics(job, final, run.id, written, removed, files, started)
+    return dataclasses.replace(metrics, data_version=version)
 
 
 def _check_rows_kept(

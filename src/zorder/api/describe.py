@@ -66,7 +66,7 @@ class TableDescription:
 
     table_uri: str
     version: int
-    spec: ClusteringSpec | None  # what the table's properties record
+    spec: ClusteringSpec | None  # the properties' spec, else the newest zorder commit's
     target_file_size: int | None  # delta.targetFileSize, bytes
     clustering: CommitClustering | None  # the newest zorder commit still in the history
     columns: tuple[str, ...]
@@ -123,8 +123,10 @@ def describe_snapshot(
 ) -> TableDescription:
     """What :meth:`zorder.Table.describe` says of one version of the table."""
     clustering = latest_clustering(snapshot.storage, at_version=snapshot.version)
-    spec = snapshot.recorded_spec
-    shown = _shown_columns(snapshot, columns, spec or (clustering.spec if clustering else None))
+    # As an optimize resolves it: the properties', else the newest zorder commit's (a
+    # write's version holds its rows; the properties follow in the next commit).
+    spec = snapshot.recorded_spec or (clustering.spec if clustering else None)
+    shown = _shown_columns(snapshot, columns, spec)
     lows = {c: _values(snapshot, "min", c) for c in shown}
     highs = {c: _values(snapshot, "max", c) for c in shown}
     files = tuple(
