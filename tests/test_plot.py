@@ -10,6 +10,7 @@ import pytest
 from deltalake import write_deltalake
 from typer.testing import CliRunner
 
+import zorder
 from zorder.cli import app
 from zorder.plot import plot_curve, plot_layout
 
@@ -65,3 +66,12 @@ def test_plot_command(tmp_path: Path) -> None:
     assert bad.exit_code == 2
     assert "unknown column 'nope'" in bad.output
     assert runner.invoke(app, ["plot", path]).exit_code == 2
+
+
+def test_a_picture_in_a_missing_directory_is_refused_not_made_room_for(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-dir" / "x.png"
+    with pytest.raises(zorder.InvalidArgumentError, match="does not exist"):
+        plot_curve(missing)
+    result = CliRunner().invoke(app, ["plot", "--curve", "zorder", "-o", str(missing)])
+    assert result.exit_code == 2
+    assert not missing.parent.exists()

@@ -67,6 +67,7 @@ def plot_layout(
     storage_options: Mapping[str, str] | None = None,
 ) -> Path:
     """Draw every file's box in columns ``x`` and ``y`` over a sample of rows; returns the PNG."""
+    target = _check_output(output)
     snapshot = load_snapshot(Storage.of(normalize_uri(path), storage_options))
     x, y = resolve_columns([x, y], snapshot.schema.column_types)
     points = _sample(snapshot, [x, y], sample, seed)
@@ -113,11 +114,12 @@ def plot_layout(
     axes.set_ylabel(f"rank of {y}")
     name = Path(snapshot.uri).name
     axes.set_title(f"{boxes} file boxes of {name} over {len(pairs):,} sampled rows")
-    return _save(figure, output)
+    return _save(figure, target)
 
 
 def plot_curve(output: str | Path, *, curve: SpaceFillingCurve = "zorder", bits: int = 3) -> Path:
     """Draw the curve over a 2**bits x 2**bits grid, each cell labelled with its index."""
+    target = _check_output(output)
     if curve not in SPACE_FILLING_CURVES:
         raise InvalidArgumentError(
             f"unknown curve {curve!r}; accepted: {', '.join(SPACE_FILLING_CURVES)}"
@@ -152,12 +154,20 @@ def plot_curve(output: str | Path, *, curve: SpaceFillingCurve = "zorder", bits:
     axes.set_xlabel("x (first column)")
     axes.set_ylabel("y (second column)")
     axes.set_title(f"{curve} curve over a {side}x{side} grid")
-    return _save(figure, output)
+    return _save(figure, target)
 
 
-def _save(figure: Any, output: str | Path) -> Path:
+def _check_output(output: str | Path) -> Path:
+    """Where the picture goes: in a directory that exists (none is made for it)."""
     target = Path(output)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    if not target.absolute().parent.is_dir():
+        raise InvalidArgumentError(
+            f"cannot write {str(output)!r}: directory {str(target.parent)!r} does not exist"
+        )
+    return target
+
+
+def _save(figure: Any, target: Path) -> Path:
     figure.savefig(target, dpi=_DPI)
     plt.close(figure)
     return target
