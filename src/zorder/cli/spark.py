@@ -147,5 +147,6 @@ def _python_logs_to(log: Path) -> None:
         logger = PySparkLogger.getLogger(name)
         for handler in list(logger.handlers):
             logger.removeHandler(handler)
-        logger.addHandler(logging.FileHandler(log))
+            handler.close()  # an earlier command's file, in a process that runs several
+        logger.addHandler(logging.FileHandler(log, delay=True))  # opened if it logs
         logger.propagate = False

@@ -74,8 +74,7 @@ def write(
     from zorder.api import read_input
 
     options = parse_storage_options(storage_option or [])
-    if target_file_size is not None:
-        parse_size(target_file_size)
+    _check_before_spark(options, target_file_size)
     spark = session(out, master, conf, remote)
     df = read_input(spark, source, format=source_format, storage_options=options)
     with out.working(f"Clustering {source} into {dest}...", spark):
@@ -136,11 +135,8 @@ def optimize(
             "--by-advice chooses the columns, curve and method; drop --by, --curve and --method"
         )
     options = parse_storage_options(storage_option or [])
-    if target_file_size is not None:
-        parse_size(target_file_size)
+    _check_before_spark(options, target_file_size, table=path, by=by)
     chosen: list[str] | ClusteringSpec | None = column_list(by) if by else None
-    if by:
-        _check_columns(path, column_list(by), options)
     spark = session(out, master, conf, remote)
     if by_advice is not None:
         with out.working(f"Advising {path} for {by_advice}...", spark):
@@ -164,15 +160,25 @@ def optimize(
     out.result(metrics, render.metrics)
 
 
-def _check_columns(path: str, columns: list[str], options: dict[str, str]) -> None:
-    """Refuse ``columns`` the table at ``path`` lacks before Spark starts (10 s or more),
-    when the table can be read now; one that needs the session's settings to be reached,
-    or is missing, is left to the command, which says so."""
+def _check_before_spark(
+    options: dict[str, str],
+    target_file_size: str | None,
+    *,
+    table: str | None = None,
+    by: str | None = None,
+) -> None:
+    """What can be refused before Spark starts (10 s or more): the size, and ``by``'s
+    columns when ``table`` can be read now. A table that needs the session's settings to
+    be reached, or is missing, is left to the command, which says so."""
+    if target_file_size is not None:
+        parse_size(target_file_size)
+    if table is None or not by:
+        return
     try:
-        snapshot = zorder.Table(path, storage_options=options).snapshot()
+        snapshot = zorder.Table(table, storage_options=options).snapshot()
     except zorder.ZorderError:
         return
-    snapshot.scan(columns=columns)  # ColumnNotFoundError naming the table's columns
+    snapshot.scan(columns=column_list(by))  # ColumnNotFoundError naming the table's columns
 
 
 @command
