@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from zorder.advice.advisor import Advice, Candidate, advise_sample
 from zorder.advice.workload import read_workload
 from zorder.api.jobs import file_count
-from zorder.api.scanning import session_time_zone
+from zorder.api.scanning import required_session, session_time_zone
 from zorder.api.table import Table
 from zorder.columns import resolve_column
 from zorder.curves.encodings import SUPPORTED_TYPES, canonical_type_name
@@ -123,7 +123,7 @@ class _Source:
 def _sampled_source(
     source: str | DataFrame, spark: SparkSession | None, storage_options: Mapping[str, str] | None
 ) -> _Source:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import DataFrame
 
     if isinstance(source, DataFrame):
         return _Source(source)
@@ -131,11 +131,7 @@ def _sampled_source(
         raise InvalidArgumentTypeError(
             f"source must be a Delta table path or a DataFrame, got {type(source).__name__}"
         )
-    session = spark or SparkSession.getActiveSession()
-    if session is None:
-        raise InvalidArgumentError(
-            "advise samples a table with Spark: pass spark= or start a SparkSession"
-        )
+    session = required_session(spark, "advise, which samples the table with Spark,")
     # One handle, one version: the rows sampled are those of the version described.
     pinned = Table(source, storage_options=storage_options, spark=session).snapshot()
     snapshot = pinned.table_snapshot

@@ -38,6 +38,7 @@ __all__ = [
     "ScanReport",
     "Where",
     "plan_scan",
+    "required_session",
     "session_time_zone",
     "table_storage",
 ]
@@ -243,17 +244,13 @@ def _predicate(
         zone: dt.tzinfo | None = session_zone(time_zone)
     except InvalidArgumentError:
         zone = None  # a zone Python does not know: what depends on it stays unfolded
-    from pyspark.sql import Column, SparkSession
+    from pyspark.sql import Column
 
     if not isinstance(where, Column):
         raise InvalidArgumentTypeError(
             f"where must be SQL text or a pyspark Column, got {type(where).__name__}"
         )
-    session = spark or SparkSession.getActiveSession()
-    if session is None:
-        raise InvalidArgumentError(
-            "a Column filter needs an active SparkSession; pass SQL text instead"
-        )
+    session = required_session(spark, "a Column filter (or pass SQL text instead)")
     from zorder.spark.progress import is_connect
 
     if is_connect(session):
@@ -306,6 +303,14 @@ def _session(spark: SparkSession | None) -> SparkSession | None:
     from pyspark.sql import SparkSession
 
     return spark or SparkSession.getActiveSession()
+
+
+def required_session(spark: SparkSession | None, what: str) -> SparkSession:
+    """``spark``, else the active session; InvalidArgumentError saying ``what`` needs one."""
+    session = _session(spark)
+    if session is None:
+        raise InvalidArgumentError(f"{what} needs Spark: pass spark= or start a SparkSession")
+    return session
 
 
 def session_time_zone(spark: SparkSession | None) -> str:

@@ -25,7 +25,14 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from zorder.api.describe import FileDescription, TableDescription, describe_snapshot
-from zorder.api.scanning import Scan, Where, plan_scan, session_time_zone, table_storage
+from zorder.api.scanning import (
+    Scan,
+    Where,
+    plan_scan,
+    required_session,
+    session_time_zone,
+    table_storage,
+)
 from zorder.api.vacuum import VacuumResult, check_retain_hours, vacuum_snapshot
 from zorder.errors import InvalidArgumentError
 from zorder.table import (
@@ -255,16 +262,7 @@ class Table:
         )
 
     def _session(self, what: str) -> SparkSession:
-        if self.spark is not None:
-            return self.spark
-        from pyspark.sql import SparkSession
-
-        active = SparkSession.getActiveSession()
-        if active is None:
-            raise InvalidArgumentError(
-                f"Table.{what} runs Spark: make the handle with spark=... or start a session"
-            )
-        return active
+        return required_session(self.spark, f"Table.{what}")
 
 
 @dataclass(frozen=True, eq=False)
