@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable, write_deltalake
 from typer.testing import CliRunner
@@ -517,3 +518,46 @@ def test_a_file_count_past_the_bound_is_refused_before_anything_runs() -> None:
     result = runner.invoke(app, ["write", "in", "out", "--num-files", str(10**9)])
     assert result.exit_code == 2
     assert "lessthanorequalto1000000" in re.sub(r"[\s│]", "", result.output)
+
+
+def test_input_formats_are_found_from_what_the_path_holds(tmp_path: Path) -> None:
+    from zorder.api.inputs import input_format
+
+    (tmp_path / "a.csv").write_text("x\n1\n")
+    csvs = tmp_path / "csvs"
+    csvs.mkdir()
+    (csvs / "part-0.csv").write_text("x\n1\n")
+    (csvs / "_SUCCESS").write_text("")
+    write_deltalake(tmp_path / "delta", pa.table({"x": [1]}))
+    parquets = tmp_path / "parquets"
+    parquets.mkdir()
+    pq.write_table(pa.table({"x": [1]}), parquets / "part-0.parquet")
+    assert input_format(str(tmp_path / "a.csv")) == "csv"
+    assert input_format(str(csvs)) == "csv"
+    assert input_format(str(tmp_path / "delta")) == "delta"
+    assert input_format(str(parquets)) == "parquet"
+    assert input_format(str(tmp_path / "missing")) == "parquet"  # the read names it
+
+
+def test_describe_of_a_file_says_it_is_not_a_table(tmp_path: Path) -> None:
+    plain = tmp_path / "conns.csv"
+    plain.write_text("x\n1\n")
+    result = runner.invoke(app, ["describe", str(plain)])
+    assert result.exit_code == 2
+    assert f"not a Delta table: {plain}" in result.output
+    assert "\x1b[" not in result.output
+
+
+def test_a_bug_is_summed_up_in_a_line_or_two_the_trace_in_its_file() -> None:
+    from zorder.cli.output import _summary
+
+    java = RuntimeError(
+        "An error occurred while calling o45.parquet.\n: org.apache.spark.SparkException: "
+        "Job aborted\n\tat org.apache.spark.Foo(Foo.scala:1)\n" + "\tat frame\n" * 300
+    )
+    assert _summary(java) == (
+        "An error occurred while calling o45.parquet. : org.apache.spark.SparkException: "
+        "Job aborted"
+    )
+    assert _summary(ValueError("one\ntwo")) == "one"
+    assert _summary(ValueError()) == "ValueError"

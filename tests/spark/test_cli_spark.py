@@ -68,6 +68,18 @@ def test_bad_input_is_one_clear_line(spark: SparkSession, tmp_path: Path) -> Non
     result = runner.invoke(app, ["optimize", str(tmp_path / "none"), "--by", "id"])
     assert result.exit_code == 2
     assert "not a Delta table" in result.output
+    # CSV is read as CSV without --format; read as Parquet, it is named, not a Java trace.
+    csv = tmp_path / "conns.csv"
+    csv.write_text("src_ip,dst_port\n10.0.0.1,80\n10.0.0.2,443\n")
+    result = runner.invoke(app, ["write", str(csv), str(tmp_path / "c"), "--by", "src_ip"])
+    assert result.exit_code == 0, result.output
+    assert DeltaTable(str(tmp_path / "c")).to_pyarrow_table().num_rows == 2
+    as_parquet = ["write", str(csv), str(tmp_path / "p"), "--by", "src_ip", "--format", "parquet"]
+    result = runner.invoke(app, as_parquet)
+    assert result.exit_code == 2
+    assert "not Parquet" in result.output
+    assert "--format csv|delta" in result.output
+    assert "at org.apache" not in result.output
 
 
 def test_demo_runs_small(spark: SparkSession, tmp_path: Path) -> None:

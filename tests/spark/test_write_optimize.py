@@ -513,4 +513,3 @@ def test_an_optimize_that_only_records_a_spec_reports_its_version(
     assert metrics.files_added == 0
     assert metrics.data_version is None  # no file written
     assert metrics.version == DeltaTable(path).version() == 1  # the spec's commit
-

@@ -4,29 +4,61 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pyspark.errors import AnalysisException
+from py4j.protocol import Py4JJavaError
+from pyspark.errors import AnalysisException, PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
 from zorder.api.modes import INPUT_FORMATS, InputFormat
+from zorder.api.scanning import table_storage
 from zorder.api.table import Table
-from zorder.errors import InvalidArgumentError, SourceNotFoundError
+from zorder.errors import InvalidArgumentError, SourceNotFoundError, ZorderError
 from zorder.spark.storage import spark_path
+from zorder.table import is_delta_table
 
-__all__ = ["INPUT_FORMATS", "InputFormat", "read_input"]
+__all__ = ["INPUT_FORMATS", "InputFormat", "input_format", "read_input"]
+
+_CSV_SUFFIXES = (".csv", ".csv.gz", ".tsv")
+
+
+def input_format(path: str, storage_options: Mapping[str, str] | None = None) -> InputFormat:
+    """What ``path`` holds: a Delta table (its ``_delta_log``), CSV (a ``.csv`` file, or a
+    directory of them), else Parquet."""
+    if str(path).lower().endswith(_CSV_SUFFIXES):
+        return "csv"
+    try:
+        storage = table_storage(path, storage_options, None)
+        if is_delta_table(storage):
+            return "delta"
+        filesystem, root = storage.filesystem()
+        import pyarrow.fs as pafs
+
+        if filesystem.get_file_info(root).type != pafs.FileType.Directory:
+            return "parquet"
+        listed = filesystem.get_file_info(pafs.FileSelector(root, recursive=False))
+    except (OSError, ZorderError):
+        return "parquet"  # unreachable here: the read says why
+    data = [f.path.lower() for f in listed if not f.base_name.startswith(("_", "."))]
+    if data and all(name.endswith(_CSV_SUFFIXES) for name in data):
+        return "csv"
+    return "parquet"
 
 
 def read_input(
     spark: SparkSession,
     path: str,
     *,
-    format: InputFormat = "parquet",
+    format: InputFormat | None = None,
     storage_options: Mapping[str, str] | None = None,
 ) -> DataFrame:
     """The rows at ``path``: Parquet files, CSV files with a header, or a Delta table's snapshot.
 
-    CSV columns take the types Spark infers. A missing path raises
-    :class:`~zorder.errors.SourceNotFoundError` before anything runs.
+    ``format`` None reads what :func:`input_format` finds there. CSV columns take
+    the types Spark infers. A missing path raises
+    :class:`~zorder.errors.SourceNotFoundError` before anything runs; files that
+    are not of the format, :class:`~zorder.errors.InvalidArgumentError` naming it.
     """
+    if format is None:
+        format = input_format(path, storage_options)
     if format not in INPUT_FORMATS:
         raise InvalidArgumentError(
             f"unknown input format {format!r}; accepted: {', '.join(INPUT_FORMATS)}"
@@ -41,4 +73,12 @@ def read_input(
     except AnalysisException as error:
         if "PATH_NOT_FOUND" in str(error.getCondition() or error):
             raise SourceNotFoundError(f"no {format} input at {path}") from None
+        raise
+    except (PySparkException, Py4JJavaError) as error:
+        # Spark reads the footers to learn the schema: a file that is not Parquet fails here.
+        if format == "parquet" and "CANNOT_READ_FILE_FOOTER" in str(error):
+            raise InvalidArgumentError(
+                f"{path} holds files that are not Parquet (Spark cannot read their footers); "
+                "give its format: format='csv' or 'delta' (CLI: --format csv|delta)"
+            ) from None
         raise

@@ -133,8 +133,21 @@ class Output(ABC):
     def bug(self, error: BaseException, log: Path, *, spark_log: Path | None = None) -> NoReturn:
         """An error zorder did not raise on purpose: its traceback to ``log``, exit code 1."""
         log.write_text("".join(traceback.format_exception(error)))
-        self._report(Failure(type(error).__name__, str(error), EXIT_BUG, log, spark_log))
+        self._report(Failure(type(error).__name__, _summary(error), EXIT_BUG, log, spark_log))
         raise typer.Exit(code=EXIT_BUG)
+
+
+def _summary(error: BaseException) -> str:
+    """An unexpected error in a line or two: the whole of it is in the traceback file.
+
+    A JVM's error (py4j's) says which call failed on its first line and what the JVM
+    threw on the next; hundreds of lines of stack frames follow, which the file keeps.
+    """
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    if not lines:
+        return type(error).__name__
+    shown = lines[:2] if lines[0].startswith("An error occurred while calling") else lines[:1]
+    return " ".join(shown)[:500]
 
 
 class ConsoleOutput(Output):

@@ -48,8 +48,13 @@ def write(
     dest: Annotated[str, typer.Argument(help="Delta table to write.")],
     by: ByOption = None,
     source_format: Annotated[
-        InputFormat, typer.Option("--format", help="Format of SOURCE.")
-    ] = "parquet",
+        InputFormat | None,
+        typer.Option(
+            "--format",
+            help="Format of SOURCE (default: what it holds: a Delta log, .csv files, else "
+            "Parquet).",
+        ),
+    ] = None,
     curve: CurveOption = None,
     num_files: NumFilesOption = None,
     target_file_size: TargetSizeOption = None,

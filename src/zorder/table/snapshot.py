@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import functools
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -56,7 +57,13 @@ __all__ = [
 
 
 def is_delta_table(storage: Storage) -> bool:
-    return bool(DeltaTable.is_deltatable(storage.uri, storage.delta_options))
+    """Whether a Delta log is at ``storage``; False for a file, where deltalake raises."""
+    try:
+        return bool(DeltaTable.is_deltatable(storage.uri, storage.delta_options))
+    except OSError:
+        if storage.scheme == "" and not os.path.isdir(storage.uri):
+            return False  # a regular file (or nothing): no log can be in it
+        raise
 
 
 @dataclass(frozen=True)
