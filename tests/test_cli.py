@@ -561,3 +561,16 @@ def test_a_bug_is_summed_up_in_a_line_or_two_the_trace_in_its_file() -> None:
     )
     assert _summary(ValueError("one\ntwo")) == "one"
     assert _summary(ValueError()) == "ValueError"
+
+
+@pytest.mark.parametrize("command", ["describe", "stats", "query"])
+def test_version_and_as_of_are_refused_in_the_command_line_s_words(
+    tmp_path: Path, command: str
+) -> None:
+    write_deltalake(tmp_path / "t", pa.table({"a": [1]}))
+    result = runner.invoke(
+        app, [command, str(tmp_path / "t"), "--version", "0", "--as-of", "2026-11-24"]
+    )
+    assert result.exit_code == 2
+    assert "give --version or --as-of, not both" in result.output
+    assert "timestamp" not in result.output

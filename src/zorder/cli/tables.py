@@ -165,6 +165,15 @@ def optimize(
     out.result(metrics, render.metrics)
 
 
+def _as_of(version: int | None, as_of: str | None) -> str | None:
+    """``--as-of``, refused beside ``--version`` in the command line's own words."""
+    if version is not None and as_of is not None:
+        raise InvalidArgumentError(
+            f"give --version or --as-of, not both (got --version {version} --as-of {as_of!r})"
+        )
+    return as_of
+
+
 def _check_before_spark(
     options: dict[str, str],
     target_file_size: str | None,
@@ -242,7 +251,7 @@ def describe(
     described = zorder.describe(
         path,
         version=version,
-        timestamp=as_of,
+        timestamp=_as_of(version, as_of),
         time_zone=time_zone,
         storage_options=parse_storage_options(storage_option or []),
     )
@@ -337,7 +346,7 @@ def query(
         where,
         columns=picked,
         version=version,
-        timestamp=as_of,
+        timestamp=_as_of(version, as_of),
         time_zone=time_zone,
         storage_options=parse_storage_options(storage_option or []),
     )
@@ -375,7 +384,7 @@ def stats(
         path,
         columns=column_list(columns) if columns else None,
         version=version,
-        timestamp=as_of,
+        timestamp=_as_of(version, as_of),
         time_zone=time_zone,
         storage_options=parse_storage_options(storage_option or []),
     )
