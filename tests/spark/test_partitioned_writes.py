@@ -104,6 +104,15 @@ def test_bad_partitioning_is_refused_before_anything_is_written(
     with pytest.raises(zorder.UnsupportedColumnTypeError, match="'x' has type double"):
         zorder.write(df, str(path), by=["id"], partition_by=["x"])
     assert not path.exists()
+    # An append naming other partition columns hears the table's, whatever else is wrong.
+    table = tmp_path / "by_k"
+    zorder.write(df, str(table), by=["id"], partition_by=["k"], num_files=2)
+    version = DeltaTable(str(table)).version()
+    with pytest.raises(
+        zorder.InvalidArgumentError, match=r"partitioned by \['k'\], not by \['id'\]"
+    ):
+        zorder.write(df, str(table), by=["id"], partition_by=["id"], mode="append")
+    assert DeltaTable(str(table)).version() == version
 
 
 def test_decimal_text_in_the_log_is_plain() -> None:
@@ -131,4 +140,7 @@ def test_an_empty_partitioned_write_makes_an_empty_partitioned_table(
     zorder.write(df, path, by=["a"], partition_by=["day"], num_files=3)
     assert DeltaTable(path).metadata().partition_columns == ["day"]
     assert zorder.read(spark, path).count() == 0
-    assert zorder.optimize(spark, path, by=["a"]).version is None
+    optimized = zorder.optimize(spark, path, by=["a"])
+    assert optimized.data_version is None  # no file to write
+    # It records the file size target it would use: the table's version after that commit.
+    assert optimized.version == DeltaTable(path).version()

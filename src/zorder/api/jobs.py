@@ -19,6 +19,7 @@ from pyspark.sql.types import StructType
 
 from zorder.api.modes import WRITE_MODES, WriteMode
 from zorder.api.scanning import table_storage
+from zorder.columns import resolve_columns
 from zorder.curves.kinds import ClusteringSpec, Curve, KeyMethod, as_curve, as_key_method
 from zorder.errors import (
     InvalidArgumentError,
@@ -174,22 +175,21 @@ def _write_partitions(
 ) -> tuple[str, ...]:
     """The partition columns a write uses: ``partition_by`` for a new table, else the
     table's own (checked against ``df``'s schema and a ``partition_by`` given)."""
-    partition_columns = resolve_partition_columns(df, partition_by, plan) if partition_by else ()
     if snapshot is None:
-        return partition_columns
+        return resolve_partition_columns(df, partition_by, plan) if partition_by else ()
     uri = snapshot.uri
     problems = _schema_differences(spark_schema(snapshot), df.schema)
     if problems:
         raise SchemaMismatchError(f"schema mismatch on {mode} to {uri}: " + "; ".join(problems))
-    table_partitions = snapshot.partition_columns
-    if partition_by is None and table_partitions:
-        partition_columns = resolve_partition_columns(df, table_partitions, plan)
-    elif partition_by is not None and partition_columns != table_partitions:
-        raise InvalidArgumentError(
-            f"table {uri} is partitioned by {list(table_partitions)}, not by "
-            f"{list(partition_columns)}; an {mode} keeps the table's partition columns"
-        )
-    return partition_columns
+    table_partitions = tuple(snapshot.partition_columns)
+    if partition_by is not None:  # the table's partitioning is what is compared first
+        named = tuple(resolve_columns([str(c) for c in partition_by], df.columns))
+        if named != table_partitions:
+            raise InvalidArgumentError(
+                f"table {uri} is partitioned by {list(table_partitions)}, not by "
+                f"{list(named)}; an {mode} keeps the table's partition columns"
+            )
+    return resolve_partition_columns(df, table_partitions, plan) if table_partitions else ()
 
 
 def optimize_job(
