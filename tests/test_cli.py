@@ -574,3 +574,28 @@ def test_version_and_as_of_are_refused_in_the_command_line_s_words(
     assert result.exit_code == 2
     assert "give --version or --as-of, not both" in result.output
     assert "timestamp" not in result.output
+
+
+@pytest.mark.parametrize("kind", ["parquet", "csv", "delta"])
+def test_write_refuses_clustering_columns_the_input_lacks_before_spark_starts(
+    tmp_path: Path, kind: str
+) -> None:
+    rows = pa.table({"src_ip": ["10.0.0.1"], "dst_port": [80]})
+    source = tmp_path / f"in.{kind}"
+    if kind == "parquet":
+        source.mkdir()
+        pq.write_table(rows, source / "part-0.parquet")
+    elif kind == "csv":
+        source.write_text("src_ip,dst_port\n10.0.0.1,80\n")
+    else:
+        write_deltalake(source, rows)
+    env = {**os.environ, "JAVA_HOME": str(tmp_path / "no-java")}  # Spark would not start
+    done = subprocess.run(
+        [sys.executable, "-m", "zorder", "write", str(source), str(tmp_path / "t"), "--by", "nope"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "unknown clustering column 'nope'; table columns: src_ip, dst_port" in done.stderr
+    assert not (tmp_path / "t").exists()

@@ -53,10 +53,13 @@ def test_a_write_prints_only_its_own_lines(tmp_path: Path) -> None:
 def test_a_failure_names_the_spark_log(tmp_path: Path) -> None:
     source = tmp_path / "src.parquet"
     pq.write_table(pa.table({"a": [1, 2, 3]}), source)
-    done = zorder_command("write", str(source), str(tmp_path / "t"), "--by", "nope")
+    # A partition column is checked once Spark has read the input: the log exists by then.
+    done = zorder_command(
+        "write", str(source), str(tmp_path / "t"), "--by", "a", "--partition-by", "nope"
+    )
     assert done.returncode == 2
     output = done.stdout + done.stderr
-    assert "unknown clustering column 'nope'" in output
+    assert "unknown partition column 'nope'" in output
     log = re.search(r"Spark's log: (\S+)", output)
     assert log is not None, output
     assert "log4j" in Path(log.group(1)).read_text()  # the JVM's banner went there
@@ -67,12 +70,14 @@ def test_a_json_failure_is_one_object_naming_the_spark_log(tmp_path: Path) -> No
     # What a script reads: nothing on stdout, one JSON object on stderr, no JVM noise.
     source = tmp_path / "src.parquet"
     pq.write_table(pa.table({"a": [1, 2, 3]}), source)
-    done = zorder_command("write", str(source), str(tmp_path / "t"), "--by", "nope", "--json")
+    done = zorder_command(
+        "write", str(source), str(tmp_path / "t"), "--by", "a", "--partition-by", "nope", "--json"
+    )
     assert done.returncode == 2
     assert done.stdout == ""
     error = json.loads(done.stderr)
     assert error["error"] == "ColumnNotFoundError"
-    assert "unknown clustering column 'nope'" in error["message"]
+    assert "unknown partition column 'nope'" in error["message"]
     assert error["exit_code"] == 2
     assert "log4j" in Path(error["spark_log"]).read_text()
 

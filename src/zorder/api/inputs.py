@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from py4j.protocol import Py4JJavaError
 from pyspark.errors import AnalysisException, PySparkException
@@ -11,11 +11,12 @@ from pyspark.sql import DataFrame, SparkSession
 from zorder.api.modes import INPUT_FORMATS, InputFormat
 from zorder.api.scanning import table_storage
 from zorder.api.table import Table
+from zorder.columns import resolve_columns
 from zorder.errors import InvalidArgumentError, SourceNotFoundError, ZorderError
 from zorder.spark.storage import spark_path
 from zorder.table import is_delta_table
 
-__all__ = ["INPUT_FORMATS", "InputFormat", "input_format", "read_input"]
+__all__ = ["INPUT_FORMATS", "InputFormat", "check_input_columns", "input_format", "read_input"]
 
 _CSV_SUFFIXES = (".csv", ".csv.gz", ".tsv")
 
@@ -82,3 +83,38 @@ def read_input(
                 "give its format: format='csv' or 'delta' (CLI: --format csv|delta)"
             ) from None
         raise
+
+
+def check_input_columns(
+    path: str,
+    columns: Sequence[str],
+    *,
+    format: InputFormat | None = None,
+    storage_options: Mapping[str, str] | None = None,
+) -> None:
+    """Refuse clustering ``columns`` the input at ``path`` lacks, as :func:`zorder.write`
+    would, when its column names can be read without Spark (Parquet footers, a CSV
+    header, a Delta log); where they cannot, the write itself says so later."""
+    names = _input_columns(path, format or input_format(path, storage_options), storage_options)
+    if names is not None:
+        resolve_columns(columns, names, kind="clustering column")
+
+
+def _input_columns(
+    path: str, format: InputFormat, storage_options: Mapping[str, str] | None
+) -> list[str] | None:
+    import pyarrow.dataset as pads
+
+    try:
+        if format == "delta":
+            snapshot = Table(path, storage_options=storage_options).snapshot()
+            return list(snapshot.table_snapshot.schema.column_types)
+        storage = table_storage(path, storage_options, None)
+        filesystem, root = storage.filesystem()
+        if format == "csv":
+            found = pads.dataset(root, format="csv", filesystem=filesystem)
+        else:
+            found = pads.dataset(root, format="parquet", filesystem=filesystem, partitioning="hive")
+        return list(found.schema.names)
+    except (OSError, ValueError, ZorderError):
+        return None  # not readable here: Spark reads it, and names what is wrong

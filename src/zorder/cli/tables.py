@@ -76,10 +76,12 @@ def write(
 
     An append without --by clusters the rows by the table's recorded spec.
     """
-    from zorder.api import read_input
+    from zorder.api.inputs import check_input_columns, read_input
 
     options = parse_storage_options(storage_option or [])
     _check_before_spark(options, target_file_size)
+    if by:
+        check_input_columns(source, column_list(by), format=source_format, storage_options=options)
     spark = session(out, master, conf, remote)
     df = read_input(spark, source, format=source_format, storage_options=options)
     with out.working(f"Clustering {source} into {dest}...", spark):
