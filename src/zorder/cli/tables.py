@@ -76,14 +76,15 @@ def write(
 
     An append without --by clusters the rows by the table's recorded spec.
     """
-    from zorder.api.inputs import check_input_columns, read_input
+    from zorder.api.inputs import check_input_columns, input_format, read_input
 
     options = parse_storage_options(storage_option or [])
     _check_before_spark(options, target_file_size)
+    found = source_format or input_format(source, options)  # looked for once, used twice
     if by:
-        check_input_columns(source, column_list(by), format=source_format, storage_options=options)
+        check_input_columns(source, column_list(by), format=found, storage_options=options)
     spark = session(out, master, conf, remote)
-    df = read_input(spark, source, format=source_format, storage_options=options)
+    df = read_input(spark, source, format=found, storage_options=options)
     with out.working(f"Clustering {source} into {dest}...", spark):
         metrics = zorder.write(
             df,
