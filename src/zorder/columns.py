@@ -24,7 +24,7 @@ from collections.abc import Iterable
 
 from zorder.errors import ColumnNotFoundError
 
-__all__ = ["match_column", "resolve_column", "resolve_columns"]
+__all__ = ["match_column", "resolve_column", "resolve_columns", "sql_identifier"]
 
 
 def _matches(name: str, candidates: Iterable[str]) -> tuple[str, ...]:
@@ -111,3 +111,12 @@ def _message(
         )
     parts.append(f"{among}: {', '.join(candidates)}")
     return "; ".join(parts)
+
+
+def sql_identifier(name: str) -> str:
+    """``name`` as one Spark SQL identifier: backquoted, a backquote in it doubled.
+
+    >>> sql_identifier("a`b")
+    '`a``b`'
+    """
+    return "`" + name.replace("`", "``") + "`"

@@ -29,6 +29,7 @@ from pyspark.sql import functions as F
 from zorder.api.cluster import write
 from zorder.api.read import explain, read, skipping_effectiveness
 from zorder.api.scanning import ScanReport
+from zorder.columns import sql_identifier
 from zorder.curves.kinds import Curve
 from zorder.skipping.sql import sql_literal
 from zorder.spark.writes import delta_schema
@@ -120,7 +121,7 @@ def equality_effectiveness(
     """Per column, Databricks' skipping effectiveness of ``column = value`` filters."""
     return {
         column: skipping_effectiveness(
-            str(path), [f"`{column}` = {sql_literal(v)}" for v in wanted]
+            str(path), [f"{sql_identifier(column)} = {sql_literal(v)}" for v in wanted]
         )
         for column, wanted in values.items()
         if wanted

@@ -351,6 +351,17 @@ def test_case_insensitive_columns_and_odd_names(spark: SparkSession, tmp_path: P
     assert_stats_bound_files(path)
 
 
+def test_a_backquote_in_a_column_name(spark: SparkSession, tmp_path: Path) -> None:
+    """Spark quotes a backquote in a name by doubling it; zorder's column references too."""
+    df = spark.range(40).select(F.col("id").alias("a`b"), (F.col("id") % 3).alias("p`q"))
+    path = tmp_path / "t"
+    zorder.write(df, str(path), by=["a`b", "p`q"], num_files=2)
+    zorder.optimize(spark, str(path), by=["p`q", "a`b"], num_files=3, full=True)
+    assert delta_rows(path, df.columns) == spark_rows(df)
+    kept = zorder.read(spark, str(path), "`a``b` < 10 AND `p``q` = 1").collect()
+    assert sorted(row[0] for row in kept) == [1, 4, 7]
+
+
 @pytest.mark.parametrize(
     ("curve", "method"), [("zorder", "rank"), ("hilbert", "rank"), ("zorder", "direct")]
 )

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
 
 from zorder.arrow import read_rows
-from zorder.columns import match_column, resolve_column
+from zorder.columns import match_column, resolve_column, sql_identifier
 from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError
 from zorder.skipping import Bound, Mask, ParsedFilter, bind, might_match_mask, parse_filter
 from zorder.skipping.clock import parse_with_clock
@@ -160,7 +160,7 @@ class Scan:
             condition = self.row_filter
             frame = frame.where(F.expr(condition) if isinstance(condition, str) else condition)
         if self.columns is not None:
-            frame = frame.select(*[F.col(f"`{c}`") for c in self.columns])
+            frame = frame.select(*[F.col(sql_identifier(c)) for c in self.columns])
         return frame
 
 

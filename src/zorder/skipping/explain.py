@@ -9,6 +9,7 @@ with the reason.
 
 from __future__ import annotations
 
+from zorder.columns import sql_identifier
 from zorder.skipping.nodes import (
     And,
     Comparison,
@@ -27,12 +28,12 @@ from zorder.skipping.visitor import PredicateVisitor, visit
 __all__ = ["planned_sql"]
 
 
-def _name(column: str) -> str:
-    return "`" + column.replace("`", "``") + "`"
-
-
 def _operand(column: str, domain: str | None) -> str:
-    return _name(column) if domain is None else f"CAST({_name(column)} AS {domain.upper()})"
+    return (
+        sql_identifier(column)
+        if domain is None
+        else f"CAST({sql_identifier(column)} AS {domain.upper()})"
+    )
 
 
 class _Planned(PredicateVisitor[str]):
@@ -54,16 +55,16 @@ class _Planned(PredicateVisitor[str]):
         return f"{_operand(node.column, node.domain)} {negation}IN ({', '.join(listed)})"
 
     def visit_null_comparison(self, node: NullComparison) -> str:
-        return f"{_name(node.column)} {node.op} NULL"
+        return f"{sql_identifier(node.column)} {node.op} NULL"
 
     def visit_is_null(self, node: IsNull) -> str:
-        return f"{_name(node.column)} IS {'NOT ' if node.negated else ''}NULL"
+        return f"{sql_identifier(node.column)} IS {'NOT ' if node.negated else ''}NULL"
 
     def visit_is_nan(self, node: IsNaN) -> str:
-        return f"{'NOT ' if node.negated else ''}isnan({_name(node.column)})"
+        return f"{'NOT ' if node.negated else ''}isnan({sql_identifier(node.column)})"
 
     def visit_starts_with(self, node: StartsWith) -> str:
-        call = f"startswith({_name(node.column)}, {sql_literal(node.prefix)})"
+        call = f"startswith({sql_identifier(node.column)}, {sql_literal(node.prefix)})"
         return f"NOT {call}" if node.negated else call
 
     def visit_and(self, left: str, right: str) -> str:

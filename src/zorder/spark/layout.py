@@ -23,6 +23,7 @@ import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from zorder.columns import sql_identifier
 from zorder.curves.cuts import CutTree
 from zorder.curves.kinds import (
     ClusteringSpec,
@@ -139,7 +140,7 @@ def cluster(
             f"sample_size must be >= 1 (or None for the default), got {sample_size}"
         )
     if plan.sorts_plainly:
-        order = [F.col(f"`{name}`").asc_nulls_first() for name in plan.names]
+        order = [F.col(sql_identifier(name)).asc_nulls_first() for name in plan.names]
         return df.repartitionByRange(num_files, *order).sortWithinPartitions(*order)
     key_name = f"__zorder_key_{uuid.uuid4().hex}"
     key = F.col(key_name)
@@ -173,5 +174,5 @@ def in_files(
     (constant in a file), or Spark's writer sorts them again and may lose
     ``order``.
     """
-    leading = [F.col(f"`{c}`") for c in partition_by]
+    leading = [F.col(sql_identifier(c)) for c in partition_by]
     return keyed.repartitionById(count, number).sortWithinPartitions(*leading, *order)

@@ -29,7 +29,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType
 
-from zorder.columns import resolve_column
+from zorder.columns import resolve_column, sql_identifier
 from zorder.curves.cells import apportion
 from zorder.curves.encodings import canonical_type_name
 from zorder.curves.plan import FilePlan, cell_key_packing
@@ -113,7 +113,7 @@ def resolve_partition_columns(
 
 def partition_key(columns: Sequence[str]) -> Column:
     """A partition's key for rows of a DataFrame: its values as Spark writes them (one string)."""
-    return F.to_json(F.struct(*[F.col(f"`{c}`") for c in columns]))
+    return F.to_json(F.struct(*[F.col(sql_identifier(c)) for c in columns]))
 
 
 @dataclass(frozen=True)
@@ -129,7 +129,7 @@ def count_partitions(df: DataFrame, key: str, columns: Sequence[str]) -> tuple[P
     """Every partition of ``df`` (key column ``key``) with its row count (one aggregate job)."""
     rows_name = f"__zorder_rows_{uuid.uuid4().hex}"  # ``count()`` would name it as a column may be
     counted = (
-        df.groupBy(F.col(f"`{key}`"), *[F.col(f"`{c}`") for c in columns])
+        df.groupBy(F.col(sql_identifier(key)), *[F.col(sql_identifier(c)) for c in columns])
         .agg(F.count(F.lit(1)).alias(rows_name))
         .toArrow()
     )
@@ -212,7 +212,7 @@ def cluster_partitions(
         )
     bits = bits_per_column(len(plan.columns))
     key_name = f"__zorder_file_key_{uuid.uuid4().hex}"
-    sampled = df.select(F.col(f"`{key}`"), *[comparable(c) for c in plan.columns])
+    sampled = df.select(F.col(sql_identifier(key)), *[comparable(c) for c in plan.columns])
     sizes = _sample_sizes(files, partitions)
     fractions = {
         p.key: min(1.0, _OVERSAMPLE * size / max(1, p.rows))
@@ -239,13 +239,13 @@ def cluster_partitions(
         return pa.array(out.astype(np.int64), pa.int64())
 
     packed = arrow_udf_of(keys, LongType())(
-        F.col(f"`{key}`"), *[comparable(c) for c in plan.columns]
+        F.col(sql_identifier(key)), *[comparable(c) for c in plan.columns]
     )
     keyed = df.withColumn(key_name, packed)
     number = F.shiftright(F.col(key_name), packing.cell_shift).cast("int")
     order = [F.col(key_name)]
     if len(plan.columns) == 1:  # the key holds only its rank bucket: the value orders the rest
-        order.append(F.col(f"`{plan.columns[0].name}`").asc_nulls_first())
+        order.append(F.col(sql_identifier(plan.columns[0].name)).asc_nulls_first())
     frame = in_files(keyed, number, order, count=total, partition_by=partition_by)
     frame = frame.drop(key_name, key)
     return PartitionedLayout(frame, tuple(partitions), tuple(first_file))

@@ -34,6 +34,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
+from zorder.columns import sql_identifier
 from zorder.errors import BrokenTableError, UnsupportedTableError
 from zorder.skipping.sql import sql_literal
 from zorder.spark.storage import spark_paths, unescaped
@@ -92,10 +93,10 @@ def stored_frame(snapshot: TableSnapshot, df: DataFrame) -> DataFrame:
     columns = []
     for logical in spark_schema(snapshot).fields:
         target = stored[snapshot.schema.stored_name(logical.name)]  # in id mode with its field ids
-        cast = F.col(f"`{logical.name}`").cast(target.dataType)
+        cast = F.col(sql_identifier(logical.name)).cast(target.dataType)
         columns.append(cast.alias(target.name, metadata=target.metadata))
     table_columns = {f.name for f in spark_schema(snapshot).fields}
-    columns += [F.col(f"`{c}`") for c in df.columns if c not in table_columns]
+    columns += [F.col(sql_identifier(c)) for c in df.columns if c not in table_columns]
     return df.select(*columns)
 
 
@@ -103,8 +104,8 @@ def stored_column(snapshot: TableSnapshot, field: StructField) -> Column:
     """``field`` of a frame read from files, under its logical name and type."""
 
     if snapshot.schema.mapping is None:
-        return F.col(f"`{field.name}`")
-    stored = F.col(f"`{snapshot.schema.stored_name(field.name)}`")
+        return F.col(sql_identifier(field.name))
+    stored = F.col(sql_identifier(snapshot.schema.stored_name(field.name)))
     return stored.cast(field.dataType).alias(field.name)
 
 
