@@ -17,9 +17,10 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Concatenate, Literal, ParamSpec, TypeVar, get_args, get_origin
+from typing import Annotated, Any, Concatenate, Literal, ParamSpec, TypeVar, get_args, get_origin
 
 import typer
+from typer.core import TyperArgument, TyperCommand, TyperGroup
 from typer.models import ParameterInfo
 
 import zorder
@@ -31,7 +32,52 @@ from zorder.sizes import MAX_FILES
 P = ParamSpec("P")
 T = TypeVar("T")
 
+
+class _Words:
+    """Help in the command line's words where Typer's own differ: no ``<bool>`` beside
+    ``--help``, no ``<str>`` beside an argument, and a required argument named plainly in
+    the usage line (Typer writes ``{SOURCE}``)."""
+
+    def get_help_option(self, ctx: Any) -> Any:
+        option = super().get_help_option(ctx)  # type: ignore[misc]
+        if option is not None:
+            option.metavar = ""  # a flag takes no value
+        return option
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        params: list[Any] = super().get_params(ctx)  # type: ignore[misc]
+        for param in params:
+            if isinstance(param, TyperArgument):
+                setattr(param, "display_type_rich", _no_type)  # its metavar says what it is  # noqa: B010
+        return params
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        options = getattr(self, "options_metavar", None)
+        pieces = [options] if options else []
+        for param in self.get_params(ctx):
+            if isinstance(param, TyperArgument):
+                name = param.metavar or str(param.name).upper()
+                pieces.append(name if param.required else f"[{name}]")
+            else:
+                pieces.extend(param.get_usage_pieces(ctx))
+        return pieces
+
+
+def _no_type(ctx: Any) -> None:
+    return None
+
+
+class _Command(_Words, TyperCommand):
+    pass
+
+
+class _Group(_Words, TyperGroup):
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        return [*super().collect_usage_pieces(ctx), self.subcommand_metavar]
+
+
 app = typer.Typer(
+    cls=_Group,
     name="zorder",
     help="Z-order and Hilbert clustering with file-level data skipping for Delta Lake tables.",
     no_args_is_help=True,
@@ -130,7 +176,7 @@ def command(function: Callable[Concatenate[Output, P], T]) -> Callable[P, T]:
     for parameter in parameters:
         _name_the_value(parameter)
     reported.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
-    app.command()(reported)
+    app.command(cls=_Command)(reported)
     return reported
 
 
