@@ -24,7 +24,14 @@ from zorder.spark import remote_session
 
 def main(directory: str) -> None:
     # Progress reports every 100 ms (default 2 s), so this test's short jobs send some.
-    spark = remote_session("local[2]", conf={"spark.connect.progress.reportInterval": "100ms"})
+    spark = remote_session(
+        "local[2]",
+        conf={
+            "spark.connect.progress.reportInterval": "100ms",
+            # A short-lived server: the JIT's first tier and the serial collector start it sooner.
+            "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+        },
+    )
     assert type(spark).__module__.startswith("pyspark.sql.connect"), type(spark)
     rows = spark.range(3_000).select(
         (F.col("id") * 7919 % 1000).alias("a"), (F.col("id") * 104729 % 997).alias("b"), "id"

@@ -44,7 +44,9 @@ def _slow(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
 
 
 def main(operation: str, path: str, moment: str) -> None:
-    spark = local_session(master="local[2]", app_name="zorder-crash-child")
+    # A short-lived driver: the JIT's first tier and the serial collector start it sooner.
+    quick = {"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"}
+    spark = local_session(master="local[2]", app_name="zorder-crash-child", conf=quick)
     spark.sparkContext.setLogLevel("ERROR")
     real_commit = cluster_module.commit_files
     real_cluster = cluster_module.cluster

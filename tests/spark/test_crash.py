@@ -6,6 +6,10 @@ come, and kills the child's whole process group. Then the table must load,
 hold exactly the rows of the version before the run or (for a completed
 commit) after it, reference only files that exist, and ``vacuum`` must find
 the files left behind and nothing the table uses.
+
+The children are what takes the time (a driver JVM each), so every case's
+table is prepared first and the kills run a few at a time in parallel
+(:func:`killed`); each test then checks its own case.
 """
 
 from __future__ import annotations
@@ -16,6 +20,9 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
@@ -99,28 +106,96 @@ def kill_at(operation: str, path: Path, moment: str) -> None:
         kill_group(child)
 
 
+# Children at once: each is mostly a JVM starting and a job waiting to be killed.
+PARALLEL_KILLS = 2
+
+
+@dataclass(frozen=True)
+class Killed:
+    """A table, what it held before a run, and the run killed at its moment."""
+
+    path: Path
+    before: Counter[tuple[object, ...]]
+    version: int
+    clustered: frozenset[str] = frozenset()
+
+
+def four_files(path: Path, *, partitioned: bool = False) -> frozenset[str]:
+    """The original rows as four files delta-rs wrote (partitioned by ``day`` if asked);
+    no file is zorder's."""
+    rows = original_rows()
+    if partitioned:
+        rows = rows.append_column("day", pa.array([f"d{i % 3}" for i in range(ROWS)]))
+    for start in range(0, ROWS, ROWS // 4):
+        write_deltalake(
+            str(path),
+            rows.slice(start, ROWS // 4),
+            partition_by=["day"] if partitioned else None,
+            mode="append",
+        )
+    return frozenset()
+
+
+def clustered_half_then_appended(spark: object, path: Path) -> frozenset[str]:
+    """Half the rows clustered by zorder, the other half appended blind; the clustered files."""
+    table = pa.Table.from_batches(original_rows().to_batches())
+    write_deltalake(str(path), table.slice(0, ROWS // 2), mode="append")
+    zorder.optimize(spark, str(path), by=["a", "b", "s"], num_files=4)  # type: ignore[arg-type]
+    clustered = frozenset(Path(u).name for u in DeltaTable(str(path)).file_uris())
+    write_deltalake(str(path), table.slice(ROWS // 2), mode="append")
+    return clustered
+
+
+PLAIN_CASES = [
+    ("optimize", "spark"),
+    ("optimize", "before-commit"),
+    ("optimize", "during-commit"),
+    ("optimize", "after-commit"),
+    ("append", "spark"),
+    ("append", "before-commit"),
+]
+BEFORE_THE_PROPERTIES = ("append", "after-commit")
+PARTITION_MOMENTS = ["spark", "before-commit"]
+INCREMENTAL_MOMENTS = ["spark", "before-commit", "after-commit"]
+
+
+@pytest.fixture(scope="module")
+def killed(
+    spark: object, tmp_path_factory: pytest.TempPathFactory
+) -> dict[tuple[str, str], Killed]:
+    """Every case of this module: its table prepared, then its run killed (in parallel)."""
+    prepare: dict[tuple[str, str], Callable[[Path], frozenset[str]]] = {
+        case: four_files for case in [*PLAIN_CASES, BEFORE_THE_PROPERTIES]
+    }
+    for moment in PARTITION_MOMENTS:
+        prepare[("optimize-day", moment)] = lambda path: four_files(path, partitioned=True)
+    for moment in INCREMENTAL_MOMENTS:
+        prepare[("incremental", moment)] = lambda path: clustered_half_then_appended(spark, path)
+    cases: dict[tuple[str, str], Killed] = {}
+    for (operation, moment), made in prepare.items():
+        path = tmp_path_factory.mktemp(f"{operation}-{moment}") / "t"
+        clustered = made(path)
+        cases[(operation, moment)] = Killed(
+            path, table_rows(path), DeltaTable(str(path)).version(), clustered
+        )
+    with ThreadPoolExecutor(PARALLEL_KILLS) as pool:
+        kills = [pool.submit(kill_at, op, k.path, moment) for (op, moment), k in cases.items()]
+        for kill in kills:
+            kill.result()
+    return cases
+
+
 @pytest.mark.parametrize(
     ("operation", "moment"),
-    [
-        ("optimize", "spark"),
-        ("optimize", "before-commit"),
-        ("optimize", "during-commit"),
-        ("optimize", "after-commit"),
-        ("append", "spark"),
-        ("append", "before-commit"),
-    ],
+    [c for c in PLAIN_CASES if c[1:] != ("after-commit",) or c[0] == "optimize"],
 )
-def test_sigkill_leaves_old_or_new_state(tmp_path: Path, operation: str, moment: str) -> None:
-    path = tmp_path / "t"
-    for start in range(0, ROWS, ROWS // 4):  # four files, written by delta-rs
-        write_deltalake(str(path), original_rows().slice(start, ROWS // 4), mode="append")
-    before = table_rows(path)
-    version_before = DeltaTable(str(path)).version()
-
-    kill_at(operation, path, moment)
-
+def test_sigkill_leaves_old_or_new_state(
+    killed: dict[tuple[str, str], Killed], operation: str, moment: str
+) -> None:
+    case = killed[(operation, moment)]
+    path, before = case.path, case.before
     table = DeltaTable(str(path))
-    committed = table.version() > version_before
+    committed = table.version() > case.version
     if moment in ("spark", "before-commit"):
         assert not committed
     if moment == "after-commit":
@@ -143,39 +218,25 @@ def test_sigkill_leaves_old_or_new_state(tmp_path: Path, operation: str, moment:
     assert not [p for p in left if not any(n.startswith(("_", ".")) for n in p.parts)]
 
 
-@pytest.mark.parametrize("moment", ["spark", "before-commit"])
+@pytest.mark.parametrize("moment", PARTITION_MOMENTS)
 def test_sigkill_mid_optimize_of_a_partition_leaves_the_table_as_it_was(
-    tmp_path: Path, moment: str
+    killed: dict[tuple[str, str], Killed], moment: str
 ) -> None:
-    path = tmp_path / "days"
-    rows = original_rows()
-    days = pa.array([f"d{i % 3}" for i in range(ROWS)])
-    for start in range(0, ROWS, ROWS // 4):
-        write_deltalake(
-            str(path),
-            rows.append_column("day", days).slice(start, ROWS // 4),
-            partition_by=["day"],
-            mode="append",
-        )
-    before, version = table_rows(path), DeltaTable(str(path)).version()
-    kill_at("optimize-day", path, moment)
-    table = DeltaTable(str(path))
-    assert table.version() == version
-    assert table_rows(path) == before
+    case = killed[("optimize-day", moment)]
+    table = DeltaTable(str(case.path))
+    assert table.version() == case.version
+    assert table_rows(case.path) == case.before
     for uri in table.file_uris():
         assert Path(uri.removeprefix("file://")).exists()
 
 
 def test_sigkill_between_the_commit_and_the_properties_loses_nothing(
-    spark: object, tmp_path: Path
+    spark: object, killed: dict[tuple[str, str], Killed]
 ) -> None:
     """The spec goes into the properties in a commit after the data's: a kill in between
     leaves the rows committed, and the next call finds the spec in the history."""
-    path = tmp_path / "t"
-    for start in range(0, ROWS, ROWS // 4):
-        write_deltalake(str(path), original_rows().slice(start, ROWS // 4), mode="append")
-    before = table_rows(path)
-    kill_at("append", path, "after-commit")
+    case = killed[BEFORE_THE_PROPERTIES]
+    path, before = case.path, case.before
     assert table_rows(path) == before + appended_rows()
     assert "zorder.clustering.columns" not in DeltaTable(str(path)).metadata().configuration
     metrics = zorder.optimize(spark, str(path))  # type: ignore[arg-type]
@@ -185,21 +246,14 @@ def test_sigkill_between_the_commit_and_the_properties_loses_nothing(
     assert table_rows(path) == before + appended_rows()
 
 
-@pytest.mark.parametrize("moment", ["spark", "before-commit", "after-commit"])
+@pytest.mark.parametrize("moment", INCREMENTAL_MOMENTS)
 def test_sigkill_mid_incremental_optimize_leaves_old_or_new_state(
-    spark: object, tmp_path: Path, moment: str
+    killed: dict[tuple[str, str], Killed], moment: str
 ) -> None:
-    path = tmp_path / "t"
-    table = pa.Table.from_batches(original_rows().to_batches())
-    write_deltalake(str(path), table.slice(0, ROWS // 2), mode="append")
-    zorder.optimize(spark, str(path), by=["a", "b", "s"], num_files=4)  # type: ignore[arg-type]
-    clustered = {Path(u).name for u in DeltaTable(str(path)).file_uris()}
-    write_deltalake(str(path), table.slice(ROWS // 2), mode="append")  # blind append
-    before, version = table_rows(path), DeltaTable(str(path)).version()
-    kill_at("incremental", path, moment)
-    after = DeltaTable(str(path))
-    assert after.version() == version + (moment == "after-commit")
-    assert table_rows(path) == before
-    assert clustered <= {Path(u).name for u in after.file_uris()}  # the run was left alone
+    case = killed[("incremental", moment)]
+    after = DeltaTable(str(case.path))
+    assert after.version() == case.version + (moment == "after-commit")
+    assert table_rows(case.path) == case.before
+    assert case.clustered <= {Path(u).name for u in after.file_uris()}  # the run was left alone
     for uri in after.file_uris():
         assert Path(uri.removeprefix("file://")).exists()
