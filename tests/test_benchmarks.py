@@ -170,8 +170,9 @@ def test_phases_benchmark_smoke(spark: object) -> None:
         seen = best[name]["phases"]
         assert {"sampling", "clustering and writing", "commit"} <= set(seen)
         assert sum(seen.values()) == pytest.approx(best[name]["seconds"], rel=0.2)
+    assert set(payload["scales"][0]["first"]) == set(best)
     text = phases.markdown(payload)
-    assert text.count("| 3,000 |") == 3
+    assert text.count("| 3,000 | 3 |") == 3
 
 
 def test_tpch_draws_follow_the_spec_and_both_spellings_select_the_same_rows(
