@@ -219,6 +219,17 @@ def test_partitioned_write_and_optimize_where(spark: SparkSession, tmp_path: Pat
     refused = runner.invoke(app, ["optimize", dest, "--by", "a", "--where", "a = 1"])
     assert refused.exit_code == 2
     assert "not partition columns" in refused.output
+    for width in (80, 120):  # the runs table fits: one line a run, every value whole or cut
+        described = runner.invoke(app, ["describe", dest], env={"COLUMNS": str(width)})
+        assert described.exit_code == 0, described.output
+        lines = described.output.splitlines()
+        assert all(len(line.rstrip()) <= width for line in lines), described.output
+        body = [line for line in lines if line.startswith("│")]
+        assert len(body) == 3, described.output  # a run a partition, none folded in two
+        for line in body:
+            cells = [cell.strip() for cell in line.strip("│").split("│")]
+            assert cells[0].startswith("day=2026-11-0"), described.output
+            assert all(cell.endswith("…") or "…" not in cell for cell in cells)
 
 
 def test_a_growing_table_from_the_command_line(spark: SparkSession, tmp_path: Path) -> None:

@@ -291,16 +291,20 @@ def runs(result: TableDescription) -> Rendered:
     )
     if not result.runs:
         return [summary]
-    table = Table(title="runs (one cube of the table each)")
     partitioned = any(r.partition for r in result.runs)
     deleted = any(r.deleted_rows for r in result.runs)
-    if partitioned:
-        table.add_column("partition", overflow="fold")
-    names = ("run", "spec", "files", "rows", *(("deleted",) if deleted else ()), "size")
-    for name in names:
-        table.add_column(name, justify="left" if name in ("run", "spec") else "right")
-    for run in result.runs:
-        cells = [
+    names = [
+        *(("partition",) if partitioned else ()),
+        "run",
+        "spec",
+        "files",
+        "rows",
+        *(("deleted",) if deleted else ()),
+        "size",
+    ]
+    rows = [
+        [
+            *((_partition_text(dict(run.partition)),) if partitioned else ()),
             run.run.id,
             "current" if run.current else "older",
             f"{run.files:,}",
@@ -308,10 +312,14 @@ def runs(result: TableDescription) -> Rendered:
             *((f"{run.deleted_rows:,}",) if deleted else ()),
             size_text(run.size),
         ]
-        if partitioned:
-            cells.insert(0, _partition_text(dict(run.partition)))
-        table.add_row(*(Text(cell) for cell in cells))
-    return [summary, table]
+        for run in result.runs
+    ]
+    right = frozenset(
+        i for i, name in enumerate(names) if name in ("files", "rows", "deleted", "size")
+    )
+    title = "runs (one cube of the table each)"
+    hint = "--json has every run whole"
+    return [summary, FittedTable(title, names, rows, right=right, keep="leading", hint=hint)]
 
 
 def demo(result: DemoResult) -> Rendered:
