@@ -12,10 +12,9 @@ import json
 import sys
 
 import zorder
+from tests.spark.jvm import QUICK_JVM_OPTIONS
 from zorder.demo import network_frame
 from zorder.spark import local_session
-
-_QUICK_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 
 def main(path: str) -> None:
@@ -24,9 +23,8 @@ def main(path: str) -> None:
         app_name="zorder-local-cluster",
         conf={
             "spark.executor.memory": "768m",
-            # Short-lived JVMs: the JIT's first tier and the serial collector start them sooner.
-            "spark.driver.extraJavaOptions": _QUICK_JVM,
-            "spark.executor.extraJavaOptions": _QUICK_JVM,
+            "spark.driver.extraJavaOptions": QUICK_JVM_OPTIONS,
+            "spark.executor.extraJavaOptions": QUICK_JVM_OPTIONS,
         },
     )
     spark.sparkContext.setLogLevel("ERROR")

@@ -18,6 +18,7 @@ from pyspark.sql import functions as F
 from rich.console import Console
 
 import zorder
+from tests.spark.jvm import QUICK_JVM_OPTIONS
 from zorder.api.progress import spark_status
 from zorder.spark import remote_session
 
@@ -28,8 +29,7 @@ def main(directory: str) -> None:
         "local[2]",
         conf={
             "spark.connect.progress.reportInterval": "100ms",
-            # A short-lived server: the JIT's first tier and the serial collector start it sooner.
-            "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+            "spark.driver.extraJavaOptions": QUICK_JVM_OPTIONS,
         },
     )
     assert type(spark).__module__.startswith("pyspark.sql.connect"), type(spark)

@@ -28,6 +28,7 @@ import pyarrow as pa
 
 import zorder
 import zorder.api.cluster as cluster_module
+from tests.spark.jvm import QUICK_JVM_OPTIONS
 from zorder.spark import local_session
 
 COLUMNS = ["a", "b", "s"]
@@ -44,8 +45,7 @@ def _slow(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
 
 
 def main(operation: str, path: str, moment: str) -> None:
-    # A short-lived driver: the JIT's first tier and the serial collector start it sooner.
-    quick = {"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"}
+    quick = {"spark.driver.extraJavaOptions": QUICK_JVM_OPTIONS}
     spark = local_session(master="local[2]", app_name="zorder-crash-child", conf=quick)
     spark.sparkContext.setLogLevel("ERROR")
     real_commit = cluster_module.commit_files

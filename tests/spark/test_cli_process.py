@@ -13,13 +13,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from deltalake import DeltaTable
 
+from tests.spark.jvm import QUICK_JVM_OPTIONS
+
 # What Spark and the JVM print unless zorder keeps it out of the terminal.
 NOISE = re.compile(
     r"log4j|WARN |NativeCodeLoader|incubator|\[Stage \d+|RuntimeWarning|setLogLevel", re.I
 )
 
-# A short-lived driver: the JIT's first tier and the serial collector start it sooner.
-QUICK_JVM = ("--conf", "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+QUICK_JVM = ("--conf", f"spark.driver.extraJavaOptions={QUICK_JVM_OPTIONS}")
 
 
 def zorder_command(
