@@ -57,7 +57,8 @@ class _Words:
         for param in self.get_params(ctx):
             if isinstance(param, TyperArgument):
                 name = param.metavar or str(param.name).upper()
-                pieces.append(name if param.required else f"[{name}]")
+                name = name if param.required else f"[{name}]"
+                pieces.append(name if param.nargs == 1 else f"{name}...")
             else:
                 pieces.extend(param.get_usage_pieces(ctx))
         return pieces
@@ -240,13 +241,19 @@ def _root(
     version: Annotated[
         bool,
         typer.Option(
-            "--version", callback=_version_callback, is_eager=True, help="Print the version."
+            "--version",
+            callback=_version_callback,
+            is_eager=True,
+            metavar="",  # a flag: no value to name
+            help="Print the version.",
         ),
     ] = False,
     verbose: Annotated[
         bool,
         typer.Option(
-            "--verbose", help="Show Spark's and the JVM's log output live, not in a log file."
+            "--verbose",
+            metavar="",
+            help="Show Spark's and the JVM's log output live, not in a log file.",
         ),
     ] = False,
 ) -> None:
