@@ -84,6 +84,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     parser.add_argument("--write-markdown", action="store_true", help="update BENCHMARKS.md")
     args = parser.parse_args(argv)
+    if args.repeat < 1:
+        parser.error(
+            f"--repeat must be at least 1 (steady runs after the warm-up), got {args.repeat}"
+        )
     spark = local_session(app_name="zorder-bench-phases")
     spark.sparkContext.setLogLevel("ERROR")
     with tempfile.TemporaryDirectory(prefix="zorder-phases-") as tmp:
@@ -115,7 +119,8 @@ def markdown(payload: dict[str, Any]) -> str:
         ".write.parquet`. Phases are zorder's own wall seconds (`ClusterMetrics.phase_seconds`): "
         "*clustering and writing* is one Spark job (key UDF and shuffle, then sort and Parquet "
         "write). The first round warms the JVM and the Python workers up and is shown on its "
-        f"own; each contender is then the fastest of {payload['repeat']} steady runs, "
+        "own (zorder runs first in it, so its first run pays for the cold start); each "
+        f"contender is then the fastest of {payload['repeat']} steady runs, "
         "alternating in order. Target (issue 35): zorder at most 1.10x the plain sort.",
         "",
         "| rows | files | contender | total | "
