@@ -360,6 +360,10 @@ def test_a_backquote_in_a_column_name(spark: SparkSession, tmp_path: Path) -> No
     assert delta_rows(path, df.columns) == spark_rows(df)
     kept = zorder.read(spark, str(path), "`a``b` < 10 AND `p``q` = 1").collect()
     assert sorted(row[0] for row in kept) == [1, 4, 7]
+    parted = tmp_path / "parted"
+    zorder.write(df, str(parted), by=["a`b"], partition_by=["p`q"], num_files=2)
+    assert delta_rows(parted, df.columns) == spark_rows(df)
+    assert DeltaTable(str(parted)).metadata().partition_columns == ["p`q"]
 
 
 @pytest.mark.parametrize(
