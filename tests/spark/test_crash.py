@@ -18,6 +18,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -58,14 +59,24 @@ def table_rows(path: Path) -> Counter[tuple[object, ...]]:
 
 
 def wait_for(child: subprocess.Popen[str], predicate_line: str, timeout: float = 240) -> None:
+    """Read the child's lines until ``predicate_line``; a child that falls silent fails after
+    ``timeout`` seconds instead of blocking the module's fixture (the reading thread ends
+    when the child is killed)."""
     assert child.stdout is not None
-    deadline = time.monotonic() + timeout
-    for line in child.stdout:
-        if line.strip() == predicate_line:
-            return
-        if time.monotonic() > deadline:
-            break
-    raise AssertionError(f"the child never printed {predicate_line!r} (exit {child.poll()})")
+    stdout = child.stdout
+    seen = threading.Event()
+
+    def read() -> None:
+        for line in stdout:
+            if line.strip() == predicate_line:
+                seen.set()
+                return
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(timeout)
+    if not seen.is_set():
+        raise AssertionError(f"the child never printed {predicate_line!r} (exit {child.poll()})")
 
 
 def wait_for_spark_files(path: Path, timeout: float = 240) -> None:
