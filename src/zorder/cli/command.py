@@ -48,7 +48,8 @@ class _Words:
         params: list[Any] = super().get_params(ctx)  # type: ignore[misc]
         for param in params:
             if isinstance(param, TyperArgument):
-                setattr(param, "display_type_rich", _no_type)  # its metavar says what it is  # noqa: B010
+                # Its metavar says what it is; Typer would add the Python type.
+                param.display_type_rich = _no_type  # type: ignore[method-assign]
         return params
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
