@@ -62,14 +62,16 @@ def main(operation: str, path: str, moment: str) -> None:
             time.sleep(600)
         return version
 
+    def slowed(laid_out: Any) -> Any:
+        frame = laid_out.frame.mapInArrow(_slow, laid_out.frame.schema)
+        return dataclasses.replace(laid_out, frame=frame)
+
     def slow_cluster(df: Any, *args: Any, **kwargs: Any) -> Any:
-        laid_out = real_cluster(df, *args, **kwargs)
-        return laid_out.mapInArrow(_slow, laid_out.schema)
+        return slowed(real_cluster(df, *args, **kwargs))
 
     def slow_partitions(*args: Any, **kwargs: Any) -> Any:
         layout = real_partitions(*args, **kwargs)
-        slowed = layout.frame.mapInArrow(_slow, layout.frame.schema)
-        return dataclasses.replace(layout, frame=slowed)
+        return dataclasses.replace(layout, laid_out=slowed(layout.laid_out))
 
     cluster_module.commit_files = commit  # type: ignore[assignment]
     if moment == "spark":

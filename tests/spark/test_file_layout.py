@@ -172,7 +172,11 @@ def _write_as_an_earlier_version(
     plan = plan_clustering(frame, by)
     run = Run.new(plan.spec)
     laid_out = cluster(frame, plan, num_files=files)
-    numbered = laid_out.withColumn("zorder_file", F.spark_partition_id()).coalesce(tasks)
+    if laid_out.file_column is None:  # a task a file
+        numbered = laid_out.frame.withColumn("zorder_file", F.spark_partition_id())
+    else:
+        numbered = laid_out.frame.withColumnRenamed(laid_out.file_column, "zorder_file")
+    numbered = numbered.coalesce(tasks)
     numbered.write.partitionBy("zorder_file").parquet(f"{path}/{run.directory}")
     storage = Storage.of(path)
     remove_writer_markers(storage, run.directory)

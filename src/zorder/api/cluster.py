@@ -287,7 +287,7 @@ def _rewrite(
         return _write_and_commit(job, empty, files=1, started=started, removed=read, rows=0)
     return _write_and_commit(
         job,
-        layout.frame,  # the rows without their partition index
+        layout.laid_out.rows,  # the rows without their partition index
         files=layout.first_file[-1],
         started=started,
         partitioned=layout,
@@ -344,7 +344,7 @@ def _write_and_commit(
     snapshot, uri = job.snapshot, job.uri
     run = Run.new(job.plan.spec)
     if partitioned is not None:
-        laid_out = partitioned.frame
+        laid_out = partitioned.laid_out
     else:
         phase("sampling")
         laid_out = cluster(df, job.plan, num_files=files, sample_size=job.sample_size, rows=rows)

@@ -7,10 +7,13 @@ Direct keys (binary) go to equal-mass ranges of the key cut on the sample.
 The file and the key are computed together in one pass over the rows; one
 column or the linear baseline is a plain range sort.
 
-Every file is written by a task of its own, so Spark names each file after
-its task (``part-<task>-<job uuid>...``): the names of a run never repeat, and
-the rows carry no column of zorder's into the write, so none can shadow a
-column of the user's.
+A task writes a contiguous run of files, each file's rows sorted, where
+zorder's commit protocol is available (:mod:`zorder.spark.committer`): the
+rows then carry their file's number in a column of a fresh name, written as
+the last partition column and taken out of the path again by the protocol.
+Elsewhere every file is written by a task of its own. Either way Spark names
+each file after its number (``part-<file>-<job uuid>...``): the names of a
+run never repeat.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from zorder.curves.kinds import (
 )
 from zorder.curves.plan import FilePlan, fit_file_plan
 from zorder.errors import InvalidArgumentError
+from zorder.spark.committer import run_tasks
 from zorder.spark.keys import (
     DEFAULT_SAMPLE_SEED,
     ClusteringColumn,
@@ -47,7 +51,25 @@ from zorder.spark.keys import (
     sample_size_for,
 )
 
-__all__ = ["ClusteringPlan", "cluster", "in_files", "plan_clustering"]
+__all__ = ["ClusteringPlan", "LaidOut", "cluster", "in_files", "plan_clustering"]
+
+
+@dataclass(frozen=True)
+class LaidOut:
+    """Rows laid out as a run's files, ready to write.
+
+    Each Spark partition of ``frame`` is one file, or, when ``file_column``
+    names a column of ``frame``, a contiguous run of files, each row holding
+    its file's number there (:mod:`zorder.spark.committer` writes it).
+    """
+
+    frame: DataFrame
+    file_column: str | None = None
+
+    @property
+    def rows(self) -> DataFrame:
+        """The laid-out rows with only the columns they came with."""
+        return self.frame if self.file_column is None else self.frame.drop(self.file_column)
 
 
 @dataclass(frozen=True)
@@ -124,11 +146,10 @@ def cluster(
     sample_size: int | None = None,
     seed: int = DEFAULT_SAMPLE_SEED,
     rows: int | None = None,
-) -> DataFrame:
-    """``df`` laid out in up to ``num_files`` partitions, each sorted along the curve.
+) -> LaidOut:
+    """``df`` laid out as up to ``num_files`` files, each sorted along the curve.
 
-    Writing the result gives one file per non-empty partition. The key column
-    is dropped again, so the result has ``df``'s schema. ``sample_size`` rows
+    The key column is dropped again, so the rows have ``df``'s columns. ``sample_size`` rows
     are sampled to cut the files (default :func:`sample_size_for` the file
     count); ``rows``, the exact row count of ``df`` when known, saves counting
     it for the sample.
@@ -141,7 +162,7 @@ def cluster(
         )
     if plan.sorts_plainly:
         order = [F.col(sql_identifier(name)).asc_nulls_first() for name in plan.names]
-        return df.repartitionByRange(num_files, *order).sortWithinPartitions(*order)
+        return LaidOut(df.repartitionByRange(num_files, *order).sortWithinPartitions(*order))
     key_name = f"__zorder_key_{uuid.uuid4().hex}"
     key = F.col(key_name)
     size = sample_size_for(num_files) if sample_size is None else sample_size
@@ -155,7 +176,7 @@ def cluster(
         keyed = df.withColumn(key_name, plan_key(plan.columns, files))
         file_count, along = files.count, key
         file_number = F.shiftright(key, files.packing.cell_shift).cast("int")
-    return in_files(keyed, file_number, [along], count=file_count).drop(key_name)
+    return in_files(keyed, file_number, [along], count=file_count, drop=[key_name])
 
 
 def in_files(
@@ -165,14 +186,25 @@ def in_files(
     *,
     count: int,
     partition_by: Sequence[str] = (),
-) -> DataFrame:
-    """``keyed`` laid out as ``count`` files: each row goes to the task of its file
-    ``number``, and each file is sorted by ``order``.
+    drop: Sequence[str] = (),
+) -> LaidOut:
+    """``keyed`` laid out as ``count`` files: each row goes to its file ``number``,
+    each file sorted by ``order``; the columns ``drop`` are dropped after sorting.
 
-    Spark names each file after its task (:func:`zorder.spark.writes.file_number`).
-    A partitioned table's rows are sorted by the partition columns first
-    (constant in a file), or Spark's writer sorts them again and may lose
-    ``order``.
+    A task holds a contiguous run of files where :func:`~zorder.spark.committer.run_tasks`
+    allows, else a file each. Rows are sorted by the partition columns first
+    (constant in a file), then by the file, or Spark's writer sorts them again
+    by the columns it writes into directories and may lose ``order``.
     """
     leading = [F.col(sql_identifier(c)) for c in partition_by]
-    return keyed.repartitionById(count, number).sortWithinPartitions(*leading, *order)
+    tasks = run_tasks(keyed.sparkSession, count)
+    if tasks is None:
+        laid_out = keyed.repartitionById(count, number).sortWithinPartitions(*leading, *order)
+        return LaidOut(laid_out.drop(*drop))
+    file_column = f"__zorder_file_{uuid.uuid4().hex}"
+    numbered = keyed.withColumn(file_column, number)
+    file = F.col(file_column)
+    # floor(file * tasks / count): a contiguous, balanced run of files a task
+    task = (file.cast("long") * F.lit(tasks) / F.lit(count)).cast("int")
+    laid_out = numbered.repartitionById(tasks, task).sortWithinPartitions(*leading, file, *order)
+    return LaidOut(laid_out.drop(*drop), file_column)

@@ -42,7 +42,7 @@ from zorder.spark.keys import (
     bits_per_column,
     comparable,
 )
-from zorder.spark.layout import ClusteringPlan, in_files
+from zorder.spark.layout import ClusteringPlan, LaidOut, in_files
 
 __all__ = [
     "PARTITIONABLE_TYPES",
@@ -155,7 +155,7 @@ def files_per_partition(
 
 @dataclass(frozen=True)
 class PartitionedLayout:
-    """The laid-out rows (one file a Spark partition) and where each partition's files start.
+    """The laid-out rows and where each partition's files start.
 
     Written with ``partitionBy`` on the partition columns, each file goes into
     its partition's hive-style directory (``day=2026-11-01/``), as
@@ -163,7 +163,7 @@ class PartitionedLayout:
     readers that take them from the directory names (Polars) agree.
     """
 
-    frame: DataFrame
+    laid_out: LaidOut
     partitions: tuple[Partition, ...]
     first_file: tuple[int, ...]  # file number of each partition's first file; then the total
 
@@ -246,9 +246,10 @@ def cluster_partitions(
     order = [F.col(key_name)]
     if len(plan.columns) == 1:  # the key holds only its rank bucket: the value orders the rest
         order.append(F.col(sql_identifier(plan.columns[0].name)).asc_nulls_first())
-    frame = in_files(keyed, number, order, count=total, partition_by=partition_by)
-    frame = frame.drop(key_name, key)
-    return PartitionedLayout(frame, tuple(partitions), tuple(first_file))
+    laid_out = in_files(
+        keyed, number, order, count=total, partition_by=partition_by, drop=[key_name, key]
+    )
+    return PartitionedLayout(laid_out, tuple(partitions), tuple(first_file))
 
 
 def _fit_partitions(

@@ -21,8 +21,10 @@ from pyspark.sql.types import LongType, StructField, StructType
 from zorder.columns import match_column
 from zorder.errors import InvalidArgumentError, ZorderError
 from zorder.skipping.sql import referenced_columns
+from zorder.spark.committer import COMMIT_PROTOCOL, COMMIT_PROTOCOL_SETTING, FILE_COLUMN_OPTION
 from zorder.spark.failures import filter_failures
 from zorder.spark.guard import check_spark_parse
+from zorder.spark.layout import LaidOut
 from zorder.spark.partitions import Partition
 from zorder.spark.progress import is_connect
 from zorder.spark.scan import spark_schema, stored_frame, stored_schema
@@ -78,17 +80,20 @@ def estimated_bytes(df: DataFrame) -> int:
 
 
 @contextmanager
-def _write_settings(spark: SparkSession) -> Iterator[None]:
+def _write_settings(spark: SparkSession, *, files_by_column: bool) -> Iterator[None]:
     """Settings for the clustering write, restored afterwards.
 
     Parquet as Delta readers expect it (INT64 microsecond timestamps, not
     INT96; the field ids of a column-mapped table's schema written); larger
-    Arrow batches for the key UDFs unless the session chose a size itself.
+    Arrow batches for the key UDFs unless the session chose a size itself;
+    zorder's commit protocol when tasks write several files by a file column.
     """
     wanted = {
         "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
         "spark.sql.parquet.fieldId.write.enabled": "true",
     }
+    if files_by_column:
+        wanted[COMMIT_PROTOCOL_SETTING] = COMMIT_PROTOCOL
     batch_rows = "spark.sql.execution.arrow.maxRecordsPerBatch"
     if spark.conf.get(batch_rows, None) is None:
         wanted[batch_rows] = _ARROW_BATCH_ROWS
@@ -106,7 +111,7 @@ def _write_settings(spark: SparkSession) -> Iterator[None]:
 
 
 def write_run(
-    laid_out: DataFrame,
+    laid_out: LaidOut,
     location: str,
     *,
     snapshot: TableSnapshot | None,
@@ -116,23 +121,30 @@ def write_run(
     in the table's order (Delta's ``dataSkippingNumIndexedCols`` counts the table's first).
 
     Into an existing table the files hold its own (under column mapping,
-    physical) names. Each task of ``laid_out`` writes one file (in its
-    partition's directory), named after the task: unique within the run.
+    physical) names. Each file goes into its partition's directory, named
+    after its number in the run: unique within the run.
     """
-    frame = stored_frame(snapshot, laid_out) if snapshot is not None else laid_out
+    frame = laid_out.frame
+    if snapshot is not None:
+        frame = stored_frame(snapshot, frame)
     partitions = [snapshot.schema.stored_name(c) if snapshot else c for c in partition_by]
-    with _write_settings(laid_out.sparkSession):
+    file_column = laid_out.file_column
+    with _write_settings(frame.sparkSession, files_by_column=file_column is not None):
         writer = frame.write.mode("error")  # "error": the one spelling Spark Connect accepts too
+        if file_column is not None:  # the last directory, which the commit protocol takes out
+            writer = writer.option(FILE_COLUMN_OPTION, file_column)
+            partitions = [*partitions, file_column]
         if partitions:
             writer = writer.partitionBy(*partitions)
         writer.parquet(location)
     if snapshot is None:  # a new table: the DataFrame's order is the table's
-        return list(frame.columns)
+        return list(laid_out.rows.columns)
     return [f.name for f in stored_schema(snapshot).fields]
 
 
 def file_number(path: str) -> int:
-    """The number of the file of a run Spark wrote as ``path``: its task's (one task a file)."""
+    """The number of the file of a run Spark wrote as ``path``: the file's own in its run,
+    whether it had a task of its own or not (:mod:`zorder.spark.committer`)."""
     match = SPARK_PART_FILE.match(path)
     if match is None:  # pragma: no cover (Spark's naming is part of its file format contract)
         raise ZorderError(f"cannot tell which file of the run Spark wrote as {path!r}")
