@@ -10,7 +10,7 @@ PYTHON ?= $(shell for p in python3 python3.13 python3.12 python3.11 python; do \
 	command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
 	&& { echo $$p; break; }; done)
 
-.PHONY: demo test check lint typecheck unit bench clean java
+.PHONY: demo test check lint typecheck unit bench clean java jar
 
 java:
 	@sh scripts/check-java.sh
@@ -42,6 +42,10 @@ unit: java $(VENV)/.installed-dev
 	$(BIN)/pytest
 
 test: lint typecheck unit
+
+# Rebuild src/zorder/spark/zorder-spark.jar (committed) from jvm/src; needs javac 17+.
+jar: $(VENV)/.installed
+	$(BIN)/python scripts/build_jar.py
 
 # The edit loop: lint, types and the pure tests, no JVM (well under a minute).
 check: lint typecheck
