@@ -29,7 +29,8 @@ from pyspark.sql import DataFrame, SparkSession
 
 import zorder
 from zorder.demo import NETWORK_COLUMNS, network_connections, network_frame
-from zorder.spark.committer import COMMIT_PROTOCOL_SETTING, jar_path, run_tasks
+from zorder.spark.committer import COMMIT_PROTOCOL_SETTING, run_tasks
+from zorder.spark.jar import jar_path
 from zorder.spark.keys import sample_columns, sample_size_for
 from zorder.spark.layout import plan_clustering
 from zorder.spark.writes import file_number

@@ -29,3 +29,21 @@ def test_write_optimize_read_on_local_cluster(tmp_path: Path) -> None:
     assert result["rows"] == 20_000
     assert result["matches"] == result["expected_matches"] >= 1
     assert result["files_scanned"] < 6
+
+
+def test_executors_that_cannot_start_python_still_cluster(tmp_path: Path) -> None:
+    """Rank keys in a classic session need nothing of Python on the executors (issue 35)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.spark.jvm_only_job", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["executors"] == 2
+    assert result["files"] == [8, 6, 9]
+    assert result["rows"] == [20_000, 20_000]
+    assert result["optimized"][0] >= 2  # two days' files rewritten, along another curve
+    assert result["matches"] == result["expected_matches"] >= 1

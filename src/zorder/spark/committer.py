@@ -18,11 +18,10 @@ commit protocol of its own; anywhere else each file keeps a task of its own.
 from __future__ import annotations
 
 import logging
-from importlib import resources
 
 from pyspark.sql import SparkSession
 
-from zorder.spark.progress import is_connect
+from zorder.spark.jar import jvm_classes_available
 
 __all__ = ["COMMIT_PROTOCOL", "COMMIT_PROTOCOL_SETTING", "FILE_COLUMN_OPTION", "run_tasks"]
 
@@ -38,42 +37,12 @@ _SPARK_DEFAULT_PROTOCOL = (
 _TASKS_PER_CORE = 2
 
 
-def jar_path() -> str:
-    """The jar that holds the protocol, as a local file path."""
-    return str(resources.files("zorder.spark").joinpath("zorder-spark.jar"))
-
-
-def _loadable(spark: SparkSession) -> bool:
-    """Whether the driver, on this thread, can load the protocol (Spark looks it up there)."""
-    try:
-        spark.sparkContext._jvm.org.apache.spark.util.Utils.classForName(  # type: ignore[union-attr]
-            COMMIT_PROTOCOL, True, False
-        )
-    except Exception:  # py4j's error for a missing class
-        return False
-    return True
-
-
 def _protocol_available(spark: SparkSession) -> bool:
-    if is_connect(spark):
-        return False  # a Connect client reaches no JVM to load the class into
     chosen = spark.conf.get(COMMIT_PROTOCOL_SETTING, None)
     if chosen not in (None, _SPARK_DEFAULT_PROTOCOL, COMMIT_PROTOCOL):
         _log.info("the session's commit protocol is %s: each file gets a task of its own", chosen)
         return False
-    if _loadable(spark):
-        return True
-    jar = jar_path()
-    if "'" in jar:  # ADD JAR takes the path between quotes as it is
-        _log.info("cannot add %s to the session (a quote in its path)", jar)
-        return False
-    # ADD JAR ships the jar to the executors and makes the session's class loader,
-    # which now holds it, this thread's.
-    spark.sql(f"ADD JAR '{jar}'")
-    if _loadable(spark):
-        return True
-    _log.info("Spark's driver cannot load %s: each file gets a task of its own", COMMIT_PROTOCOL)
-    return False
+    return jvm_classes_available(spark)
 
 
 def run_tasks(spark: SparkSession, files: int) -> int | None:

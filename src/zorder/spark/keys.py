@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.functions import ArrowUDFType, arrow_udf
@@ -33,6 +34,7 @@ from zorder.curves.encodings import SUPPORTED_TYPES, OrderedEncoding, canonical_
 from zorder.curves.kinds import Curve
 from zorder.curves.plan import (
     MAX_RANK_BITS,
+    CellKeyPacking,
     FilePlan,
     curve_keys,
     rank_bits,
@@ -58,6 +60,7 @@ __all__ = [
     "comparable",
     "direct_file_key",
     "direct_ranges",
+    "partitioned_plan_key",
     "plan_key",
     "resolve_clustering_columns",
     "sample_arrays",
@@ -228,6 +231,38 @@ def plan_key(columns: Sequence[ClusteringColumn], plan: FilePlan) -> Column:
 
     udf = arrow_udf_of(keys, LongType())
     return udf(*[comparable(c) for c in columns])
+
+
+def partitioned_plan_key(
+    columns: Sequence[ClusteringColumn],
+    plans: Sequence[FilePlan],
+    *,
+    packing: CellKeyPacking,
+    first_files: Sequence[int],
+    partition_key: str,
+    partition_keys: pa.Array,
+) -> Column:
+    """Long of each row's file above its key, the row's plan being ``plans[i]`` where its
+    ``partition_key`` column holds ``partition_keys[i]``, its files numbered from
+    ``first_files[i]``; all packed alike by ``packing``. An Arrow UDF."""
+    offsets = np.array(first_files[: len(plans)], dtype=np.uint64)
+
+    def keys(partition_names: pa.Array, *arrays: pa.Array) -> pa.Array:
+        index = pc.fill_null(pc.index_in(partition_names, value_set=partition_keys), -1).to_numpy()
+        if (index < 0).any():
+            raise ValueError("a row of a partition the count did not see: the input changed")
+        out = np.empty(len(index), dtype=np.uint64)
+        for number in np.unique(index):
+            rows = np.flatnonzero(index == number)
+            cell, key = plans[int(number)].place([a.take(pa.array(rows)) for a in arrays])
+            out[rows] = (
+                (offsets[number] + cell.astype(np.uint64)) << np.uint64(packing.cell_shift)
+            ) | (key >> np.uint64(packing.dropped_bits))
+        return pa.array(out.astype(np.int64), pa.int64())
+
+    return arrow_udf_of(keys, LongType())(
+        F.col(sql_identifier(partition_key)), *[comparable(c) for c in columns]
+    )
 
 
 def direct_ranges(

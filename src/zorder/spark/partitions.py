@@ -7,11 +7,12 @@ Every row carries its partition's key in a column: Spark's ``to_json`` of the
 partition values for rows from a DataFrame (:func:`partition_key`), or the
 partition's index for rows read from a table partition by partition (the
 row counts then come from the log, with no job). A stratified sample
-(``sampleBy``) gives each partition enough rows to cut its files; one Arrow
-UDF then gives every row its partition's file (numbered after the files of
-the partitions before it) packed above its key along the curve. Nothing but
-counts, samples and cuts reaches the driver, however many partitions there
-are.
+(``sampleBy``) gives each partition enough rows to cut its files; one key
+expression then gives every row its partition's file (numbered after the
+files of the partitions before it) packed above its key along the curve
+(:mod:`zorder.spark.file_keys`: in the JVM where zorder's jar can be used,
+else an Arrow UDF). Nothing but counts, samples and cuts reaches the driver,
+however many partitions there are.
 """
 
 from __future__ import annotations
@@ -27,18 +28,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import LongType
 
 from zorder.columns import resolve_column, sql_identifier
 from zorder.curves.cells import apportion
 from zorder.curves.encodings import canonical_type_name
 from zorder.curves.plan import FilePlan, cell_key_packing
 from zorder.errors import InvalidArgumentError, UnsupportedColumnTypeError
+from zorder.spark.file_keys import packed_key
 from zorder.spark.keys import (
     DEFAULT_SAMPLE_SEED,
     MAX_SAMPLE_SIZE,
     SAMPLE_ROWS_PER_FILE,
-    arrow_udf_of,
     bits_per_column,
     comparable,
 )
@@ -223,23 +223,14 @@ def cluster_partitions(
     fitted, first_file = _fit_partitions(sample, known, plan, sizes, files, seed)
     total = first_file[-1]
     packing = cell_key_packing(len(plan.columns), bits, total)
-    offsets = np.array(first_file[:-1], dtype=np.uint64)
-
-    def keys(partition_names: pa.Array, *arrays: pa.Array) -> pa.Array:
-        index = pc.fill_null(pc.index_in(partition_names, value_set=known), -1).to_numpy()
-        if (index < 0).any():
-            raise ValueError("a row of a partition the count did not see: the input changed")
-        out = np.empty(len(index), dtype=np.uint64)
-        for number in np.unique(index):
-            rows = np.flatnonzero(index == number)
-            cell, key = fitted[int(number)].place([a.take(pa.array(rows)) for a in arrays])
-            out[rows] = (
-                (offsets[number] + cell.astype(np.uint64)) << np.uint64(packing.cell_shift)
-            ) | (key >> np.uint64(packing.dropped_bits))
-        return pa.array(out.astype(np.int64), pa.int64())
-
-    packed = arrow_udf_of(keys, LongType())(
-        F.col(sql_identifier(key)), *[comparable(c) for c in plan.columns]
+    packed = packed_key(
+        df.sparkSession,
+        plan.columns,
+        fitted,
+        packing=packing,
+        first_files=first_file,
+        partition_key=key,
+        partition_keys=known,
     )
     keyed = df.withColumn(key_name, packed)
     number = F.shiftright(F.col(key_name), packing.cell_shift).cast("int")

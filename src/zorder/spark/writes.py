@@ -14,8 +14,10 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+import pyarrow as pa
 from deltalake import Schema as DeltaSchema
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import LongType, StructField, StructType
 
 from zorder.columns import match_column
@@ -79,6 +81,10 @@ def estimated_bytes(df: DataFrame) -> int:
     return int(rows * sample.nbytes / max(1, sample.num_rows))
 
 
+_EXCLUDED_RULES = "spark.sql.optimizer.excludedRules"
+_ELIMINATE_SORTS = "org.apache.spark.sql.catalyst.optimizer.EliminateSorts"
+
+
 @contextmanager
 def _write_settings(spark: SparkSession, *, files_by_column: bool) -> Iterator[None]:
     """Settings for the clustering write, restored afterwards.
@@ -86,7 +92,8 @@ def _write_settings(spark: SparkSession, *, files_by_column: bool) -> Iterator[N
     Parquet as Delta readers expect it (INT64 microsecond timestamps, not
     INT96; the field ids of a column-mapped table's schema written); larger
     Arrow batches for the key UDFs unless the session chose a size itself;
-    zorder's commit protocol when tasks write several files by a file column.
+    zorder's commit protocol when tasks write several files by a file column
+    (and the key sort kept: :func:`zorder.spark.layout.in_files`).
     """
     wanted = {
         "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
@@ -94,6 +101,11 @@ def _write_settings(spark: SparkSession, *, files_by_column: bool) -> Iterator[N
     }
     if files_by_column:
         wanted[COMMIT_PROTOCOL_SETTING] = COMMIT_PROTOCOL
+        # The rows come sorted by key, and the writer sorts them by file again (stably, and
+        # cheaply: they are grouped already); Spark's optimizer would drop the key sort as
+        # redundant under the writer's.
+        excluded = [r for r in (spark.conf.get(_EXCLUDED_RULES, None) or "").split(",") if r]
+        wanted[_EXCLUDED_RULES] = ",".join(dict.fromkeys([*excluded, _ELIMINATE_SORTS]))
     batch_rows = "spark.sql.execution.arrow.maxRecordsPerBatch"
     if spark.conf.get(batch_rows, None) is None:
         wanted[batch_rows] = _ARROW_BATCH_ROWS
@@ -182,7 +194,10 @@ def chosen_partitions(
     index = f"__zorder_partition_{uuid.uuid4().hex}"
     fields = {f.name: f for f in spark_schema(snapshot).fields}
     schema = StructType([StructField(index, LongType(), False), *[fields[c] for c in columns]])
-    rows = [(i, *values) for i, values in enumerate(partitions)]
+    # Through Arrow, so that no Python worker parses the rows (executors need no Python).
+    names = [f.name for f in schema.fields]
+    rows = [dict(zip(names, (i, *values), strict=True)) for i, values in enumerate(partitions)]
+    table = pa.Table.from_pylist(rows, schema=to_arrow_schema(schema))
     with filter_failures(where):
-        kept = spark.createDataFrame(rows, schema).where(where).select(index).toArrow()
+        kept = spark.createDataFrame(table, schema).where(where).select(index).toArrow()
     return {partitions[i] for i in kept.column(0).to_pylist()}

@@ -1,0 +1,60 @@
+"""Writes, partitioned writes and optimizes whose executors cannot start Python; one JSON line.
+
+``python -m tests.spark.jvm_only_job PATH``: a ``local-cluster[2,1,1024]``
+master whose Python workers would run ``/bin/false``, so any step that needed
+Python (and zorder, NumPy, pyarrow) on an executor fails the job. Rank keys
+in a classic session need none: the file plan runs in the JVM
+(``zorder.spark.FileKeys``), the sample and the statistics travel to the
+driver as Arrow.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from pyspark.sql import functions as F
+
+import zorder
+from tests.spark.jvm import QUICK_JVM_OPTIONS
+from zorder.demo import network_frame
+from zorder.spark import local_session
+
+BY = ["src_ip", "dst_ip", "src_port", "dst_port"]
+
+
+def main(path: str) -> None:
+    os.environ["PYSPARK_PYTHON"] = "/bin/false"  # what every Python UDF's workers would run
+    spark = local_session(
+        master="local-cluster[2,1,1024]",
+        app_name="zorder-jvm-only",
+        conf={
+            "spark.executor.memory": "768m",
+            "spark.driver.extraJavaOptions": QUICK_JVM_OPTIONS,
+            "spark.executor.extraJavaOptions": QUICK_JVM_OPTIONS,
+        },
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    df = network_frame(spark, 20_000, seed=12)
+    days = df.withColumn("day", F.concat(F.lit("2026-11-0"), (F.col("src_port") % 3 + 1)))
+    flat, parted = f"{path}/flat", f"{path}/parted"
+    written = zorder.write(df, flat, by=BY, num_files=8)
+    hilbert = zorder.optimize(spark, flat, by=BY, curve="hilbert", num_files=6)
+    by_day = zorder.write(days, parted, by=BY, partition_by=["day"], num_files=9)
+    optimized = zorder.optimize(spark, parted, by=BY, curve="hilbert", where="day >= '2026-11-02'")
+    ip = df.select("src_ip").first()[0]  # type: ignore[index]
+    result = {
+        "executors": spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1,  # type: ignore[union-attr]
+        "files": [written.files_added, hilbert.files_added, by_day.files_added],
+        "optimized": [optimized.files_removed, optimized.rows],
+        "rows": [zorder.read(spark, flat).count(), zorder.read(spark, parted).count()],
+        "matches": zorder.read(spark, flat, f"src_ip = '{ip}'").count(),
+        "expected_matches": df.where(f"src_ip = '{ip}'").count(),
+    }
+    print(json.dumps(result), flush=True)
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
