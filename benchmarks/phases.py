@@ -9,8 +9,9 @@ seconds of :attr:`zorder.ClusterMetrics.phase_seconds`:
 - counting: the input's size (Spark's plan statistics; a job only when the
   plan has none);
 - sampling: the sample job and the boundaries fitted on the driver;
-- clustering and writing: one Spark job, the key UDF and the shuffle in its
-  first stage, the sort and the Parquet write in its second;
+- clustering and writing: one Spark job, the keys (computed in the JVM,
+  :mod:`zorder.spark.file_keys`) and the shuffle in its first stage, the
+  sort and the Parquet write in its second;
 - statistics: the written footers read back; commit and properties: the
   Delta commits.
 
@@ -19,11 +20,11 @@ the tasks per file equal: zorder's (:func:`zorder.spark.committer.run_tasks`:
 a few a core, each writing a contiguous run of files), and the plain sort's
 range tasks as many, each cut into files every rows/files rows
 (``maxRecordsPerFile``); a task a file for both where zorder gives each file
-a task of its own. The first round warms the JVM and the Python
-workers up and is reported on its own (*first run*); each contender is then
-the fastest of the ``--repeat`` steady rounds, alternating in order, and a phase
-is shown from that run. Issue 35's target: zorder at most 1.10x the plain sort
-at 1M and 3M rows into 32 files.
+a task of its own. The first round warms the JVM up and is reported on its
+own (*first run*); each contender is then the fastest of the ``--repeat``
+steady rounds, alternating in order, and a phase is shown from that run.
+Issue 35's target: zorder at most 1.10x the plain sort at 1M and 3M rows
+into 32 files.
 
     .venv/bin/python -m benchmarks.phases --write-markdown
 """
@@ -138,9 +139,10 @@ def markdown(payload: dict[str, Any]) -> str:
         "plain `repartitionByRange(T, src_ip).sortWithinPartitions(src_ip).write.parquet` "
         "into as many tasks, each cut every rows/files rows (`maxRecordsPerFile`). "
         "Phases are zorder's own wall seconds (`ClusterMetrics.phase_seconds`): "
-        "*clustering and writing* is one Spark job (key UDF and shuffle, then sort and Parquet "
-        "write). The first round warms the JVM and the Python workers up and is shown on its "
-        "own (zorder runs first in it, so its first run pays for the cold start); each "
+        "*clustering and writing* is one Spark job (keys computed in the JVM by zorder's jar, and "
+        "the shuffle; then sort and Parquet write). The first round warms the JVM up and is "
+        "shown on its own (zorder runs first in it, so its first run pays for the cold start "
+        "and for adding its jar); each "
         f"contender is then the fastest of {payload['repeat']} steady runs, "
         "alternating in order. Target (issue 35): zorder at most 1.10x the plain sort.",
         "",

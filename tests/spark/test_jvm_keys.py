@@ -27,6 +27,7 @@ from pyspark.sql import functions as F
 
 import zorder
 from tests.spark.helpers import ALL_TYPES_SCHEMA, PREFIX, random_row
+from zorder.curves.cells import FileCells
 from zorder.curves.cuts import CutTree
 from zorder.curves.plan import FilePlan, cell_key_packing, fit_file_plan
 from zorder.demo import network_frame
@@ -213,3 +214,36 @@ def test_a_plan_without_a_jvm_form_keeps_the_arrow_udf(spark: SparkSession) -> N
     sample = [pa.array(list(range(100)), pa.int32())]
     plan = fit_file_plan(sample, curve="zorder", bits=20, count=3)  # 2**20-entry tables a column
     assert key_engine(spark, [plan]) == "arrow"
+
+
+def test_more_inputs_than_a_java_udf_takes_go_in_one_struct(
+    spark: SparkSession, frame: DataFrame, values: dict[str, pa.Array]
+) -> None:
+    names = COLUMNS[:12]  # twelve clustering columns: more than UDF10's arguments
+    columns = resolve_clustering_columns(frame, names)
+    arrays = [values[n] for n in names]
+    with pytest.warns(UserWarning, match="clustering on 12 columns"):
+        bits = bits_per_column(len(names))
+    plan = fit_file_plan(arrays, curve="hilbert", bits=bits, count=40)
+    key = packed_key(spark, columns, [plan], packing=plan.packing, engine="jvm")
+    assert (_jvm_keys(frame, key) == plan.packed(arrays)).all()
+
+
+def test_thousands_of_cells_are_walked_by_search(spark: SparkSession) -> None:
+    """Past a million (node, id) entries FileKeys searches each node's cuts instead."""
+    names = ["a", "b", "c", "d"]
+    frame = spark.range(60_000).select(
+        F.col("id").cast("int").alias("id"),
+        *[(F.rand(i) * 1e6).cast("int").alias(n) for i, n in enumerate(names)],
+    )
+    columns = resolve_clustering_columns(frame, names)
+    table = frame.toArrow()
+    table = table.take(pc.sort_indices(table.column("id")))
+    arrays = [table.column(n).combine_chunks() for n in names]
+    plan = fit_file_plan(arrays, curve="zorder", bits=bits_per_column(4), count=20_000)
+    cells = plan.files
+    assert isinstance(cells, FileCells)
+    inner = np.flatnonzero(cells.column >= 0)
+    assert int((cells.cuts[cells.cut_start[inner + 1] - 1] + 1).sum()) > 1 << 20
+    key = packed_key(spark, columns, [plan], packing=plan.packing, engine="jvm")
+    assert (_jvm_keys(frame, key) == plan.packed(arrays)).all()

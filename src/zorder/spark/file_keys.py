@@ -2,11 +2,12 @@
 
 A fitted :class:`~zorder.curves.plan.FilePlan` (or one per partition) is
 encoded once on the driver and handed to ``zorder.spark.FileKeys`` in
-``zorder-spark.jar``, which Spark runs as a Java UDF over one struct of the
-row's inputs: the same long :meth:`FilePlan.packed` gives (tested equal, row
-for row, in ``tests/spark/test_jvm_keys.py``), at the cost of a binary search
-a column and a few lookups, with no Arrow transfer and nothing of zorder's,
-NumPy's or pyarrow's needed on the executors.
+``zorder-spark.jar``, which Spark runs as a Java UDF of the row's inputs
+(its arguments, or one struct of them beyond ten): the same long
+:meth:`FilePlan.packed` gives (tested equal, row for row, in
+``tests/spark/test_jvm_keys.py``), at the cost of a binary search a column
+and a few lookups, with no Arrow transfer and nothing of zorder's, NumPy's
+or pyarrow's needed on the executors.
 
 The inputs are the values the Arrow UDF sees (:func:`~zorder.spark.keys.comparable`),
 as the JVM compares them exactly: integers, booleans, dates (unix days) and
@@ -41,6 +42,7 @@ from zorder.columns import sql_identifier
 from zorder.curves.cells import FileCells, KeyRanges
 from zorder.curves.plan import CellKeyPacking, FilePlan
 from zorder.curves.ranks import STRING_SAMPLE_PREFIX
+from zorder.errors import ZorderError
 from zorder.spark.jar import jvm_classes_available
 from zorder.spark.keys import (
     ClusteringColumn,
@@ -57,8 +59,7 @@ _MAGIC = 0x5A4B4559
 _VERSION = 1
 _LONG, _DOUBLE, _BYTES, _DECIMAL, _LOCAL_DATETIME = range(5)
 _INTEGERS = ("boolean", "tinyint", "smallint", "int", "bigint")
-# Spark's Java UDFs take a struct of any width, but the interleave tables hold
-# 2**bits entries a column: rank keys have at most 10 bits.
+# The JVM's interleave tables hold 2**bits entries a column; rank keys have at most 10 bits.
 _MAX_TABLE_BITS = 16
 
 
@@ -73,7 +74,7 @@ def _kind(type_name: str) -> int:
         return _BYTES
     if type_name.startswith("decimal("):
         return _DECIMAL
-    raise ValueError(f"no JVM form for clustering column type {type_name}")  # pragma: no cover
+    raise ZorderError(f"no JVM form for clustering column type {type_name}")  # pragma: no cover
 
 
 def jvm_input(column: ClusteringColumn, *, whole: bool = False) -> Column:
@@ -155,7 +156,7 @@ def _files(out: _Writer, files: FileCells | KeyRanges, dims: int) -> None:
         out.longs(files.cuts)
         return
     if files.bounds.dtype.kind == "S":  # pragma: no cover (byte keys belong to direct keys)
-        raise ValueError("the JVM plan takes rank keys, not byte keys")
+        raise ZorderError("the JVM plan takes rank keys, not byte keys")
     out.pack("b", 1)
     out.pack("i", len(files.bounds))
     out.longs(files.bounds)
@@ -294,6 +295,8 @@ def _jvm_packed_key(
 ) -> Column:
     """The packed key of each row computed by ``FileKeys`` in the JVM (see
     :func:`encode_plans`; ``partition_key`` names the column that picks each row's plan)."""
+    if not jvm_classes_available(spark):
+        raise ZorderError("zorder's jar cannot be used in this session: no keys in the JVM")
     encoded = encode_plans(
         columns, plans, packing=packing, first_files=first_files, partition_keys=partition_keys
     )

@@ -73,7 +73,25 @@ public final class FileKeys implements Serializable {
   private final byte keyed;
   private final Map<Object, Integer> planOf;
   private final Plan[] plans;
-  private transient long[][] spread;
+  private transient Spread spread; // built on first use where the plan is run
+
+  /** Each column's id -> its bits spread to their places in the Z-value. */
+  private static final class Spread {
+    final long[][] tables; // final: safely published to any thread that sees the Spread
+
+    Spread(int dims, int bits) {
+      tables = new long[dims][1 << bits];
+      for (int d = 0; d < dims; d++) {
+        for (int v = 0; v < (1 << bits); v++) {
+          long out = 0;
+          for (int level = 0; level < bits; level++) {
+            out |= ((long) ((v >>> level) & 1)) << (level * dims + dims - 1 - d);
+          }
+          tables[d][v] = out;
+        }
+      }
+    }
+  }
 
   private FileKeys(DataInputStream in) throws IOException {
     if (in.readInt() != MAGIC || in.readInt() != VERSION) {
@@ -212,21 +230,12 @@ public final class FileKeys implements Serializable {
   }
 
   private long[][] spreadTables() {
-    long[][] tables = spread;
-    if (tables == null) {
-      tables = new long[dims][1 << bits];
-      for (int d = 0; d < dims; d++) {
-        for (int v = 0; v < (1 << bits); v++) {
-          long out = 0;
-          for (int level = 0; level < bits; level++) {
-            out |= ((long) ((v >>> level) & 1)) << (level * dims + dims - 1 - d);
-          }
-          tables[d][v] = out;
-        }
-      }
-      spread = tables;
+    Spread built = spread;
+    if (built == null) {
+      built = new Spread(dims, bits);
+      spread = built;
     }
-    return tables;
+    return built.tables;
   }
 
   /** Distance along the Hilbert curve (Skilling's transform, then the interleave), branch-free. */
@@ -431,16 +440,28 @@ public final class FileKeys implements Serializable {
   /** zorder.curves.cells.FileCells: a tree of cuts over ids whose leaves are cells. */
   private static final class Cells implements Files {
     private static final long serialVersionUID = 1L;
-    private static final int MAX_TABLE = 1 << 22;
+    private static final int MAX_TABLE = 1 << 20; // entries: 4 MiB a task's copy
     final int[] column;
     final int[] cutStart;
     final int[] firstChild;
     final int[] cell;
     final long[] cuts;
     // The walk as a table (node, id) -> child, when it is small: one lookup a level.
-    private transient int[] next;
-    private transient int[] offsets;
-    private transient long[] spans;
+    private transient Walk walk;
+    private transient boolean searched; // the table would be too big: search each node
+
+    /** next[offsets[node] + min(id, spans[node])] is the child of node for id. */
+    private static final class Walk {
+      final int[] next;
+      final int[] offsets;
+      final long[] spans;
+
+      Walk(int[] next, int[] offsets, long[] spans) {
+        this.next = next;
+        this.offsets = offsets;
+        this.spans = spans;
+      }
+    }
 
     Cells(DataInputStream in) throws IOException {
       int nodes = in.readInt();
@@ -456,37 +477,41 @@ public final class FileKeys implements Serializable {
       return firstChild[node] + upperBound(cuts, start, cutStart[node + 1], id) - start;
     }
 
-    private boolean tabulate() {
+    private Walk tabulate() {
       long total = 0;
-      long[] nodeSpans = new long[column.length];
+      long[] spans = new long[column.length];
       for (int node = 0; node < column.length; node++) {
-        nodeSpans[node] = column[node] < 0 ? 0 : cuts[cutStart[node + 1] - 1];
-        total += nodeSpans[node] + 1;
+        spans[node] = column[node] < 0 ? 0 : cuts[cutStart[node + 1] - 1];
+        total += spans[node] + 1;
       }
       if (total > MAX_TABLE) {
-        return false;
+        return null;
       }
-      int[] table = new int[(int) total];
-      int[] starts = new int[column.length];
+      int[] next = new int[(int) total];
+      int[] offsets = new int[column.length];
       int at = 0;
       for (int node = 0; node < column.length; node++) {
-        starts[node] = at;
-        for (long id = 0; id <= nodeSpans[node]; id++) {
-          table[at++] = column[node] < 0 ? node : child(node, id);
+        offsets[node] = at;
+        for (long id = 0; id <= spans[node]; id++) {
+          next[at++] = column[node] < 0 ? node : child(node, id);
         }
       }
-      spans = nodeSpans;
-      offsets = starts;
-      next = table;
-      return true;
+      return new Walk(next, offsets, spans);
     }
 
     @Override
     public long cell(long[] ids, long key) {
+      Walk table = walk;
+      if (table == null && !searched) {
+        table = tabulate();
+        walk = table;
+        searched = table == null;
+      }
       int node = 0;
-      if (next != null || tabulate()) {
+      if (table != null) {
         while (column[node] >= 0) {
-          node = next[offsets[node] + (int) Math.min(ids[column[node]], spans[node])];
+          long id = Math.min(ids[column[node]], table.spans[node]);
+          node = table.next[table.offsets[node] + (int) id];
         }
       } else {
         while (column[node] >= 0) {
