@@ -12,22 +12,12 @@ import json
 import sys
 
 import zorder
-from tests.spark.jvm import QUICK_JVM_OPTIONS
+from tests.spark.jvm import executors, local_cluster_session
 from zorder.demo import network_frame
-from zorder.spark import local_session
 
 
 def main(path: str) -> None:
-    spark = local_session(
-        master="local-cluster[2,1,1024]",
-        app_name="zorder-local-cluster",
-        conf={
-            "spark.executor.memory": "768m",
-            "spark.driver.extraJavaOptions": QUICK_JVM_OPTIONS,
-            "spark.executor.extraJavaOptions": QUICK_JVM_OPTIONS,
-        },
-    )
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = local_cluster_session("zorder-local-cluster")
     df = network_frame(spark, 20_000, seed=11)
     by = ["src_ip", "dst_ip", "src_port", "dst_port"]
     written = zorder.write(df, path, by=by, num_files=8)
@@ -35,7 +25,7 @@ def main(path: str) -> None:
     ip = df.select("src_ip").first()[0]  # type: ignore[index]
     where = f"src_ip = '{ip}'"
     result = {
-        "executors": spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1,  # type: ignore[union-attr]
+        "executors": executors(spark),
         "written_files": written.files_added,
         "optimized_files": optimized.files_added,
         "rows": zorder.read(spark, path).count(),

@@ -6,4 +6,28 @@ first tier and the serial collector start it sooner (a crash child's optimize:
 made no difference.
 """
 
+from typing import Any
+
 QUICK_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+
+def local_cluster_session(app_name: str) -> Any:
+    """A ``local-cluster[2,1,1024]`` session (two executor JVMs) started quickly."""
+    from zorder.spark import local_session
+
+    spark = local_session(
+        master="local-cluster[2,1,1024]",
+        app_name=app_name,
+        conf={
+            "spark.executor.memory": "768m",
+            "spark.driver.extraJavaOptions": QUICK_JVM_OPTIONS,
+            "spark.executor.extraJavaOptions": QUICK_JVM_OPTIONS,
+        },
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def executors(spark: Any) -> int:
+    """How many executors the session's cluster has (its driver not counted)."""
+    return int(spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size()) - 1

@@ -17,25 +17,15 @@ import sys
 from pyspark.sql import functions as F
 
 import zorder
-from tests.spark.jvm import QUICK_JVM_OPTIONS
+from tests.spark.jvm import executors, local_cluster_session
 from zorder.demo import network_frame
-from zorder.spark import local_session
 
 BY = ["src_ip", "dst_ip", "src_port", "dst_port"]
 
 
 def main(path: str) -> None:
     os.environ["PYSPARK_PYTHON"] = "/bin/false"  # what every Python UDF's workers would run
-    spark = local_session(
-        master="local-cluster[2,1,1024]",
-        app_name="zorder-jvm-only",
-        conf={
-            "spark.executor.memory": "768m",
-            "spark.driver.extraJavaOptions": QUICK_JVM_OPTIONS,
-            "spark.executor.extraJavaOptions": QUICK_JVM_OPTIONS,
-        },
-    )
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = local_cluster_session("zorder-jvm-only")
     df = network_frame(spark, 20_000, seed=12)
     days = df.withColumn("day", F.concat(F.lit("2026-11-0"), (F.col("src_port") % 3 + 1)))
     flat, parted = f"{path}/flat", f"{path}/parted"
@@ -45,7 +35,7 @@ def main(path: str) -> None:
     optimized = zorder.optimize(spark, parted, by=BY, curve="hilbert", where="day >= '2026-11-02'")
     ip = df.select("src_ip").first()[0]  # type: ignore[index]
     result = {
-        "executors": spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1,  # type: ignore[union-attr]
+        "executors": executors(spark),
         "files": [written.files_added, hilbert.files_added, by_day.files_added],
         "optimized": [optimized.files_removed, optimized.rows],
         "rows": [zorder.read(spark, flat).count(), zorder.read(spark, parted).count()],

@@ -240,26 +240,27 @@ def packed_key(
     numbered from ``first_files[i]``.
     """
     engine = engine or key_engine(spark, plans)
-    if engine == "jvm":
-        return _jvm_packed_key(
-            spark,
+    if engine == "arrow":
+        if partition_key is None or partition_keys is None:
+            return plan_key(columns, plans[0])
+        return partitioned_plan_key(
             columns,
             plans,
             packing=packing,
             first_files=first_files,
             partition_key=partition_key,
-            partition_keys=None if partition_keys is None else partition_keys.to_pylist(),
+            partition_keys=partition_keys,
         )
-    if partition_key is None or partition_keys is None:
-        return plan_key(columns, plans[0])
-    return partitioned_plan_key(
-        columns,
-        plans,
-        packing=packing,
-        first_files=first_files,
-        partition_key=partition_key,
-        partition_keys=partition_keys,
+    if not jvm_classes_available(spark):
+        raise ZorderError("zorder's jar cannot be used in this session: no keys in the JVM")
+    keys = None if partition_keys is None else partition_keys.to_pylist()
+    encoded = encode_plans(
+        columns, plans, packing=packing, first_files=first_files, partition_keys=keys
     )
+    inputs = [jvm_input(c, whole=_short_boundaries(i, plans)) for i, c in enumerate(columns)]
+    if partition_key is not None:
+        inputs.insert(0, F.col(sql_identifier(partition_key)))
+    return _file_keys_column(spark, encoded, inputs)
 
 
 def _short_boundaries(column: int, plans: Sequence[FilePlan]) -> bool:
@@ -283,26 +284,8 @@ def _short_boundaries(column: int, plans: Sequence[FilePlan]) -> bool:
     return True
 
 
-def _jvm_packed_key(
-    spark: SparkSession,
-    columns: Sequence[ClusteringColumn],
-    plans: Sequence[FilePlan],
-    *,
-    packing: CellKeyPacking,
-    first_files: Sequence[int] = (0,),
-    partition_key: str | None = None,
-    partition_keys: Sequence[str | int] | None = None,
-) -> Column:
-    """The packed key of each row computed by ``FileKeys`` in the JVM (see
-    :func:`encode_plans`; ``partition_key`` names the column that picks each row's plan)."""
-    if not jvm_classes_available(spark):
-        raise ZorderError("zorder's jar cannot be used in this session: no keys in the JVM")
-    encoded = encode_plans(
-        columns, plans, packing=packing, first_files=first_files, partition_keys=partition_keys
-    )
-    inputs = [jvm_input(c, whole=_short_boundaries(i, plans)) for i, c in enumerate(columns)]
-    if partition_key is not None:
-        inputs.insert(0, F.col(sql_identifier(partition_key)))
+def _file_keys_column(spark: SparkSession, encoded: bytes, inputs: Sequence[Column]) -> Column:
+    """``FileKeys.column``: the plan ``encoded`` applied to each row's ``inputs`` in the JVM."""
     gateway = spark.sparkContext._gateway
     jvm = spark.sparkContext._jvm
     assert gateway is not None  # a classic session (key_engine)

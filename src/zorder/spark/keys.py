@@ -1,8 +1,11 @@
-"""Clustering-key Columns computed inside Spark.
+"""Clustering columns resolved and sampled, and the keys' Arrow UDFs.
 
-Column in, Column out: the curve keys are Arrow-batched UDFs whose NumPy
+Column in, Column out: these curve keys are Arrow-batched UDFs whose NumPy
 bodies are the vectorized curve core, so no Python code runs per row and
-nothing but a sample and its boundaries travels to the driver.
+nothing but a sample and its boundaries travels to the driver. Rank keys
+run in the JVM instead wherever zorder's jar can be used
+(:mod:`zorder.spark.file_keys`); these UDFs serve Spark Connect and the
+direct keys.
 """
 
 from __future__ import annotations
