@@ -39,6 +39,7 @@ def main(path: str) -> None:
         "files": [written.files_added, hilbert.files_added, by_day.files_added],
         "optimized": [optimized.files_removed, optimized.rows],
         "rows": [zorder.read(spark, flat).count(), zorder.read(spark, parted).count()],
+        "none": zorder.read(spark, flat, "src_port < 0").count(),  # no file read: an empty frame
         "matches": zorder.read(spark, flat, f"src_ip = '{ip}'").count(),
         "expected_matches": df.where(f"src_ip = '{ip}'").count(),
     }

@@ -209,3 +209,19 @@ def test_a_session_protocol_of_its_own_is_left_in_charge(
         zorder.write(frame, str(tmp_path / "t"), by=BY, num_files=6)
         assert spark.conf.get(COMMIT_PROTOCOL_SETTING) == OTHER_PROTOCOL
     assert len(files_of(str(tmp_path / "t"))) == 6
+
+
+@pytest.mark.parametrize("before", [None, "org.apache.spark.sql.catalyst.optimizer.CombineFilters"])
+def test_the_sort_kept_for_the_write_leaves_the_session_s_excluded_rules_as_they_were(
+    spark: SparkSession, tmp_path: Path, before: str | None
+) -> None:
+    """The write excludes EliminateSorts (its key sort stays), then restores the setting."""
+    setting = "spark.sql.optimizer.excludedRules"
+    if before is not None:
+        spark.conf.set(setting, before)
+    try:
+        frame = network_frame(spark, 5_000, seed=6)
+        zorder.write(frame, str(tmp_path / "t"), by=BY, num_files=12)
+        assert spark.conf.get(setting, None) == before
+    finally:
+        spark.conf.unset(setting)

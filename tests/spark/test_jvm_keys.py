@@ -42,7 +42,7 @@ pytestmark = pytest.mark.spark
 
 ROWS = 3_000
 COLUMNS = ["b", "i8", "i16", "i32", "i64", "f32", "f64", "dec", "wide", "d", "ts", "ntz", "s"]
-COLUMNS += ["bin", "long"]
+COLUMNS += ["bin", "long", "one_dec", "one_text", "not_utf8"]
 
 
 def _long_text(rng: random.Random) -> str | None:
@@ -57,7 +57,17 @@ def frame(spark: SparkSession) -> DataFrame:
     rng = random.Random(35)
     rows = [(i, *random_row(rng), _long_text(rng)) for i in range(ROWS)]
     schema = f"id int, {ALL_TYPES_SCHEMA}, long string"
-    return spark.createDataFrame(rows, schema).cache()
+    # Columns of one value (and NULL) have no boundary at all; a Spark string may hold bytes
+    # that are not UTF-8.
+    one = F.when(F.col("id") % 5 > 0, F.lit(1.5))
+    not_utf8 = F.unhex(F.concat(F.lit("FF"), F.hex(F.col("s")))).cast("string")
+    return (
+        spark.createDataFrame(rows, schema)
+        .withColumn("one_dec", one.cast("decimal(5,2)"))
+        .withColumn("one_text", one.cast("string"))
+        .withColumn("not_utf8", F.when(F.col("id") % 7 > 0, not_utf8))
+        .cache()
+    )
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +94,10 @@ def _trees(draw: st.DrawFn, arrays: list[pa.Array]) -> CutTree:
         ]
         if not held:
             continue
-        column[at], value[at] = which, draw(st.sampled_from(held))
+        cut = draw(st.sampled_from(held))
+        if isinstance(cut, str) and draw(st.booleans()):
+            cut += "z" * 300  # longer than a sample keeps: the JVM then sees values cut too
+        column[at], value[at] = which, cut
         left[at], right[at] = len(column), len(column) + 1
         column += [-1, -1]
         value += [None, None]
@@ -145,7 +158,7 @@ def test_partitioned_jvm_keys_equal_the_reference(
     spark: SparkSession, frame: DataFrame, values: dict[str, pa.Array], curve: str
 ) -> None:
     """One plan a partition, picked by a text key and by an integer key, files numbered on."""
-    names = ["f64", "s", "long", "ntz"]
+    names = ["f64", "s", "long", "ntz", "one_dec"]
     columns = resolve_clustering_columns(frame, names)
     bits = bits_per_column(len(names))
     groups = np.arange(ROWS) % 3

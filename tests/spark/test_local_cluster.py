@@ -44,5 +44,6 @@ def test_executors_that_cannot_start_python_still_cluster(tmp_path: Path) -> Non
     assert result["executors"] == 2
     assert result["files"] == [8, 6, 9]
     assert result["rows"] == [20_000, 20_000]
+    assert result["none"] == 0
     assert result["optimized"][0] >= 2  # two days' files rewritten, along another curve
     assert result["matches"] == result["expected_matches"] >= 1

@@ -136,9 +136,12 @@ def _boundaries(out: _Writer, kind: int, boundaries: pa.Array) -> None:
         out.longs(micros.cast(pa.int64()).to_numpy(zero_copy_only=False))
     elif kind == _DOUBLE:
         out.out.write(boundaries.cast(pa.float64()).to_numpy(zero_copy_only=False).astype(">f8"))
-    elif kind == _BYTES:
+    elif kind == _BYTES:  # as bytes: a Spark string may hold bytes that are not UTF-8
+        as_bytes = pa.large_binary() if pa.types.is_large_string(dtype) else pa.binary()
+        if pa.types.is_string(dtype) or pa.types.is_large_string(dtype):
+            boundaries = boundaries.cast(as_bytes)
         for value in boundaries.to_pylist():
-            out.text(value) if isinstance(value, str) else out.blob(bytes(value))
+            out.blob(bytes(value))
     else:
         for value in boundaries.to_pylist():
             out.text(str(value))

@@ -2,7 +2,7 @@
 
 The jar holds the commit protocol that lets a task write several files of a
 run (:mod:`zorder.spark.committer`) and the file plan executed in the JVM
-(:mod:`zorder.spark.jvm_keys`). A classic session whose driver cannot load
+(:mod:`zorder.spark.file_keys`). A classic session whose driver cannot load
 them gets the jar with ``ADD JAR``, which ships it to the executors too; a
 Spark Connect client reaches no JVM to add it to, and keeps the paths that
 need no jar.

@@ -23,6 +23,7 @@ import pyarrow as pa
 from pyspark.errors import AnalysisException
 from pyspark.sql import Column, DataFrame, DataFrameReader, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import (
     ArrayType,
     DataType,
@@ -109,9 +110,19 @@ def stored_column(snapshot: TableSnapshot, field: StructField) -> Column:
     return stored.cast(field.dataType).alias(field.name)
 
 
+def empty_frame(spark: SparkSession, schema: StructType) -> DataFrame:
+    """An empty DataFrame of ``schema``, made through Arrow: from a Python list Spark would
+    start Python workers on the executors to read it, and they need none otherwise."""
+    try:
+        table = to_arrow_schema(schema).empty_table()
+    except TypeError:  # a type Arrow cannot hold (pyspark's error is a TypeError)
+        return spark.createDataFrame([], schema)
+    return spark.createDataFrame(table, schema)
+
+
 def schema_frame(snapshot: TableSnapshot, spark: SparkSession) -> DataFrame:
     """An empty DataFrame with the table's schema: to check names and types, lists no file."""
-    return spark.createDataFrame([], spark_schema(snapshot))
+    return empty_frame(spark, spark_schema(snapshot))
 
 
 def read_files(
@@ -127,7 +138,7 @@ def read_files(
     _refuse_unknown_type_changes(snapshot)
     files = snapshot.files_where(keep)
     if not files:
-        return spark.createDataFrame([], spark_schema(snapshot))
+        return empty_frame(spark, spark_schema(snapshot))
     reader = _reader(snapshot, spark, keep)
     paths = _spark_uris(snapshot, spark, files)
     if not snapshot.partition_columns:
@@ -162,7 +173,7 @@ def read_partitions(
         schema = StructType(
             [*spark_schema(snapshot).fields, StructField(index_column, LongType(), False)]
         )
-        return spark.createDataFrame([], schema)
+        return empty_frame(spark, schema)
     reader = _reader(snapshot, spark, keep)
     paths = _spark_uris(snapshot, spark, files)
     return _union_of_partitions(snapshot, reader, groups, paths, tags=(index_column, indices))

@@ -4,7 +4,7 @@
  * Python (and, for a partitioned write, the partition's first file added).
  *
  * The plan is fitted on the driver in Python and arrives here once, as bytes
- * (zorder.spark.jvm_keys.encode_plans writes them; the layout is documented
+ * (zorder.spark.file_keys.encode_plans writes them; the layout is documented
  * there). Each row then costs a binary search per column over at most 1,023
  * boundaries, a table lookup per column for the bit interleave (or Skilling's
  * transform for Hilbert), and a walk down the file cells: no Python worker, no
@@ -306,8 +306,10 @@ public final class FileKeys implements Serializable {
       int count = in.readInt();
       long[] wordValues = new long[count];
       long[] nextValues = kind == BYTES ? new long[count] : null;
-      byte[][] bytes = null;
-      BigDecimal[] decimalValues = null;
+      // Allocated for their kind even when empty: a column whose sample holds one value has
+      // no boundary, and every value is then in bucket 1.
+      byte[][] bytes = kind == BYTES ? new byte[count][] : null;
+      BigDecimal[] decimalValues = kind == DECIMAL ? new BigDecimal[count] : null;
       for (int i = 0; i < count; i++) {
         switch (kind) {
           case LONG:
@@ -318,14 +320,12 @@ public final class FileKeys implements Serializable {
             wordValues[i] = doubleWord(in.readDouble());
             break;
           case BYTES:
-            if (bytes == null) bytes = new byte[count][];
             bytes[i] = new byte[in.readInt()];
             in.readFully(bytes[i]);
             wordValues[i] = word(bytes[i], 0);
             nextValues[i] = word(bytes[i], 8);
             break;
           case DECIMAL:
-            if (decimalValues == null) decimalValues = new BigDecimal[count];
             decimalValues[i] = new BigDecimal(readText(in));
             break;
           default:
