@@ -87,11 +87,11 @@ def _trees(draw: st.DrawFn, arrays: list[pa.Array]) -> CutTree:
         leaves = [i for i, c in enumerate(column) if c < 0]
         at = draw(st.sampled_from(leaves))
         which = draw(st.integers(0, len(arrays) - 1))
-        held = [
-            v
-            for v in arrays[which].to_pylist()[:200]
-            if v is not None and not (isinstance(v, float) and v != v)
-        ]
+        try:
+            listed = arrays[which].slice(0, 200).to_pylist()
+        except UnicodeDecodeError:  # a cut value is a Python str: these bytes are not UTF-8
+            continue
+        held = [v for v in listed if v is not None and not (isinstance(v, float) and v != v)]
         if not held:
             continue
         cut = draw(st.sampled_from(held))
