@@ -242,7 +242,10 @@ def packed_key(
     ``partition_key`` column holds ``partition_keys[i]``, and its files are
     numbered from ``first_files[i]``.
     """
-    engine = engine or key_engine(spark, plans)
+    if engine is None:
+        engine = key_engine(spark, plans)  # has made sure the jar is loaded for "jvm"
+    elif engine == "jvm" and not jvm_classes_available(spark):
+        raise ZorderError("zorder's jar cannot be used in this session: no keys in the JVM")
     if engine == "arrow":
         if partition_key is None or partition_keys is None:
             return plan_key(columns, plans[0])
@@ -254,8 +257,6 @@ def packed_key(
             partition_key=partition_key,
             partition_keys=partition_keys,
         )
-    if not jvm_classes_available(spark):
-        raise ZorderError("zorder's jar cannot be used in this session: no keys in the JVM")
     keys = None if partition_keys is None else partition_keys.to_pylist()
     encoded = encode_plans(
         columns, plans, packing=packing, first_files=first_files, partition_keys=keys
