@@ -56,11 +56,14 @@ from pyspark.sql.types import (
 )
 
 import zorder
+from zorder.columns import match_column
 from zorder.errors import UnsupportedFilterError, ZorderError
 from zorder.skipping.rows import exact_predicate
-from zorder.skipping.sql import parse_unfolded
+from zorder.skipping.sql import parse_unfolded, referenced_columns
+from zorder.spark.guard import check_spark_parse
 from zorder.spark.scan import read_files
-from zorder.table import Storage, load_snapshot
+from zorder.spark.writes import _chosen_by_spark, _chosen_in_process
+from zorder.table import Storage, TableSnapshot, load_snapshot
 
 pytestmark = pytest.mark.spark
 
@@ -638,3 +641,87 @@ def test_partitioned_reproductions_agree_with_spark(
 @pytest.mark.parametrize("where", REFUSED_BY_SPARK)
 def test_spark_refuses_what_is_listed_as_refused(unpartitioned: Fuzzed, where: str) -> None:
     assert isinstance(_spark_answer(unpartitioned, where), Exception)
+
+
+# ---------------------------------------------------------------------------------------
+# Partitions chosen by optimize's `where` in process, against Spark's choice
+
+PARTITIONED_BY = [c for c in COLUMNS if c not in ("f", "x")]  # Delta partitions no floats
+
+
+@pytest.fixture(scope="module")
+def every_partition(
+    spark: SparkSession, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[TableSnapshot, list[tuple[Any, ...]]]:
+    """A table partitioned by every column Delta partitions by, one row (and partition) each
+    of the first rows, and its partitions' values as the log gives them."""
+    source = spark.createDataFrame([tuple(r[f.name] for f in SCHEMA) for r in ROWS[:40]], SCHEMA)
+    path = str(tmp_path_factory.mktemp("fuzz") / "every partition")
+    zorder.write(source.withColumn("v", F.lit(1)), path, by=["v"], partition_by=PARTITIONED_BY)
+    snapshot = load_snapshot(Storage.of(path))
+    partitions = list(snapshot.files_by_partition())
+    assert len(partitions) == 40
+    return snapshot, partitions
+
+
+def _check_chosen(
+    spark: SparkSession, every: tuple[TableSnapshot, list[tuple[Any, ...]]], where: str
+) -> None:
+    snapshot, partitions = every
+    referenced = referenced_columns(where)
+    try:
+        check_spark_parse(spark, where)
+    except ZorderError:
+        return  # chosen_partitions refuses it before choosing
+    try:
+        expected: set[tuple[Any, ...]] | Exception = _chosen_by_spark(
+            spark, snapshot, partitions, where
+        )
+    except Exception as error:  # Spark's refusal is the answer: an AnalysisException, an ANSI error
+        expected = error
+    chosen = _chosen_in_process(spark, snapshot, partitions, where, referenced)
+    if chosen is None:
+        return  # refused: Spark decides
+    assert not isinstance(expected, Exception), f"{where!r} chosen in process; Spark: {expected}"
+    assert chosen == expected, where
+
+
+def _names_partitions_only(where: str) -> bool:
+    try:
+        referenced = referenced_columns(where)
+    except ZorderError:  # does not parse: refused before any partition is chosen
+        return False
+    return all(match_column(c, PARTITIONED_BY) for c in referenced)
+
+
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=EXAMPLES <= 100,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.filter_too_much,
+    ],
+)
+@given(where=st.one_of(filters(), function_filters()).filter(_names_partitions_only))
+def test_partitions_chosen_in_process_agree_with_spark(
+    spark: SparkSession, every_partition: tuple[TableSnapshot, list[tuple[Any, ...]]], where: str
+) -> None:
+    _check_chosen(spark, every_partition, where)
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        *filter(_names_partitions_only, REGRESSIONS + REFUSED_BY_SPARK + NULL_COMPARISONS),
+        "i = 'abc'",  # Spark's ANSI cast fails: never answered in process
+        "S >= 'k' AND `d` < '2024-01-01'",
+        "TRUE",
+        "bo",
+    ],
+)
+def test_partition_choice_reproductions_agree_with_spark(
+    spark: SparkSession, every_partition: tuple[TableSnapshot, list[tuple[Any, ...]]], where: str
+) -> None:
+    _check_chosen(spark, every_partition, where)

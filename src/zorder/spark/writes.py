@@ -15,14 +15,16 @@ from contextlib import contextmanager
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from deltalake import Schema as DeltaSchema
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import LongType, StructField, StructType
 
 from zorder.columns import match_column
-from zorder.errors import InvalidArgumentError, ZorderError
-from zorder.skipping.sql import referenced_columns
+from zorder.errors import InvalidArgumentError, UnsupportedFilterError, ZorderError
+from zorder.skipping.rows import exact_predicate, row_mask
+from zorder.skipping.sql import parse_filter, referenced_columns
 from zorder.spark.committer import COMMIT_PROTOCOL, COMMIT_PROTOCOL_SETTING, FILE_COLUMN_OPTION
 from zorder.spark.failures import filter_failures
 from zorder.spark.guard import check_spark_parse
@@ -181,7 +183,12 @@ def logged_partitions(
 def chosen_partitions(
     spark: SparkSession, snapshot: TableSnapshot, partitions: Sequence[tuple[Any, ...]], where: str
 ) -> set[tuple[Any, ...]]:
-    """The partitions whose values satisfy ``where``, as Spark evaluates it on them."""
+    """The partitions whose values satisfy ``where``, as Spark evaluates it on them.
+
+    Decided in process where :mod:`zorder.skipping.rows` reproduces Spark's
+    meaning of ``where`` exactly (a column against literals), else by Spark
+    itself, on a small DataFrame of the partitions' values: one job.
+    """
     columns = snapshot.partition_columns
     referenced = referenced_columns(where)  # raises FilterParseError first
     check_spark_parse(spark, where)
@@ -191,6 +198,15 @@ def chosen_partitions(
             f"where={where!r} names {', '.join(outside)}, which are not partition columns of "
             f"{snapshot.uri}; it chooses partitions by: {', '.join(columns)}"
         )
+    chosen = _chosen_in_process(spark, snapshot, partitions, where, referenced)
+    return _chosen_by_spark(spark, snapshot, partitions, where) if chosen is None else chosen
+
+
+def _chosen_by_spark(
+    spark: SparkSession, snapshot: TableSnapshot, partitions: Sequence[tuple[Any, ...]], where: str
+) -> set[tuple[Any, ...]]:
+    """:func:`chosen_partitions` as Spark decides it (one small job)."""
+    columns = snapshot.partition_columns
     index = f"__zorder_partition_{uuid.uuid4().hex}"
     fields = {f.name: f for f in spark_schema(snapshot).fields}
     schema = StructType([StructField(index, LongType(), False), *[fields[c] for c in columns]])
@@ -201,3 +217,33 @@ def chosen_partitions(
     with filter_failures(where):
         kept = spark.createDataFrame(table, schema).where(where).select(index).toArrow()
     return {partitions[i] for i in kept.column(0).to_pylist()}
+
+
+def _chosen_in_process(
+    spark: SparkSession,
+    snapshot: TableSnapshot,
+    partitions: Sequence[tuple[Any, ...]],
+    where: str,
+    referenced: set[str],
+) -> set[tuple[Any, ...]] | None:
+    """:func:`chosen_partitions` without Spark, or None where the exact evaluator refuses."""
+    columns = snapshot.partition_columns
+    # The filter's spelling of each column (Spark matches names regardless of case).
+    named = {r: columns.index(name) for r in referenced if (name := match_column(r, columns))}
+    types = {r: snapshot.schema.column_types[columns[i]] for r, i in named.items()}
+    zone = spark.conf.get("spark.sql.session.timeZone", None) or "UTC"
+    try:
+        bound = exact_predicate(parse_filter(where).unfolded(), types, time_zone=zone)
+    except UnsupportedFilterError:
+        return None
+    arrow = snapshot.schema.arrow
+    values = pa.table(
+        {
+            r: pa.array([p[i] for p in partitions], arrow.field(columns[i]).type)
+            for r, i in named.items()
+        },
+    )
+    if not named:  # a filter of no column: one value for every partition
+        values = pa.table({"_": pa.nulls(len(partitions))})
+    keep = pc.fill_null(row_mask(bound, values, types), False).to_pylist()
+    return {p for p, kept in zip(partitions, keep, strict=True) if kept}
