@@ -206,7 +206,7 @@ def test_the_default_sample_grows_with_the_file_count(
     zorder.write(df, str(tmp_path / "few"), by=["x", "id"], num_files=4)
     zorder.write(df, str(tmp_path / "many"), by=["x", "id"], num_files=250)
     zorder.write(df, str(tmp_path / "fixed"), by=["x", "id"], num_files=250, sample_size=700)
-    assert sizes_given == [100_000, 250_000, 700]
+    assert sizes_given == [20_000, 250_000, 700]
     assert sum(delta_rows(str(tmp_path / "many"), ["x", "id"]).values()) == 2000
 
 

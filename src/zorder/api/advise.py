@@ -38,6 +38,10 @@ if TYPE_CHECKING:
 
 __all__ = ["Advice", "Candidate", "advise"]
 
+# Advice simulates every candidate's files on the sample and counts what each query
+# reads: a one-off whose estimates want more rows than cutting files does.
+ADVICE_SAMPLE_SIZE = 100_000
+
 
 def advise(
     source: str | DataFrame,
@@ -59,7 +63,7 @@ def advise(
     plan for (default: what a write or optimize of the data would make with
     the table's ``delta.targetFileSize``, else 128 MB a file); ``max_columns``
     caps the clustering columns (default 8). ``sample_size`` rows are sampled
-    (default 1,000 a file, at least 100,000).
+    (default 1,000 a file, at least 100,000, more than a write samples).
 
     Returns :class:`Advice`: ``spec`` (pass it as ``by=``), ``expected_scanned``
     (the mean fraction of rows the workload would scan), the ``candidates``
@@ -83,7 +87,9 @@ def advise(
     count = num_files
     if count is None:
         count = file_count(None, source_of.target, estimated_bytes(frame))
-    size = sample_size if sample_size is not None else sample_size_for(count)
+    size = (
+        sample_size if sample_size is not None else max(ADVICE_SAMPLE_SIZE, sample_size_for(count))
+    )
     sample = sample_columns(frame, clusterable, sample_size=size, seed=seed, rows=source_of.rows)
     return advise_sample(
         sample,

@@ -174,7 +174,7 @@ def write(
     Spark's estimate of the input size. A table without
     ``delta.targetFileSize`` records the size used (for ``num_files``, the
     mean size written). The files are cut at quantiles of a sample of
-    ``sample_size`` rows, by default 1,000 a file (at least 100,000, at most
+    ``sample_size`` rows, by default 1,000 a file (at least 20,000, at most
     1,000,000), which keeps file sizes within about 10% of each other up to
     1,000 files. ``progress=True`` shows a status line (running tasks,
     seconds) in the terminal or notebook while Spark works.

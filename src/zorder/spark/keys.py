@@ -50,6 +50,8 @@ from zorder.errors import (
     InvalidArgumentError,
     UnsupportedColumnTypeError,
 )
+from zorder.spark.jar import jvm_classes_available
+from zorder.spark.reservoirs import sketch
 
 __all__ = [
     "DEFAULT_SAMPLE_SEED",
@@ -72,7 +74,11 @@ __all__ = [
 ]
 
 
-DEFAULT_SAMPLE_SIZE = 100_000
+# Rank buckets of 1,024 ids a column (four columns) want more than a few sampled rows
+# each; a partition's sample has the same floor. It was 100,000 until issue 35: for
+# fewer than 100 files that sampled more rows than the files need, and the sample's
+# transfer and fit were a tenth of a 1M-row write (benchmarks/phases.py).
+DEFAULT_SAMPLE_SIZE = 20_000
 # Files cut at sampled quantiles differ in size by about 1/sqrt(sampled rows per
 # file). Measured on 3M rows into 1,000 files: 100 rows a file gave a 9.7%
 # standard deviation (0.77x to 1.37x the mean), 1,000 a file 2.6% (0.92x-1.09x).
@@ -180,16 +186,25 @@ def sample_columns(
 ) -> pa.Table:
     """A uniform sample of about ``sample_size`` rows of ``df``'s clustering columns.
 
-    A count (unless ``rows``, the exact row count, is known, as from a Delta
-    snapshot's statistics), then one Bernoulli pass over the clustering
-    columns with a little oversampling; only the sampled rows travel, and the
-    driver trims them to ``sample_size`` at random. Unlike
-    ``orderBy(rand()).limit(n)``, whose per-partition top-n all meet in one
-    task, this stays cheap on any number of partitions.
+    When ``rows``, the exact row count, is known (as from a Delta snapshot's
+    statistics): one Bernoulli pass over the clustering columns with a little
+    oversampling; only the sampled rows travel, and the driver trims them to
+    ``sample_size`` at random. Unlike ``orderBy(rand()).limit(n)``, whose
+    per-partition top-n all meet in one task, this stays cheap on any number
+    of partitions. Rows nobody counted are sampled in one pass of partition
+    reservoirs where zorder's jar can be used (:mod:`zorder.spark.reservoirs`),
+    else counted first.
     """
     if sample_size < 1:
         raise InvalidArgumentError(f"sample_size must be >= 1, got {sample_size}")
     columns_only = df.select(*[comparable(c) for c in columns])
+    if rows is None and jvm_classes_available(df.sparkSession):
+        sketched = sketch(columns_only, sample_size, seed)
+        drawn = None if sketched is None else sketched.draw(sample_size, seed)
+        if drawn is not None:
+            return drawn
+        if sketched is not None:  # a partition far above its share: sampled again, counted
+            rows = sketched.count
     if rows is None:
         rows = columns_only.count()
     if rows <= sample_size:
@@ -211,8 +226,8 @@ def sample_size_for(num_files: int) -> int:
     """The default sample for ``num_files`` files: SAMPLE_ROWS_PER_FILE a file,
     at least DEFAULT_SAMPLE_SIZE and at most MAX_SAMPLE_SIZE rows.
 
-    >>> sample_size_for(100), sample_size_for(300), sample_size_for(5_000)
-    (100000, 300000, 1000000)
+    >>> sample_size_for(4), sample_size_for(32), sample_size_for(300), sample_size_for(5_000)
+    (20000, 32000, 300000, 1000000)
     """
     return min(MAX_SAMPLE_SIZE, max(DEFAULT_SAMPLE_SIZE, SAMPLE_ROWS_PER_FILE * num_files))
 

@@ -37,6 +37,7 @@ from zorder.errors import InvalidArgumentError, UnsupportedColumnTypeError
 from zorder.spark.file_keys import packed_key
 from zorder.spark.keys import (
     DEFAULT_SAMPLE_SEED,
+    DEFAULT_SAMPLE_SIZE,
     MAX_SAMPLE_SIZE,
     SAMPLE_ROWS_PER_FILE,
     bits_per_column,
@@ -67,9 +68,6 @@ PARTITIONABLE_TYPES = (
     "timestamp_ntz",
     "decimal(p,s)",
 )
-# A partition cut into files needs this many sampled rows at least (rank buckets
-# of 1,024 ids per column want more than a few rows each).
-_MIN_PARTITION_SAMPLE = 20_000
 _OVERSAMPLE = 1.1
 
 
@@ -174,7 +172,7 @@ class PartitionedLayout:
 
 def _sample_sizes(files: Sequence[int], partitions: Sequence[Partition]) -> list[int]:
     wanted = [
-        min(p.rows, max(SAMPLE_ROWS_PER_FILE * f, _MIN_PARTITION_SAMPLE if f > 1 else 1_000))
+        min(p.rows, max(SAMPLE_ROWS_PER_FILE * f, DEFAULT_SAMPLE_SIZE if f > 1 else 1_000))
         for p, f in zip(partitions, files, strict=True)
     ]
     total = sum(wanted)
