@@ -355,19 +355,7 @@ public final class FileKeys implements Serializable {
         case DOUBLE:
           return upperBound(words, 0, words.length, doubleWord(((Double) value).doubleValue()));
         case BYTES:
-          byte[] b = (byte[]) value;
-          long first = word(b, 0);
-          // Boundaries whose first 8 bytes are below the value's, then those sharing them.
-          int low = first == Long.MIN_VALUE ? 0 : upperBound(words, 0, words.length, first - 1);
-          int high = upperBound(words, low, words.length, first);
-          if (low < high) {
-            long second = word(b, 8);
-            while (low < high) {
-              int mid = (low + high) >>> 1;
-              if (tiedAtOrBelow(mid, second, b)) low = mid + 1; else high = mid;
-            }
-          }
-          return low;
+          return bytesAtOrBelow((byte[]) value);
         default:
           BigDecimal x = (BigDecimal) value;
           int from = 0;
@@ -378,6 +366,24 @@ public final class FileKeys implements Serializable {
           }
           return from;
       }
+    }
+
+    /** How many byte-string boundaries are <= value (unsigned bytes, as Spark compares). */
+    private int bytesAtOrBelow(byte[] value) {
+      long first = word(value, 0);
+      // Boundaries whose first 8 bytes are at most the value's; where none shares them
+      // (the common case), that is the count. Else those sharing them are searched.
+      int high = upperBound(words, 0, words.length, first);
+      if (high == 0 || words[high - 1] != first) {
+        return high;
+      }
+      int low = first == Long.MIN_VALUE ? 0 : upperBound(words, 0, high, first - 1);
+      long second = word(value, 8);
+      while (low < high) {
+        int mid = (low + high) >>> 1;
+        if (tiedAtOrBelow(mid, second, value)) low = mid + 1; else high = mid;
+      }
+      return low;
     }
 
     /** Whether boundary {@code i}, whose first 8 bytes are the value's, is <= the value. */
