@@ -241,15 +241,19 @@ public final class FileKeys implements Serializable {
   /** Distance along the Hilbert curve (Skilling's transform, then the interleave), branch-free. */
   long hilbertKey(long[] ids) {
     long[] x = Arrays.copyOf(ids, dims);
+    long first = x[0]; // x[0], kept out of the array: every step of the loop below reads it
     for (int level = bits - 1; level > 0; level--) {
       long low = (1L << level) - 1;
-      for (int i = 0; i < dims; i++) {
-        long set = -((x[i] >>> level) & 1); // all ones where x[i] has the level's bit
-        long swap = (x[0] ^ x[i]) & low & ~set; // else x[0] and x[i] swap their low bits
-        x[i] ^= swap;
-        x[0] ^= (set & low) | swap; // where it has it, x[0]'s low bits are reflected
+      first ^= low & -((first >>> level) & 1); // i = 0: reflected where it has the bit
+      for (int i = 1; i < dims; i++) {
+        long xi = x[i];
+        long set = -((xi >>> level) & 1); // all ones where x[i] has the level's bit
+        long swap = (first ^ xi) & low & ~set; // else x[0] and x[i] swap their low bits
+        x[i] = xi ^ swap;
+        first ^= (set & low) | swap; // where it has it, x[0]'s low bits are reflected
       }
     }
+    x[0] = first;
     for (int i = 1; i < dims; i++) {
       x[i] ^= x[i - 1];
     }
