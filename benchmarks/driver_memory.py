@@ -62,9 +62,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             f"Clustered {metrics.rows:,} generated rows on four columns (Z-order, rank keys) "
             f"into {metrics.files_added} files in {seconds:.0f} s with the driver JVM's maximum "
             f"heap at {heap / 2**20:.0f} MiB (`spark.driver.memory={args.driver_memory}`, local "
-            "mode, so the same heap also ran the tasks). Only the key sample (partition "
-            f"reservoirs for {sample_size_for(args.files):,} rows of the four columns) and the "
-            "Parquet footers reached the driver.",
+            "mode, so the same heap also ran the tasks). Only the key sample "
+            f"({sample_size_for(args.files):,} rows of the four columns) and the Parquet footers "
+            "reached the driver.",
             "",
             f"Measured {payload['machine']['date']} on {payload['machine']['cpus']} CPUs.",
         ]

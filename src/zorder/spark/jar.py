@@ -1,9 +1,8 @@
 """zorder's jar (``zorder-spark.jar``, source ``jvm/src``): its classes in the session's JVM.
 
 The jar holds the commit protocol that lets a task write several files of a
-run (:mod:`zorder.spark.committer`), the file plan executed in the JVM
-(:mod:`zorder.spark.file_keys`) and the partition reservoirs a sample of
-uncounted rows is drawn from (:mod:`zorder.spark.reservoirs`). A classic session whose driver cannot load
+run (:mod:`zorder.spark.committer`) and the file plan executed in the JVM
+(:mod:`zorder.spark.file_keys`). A classic session whose driver cannot load
 them gets the jar with ``ADD JAR``, which ships it to the executors too; a
 Spark Connect client reaches no JVM to add it to, and keeps the paths that
 need no jar.
@@ -22,7 +21,7 @@ __all__ = ["JAR_PROBE_CLASS", "jar_path", "jvm_classes_available"]
 
 _log = logging.getLogger(__name__)
 
-JAR_PROBE_CLASS = "zorder.spark.Reservoirs"  # a class of the jar's newest version
+JAR_PROBE_CLASS = "zorder.spark.FileKeys"  # a class of the jar's newest version
 
 
 def jar_path() -> str:

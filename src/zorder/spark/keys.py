@@ -50,8 +50,6 @@ from zorder.errors import (
     InvalidArgumentError,
     UnsupportedColumnTypeError,
 )
-from zorder.spark.jar import jvm_classes_available
-from zorder.spark.reservoirs import sketch
 
 __all__ = [
     "DEFAULT_SAMPLE_SEED",
@@ -186,25 +184,19 @@ def sample_columns(
 ) -> pa.Table:
     """A uniform sample of about ``sample_size`` rows of ``df``'s clustering columns.
 
-    When ``rows``, the exact row count, is known (as from a Delta snapshot's
-    statistics): one Bernoulli pass over the clustering columns with a little
-    oversampling; only the sampled rows travel, and the driver trims them to
-    ``sample_size`` at random. Unlike ``orderBy(rand()).limit(n)``, whose
-    per-partition top-n all meet in one task, this stays cheap on any number
-    of partitions. Rows nobody counted are sampled in one pass of partition
-    reservoirs where zorder's jar can be used (:mod:`zorder.spark.reservoirs`),
-    else counted first.
+    A count (unless ``rows``, the exact row count, is known, as from a Delta
+    snapshot's statistics), then one Bernoulli pass over the clustering
+    columns with a little oversampling; only the sampled rows travel, and the
+    driver trims them to ``sample_size`` at random. Unlike
+    ``orderBy(rand()).limit(n)``, whose per-partition top-n all meet in one
+    task, this stays cheap on any number of partitions. (A one-pass sample
+    of partition reservoirs in the JVM was measured against this: 0.04 s
+    faster on 1M rows, 0.3 s slower on 10M, where every row must leave
+    Spark's generated code as a row before a reservoir can see it.)
     """
     if sample_size < 1:
         raise InvalidArgumentError(f"sample_size must be >= 1, got {sample_size}")
     columns_only = df.select(*[comparable(c) for c in columns])
-    if rows is None and jvm_classes_available(df.sparkSession):
-        sketched = sketch(columns_only, sample_size, seed)
-        drawn = None if sketched is None else sketched.draw(sample_size, seed)
-        if drawn is not None:
-            return drawn
-        if sketched is not None:  # a partition far above its share: sampled again, counted
-            rows = sketched.count
     if rows is None:
         rows = columns_only.count()
     if rows <= sample_size:
