@@ -258,3 +258,25 @@ def test_nested_fields_added_and_dropped_since_a_file_was_written(
     assert spark_rows == expected
     found = kernel.sql(f"SELECT k, s FROM delta_scan('{path}')").fetchall()
     assert dict(found) == expected
+
+
+def test_partitions_of_a_renamed_partition_column_are_chosen_as_spark_chooses(
+    spark: SparkSession, kernel: duckdb.DuckDBPyConnection, tmp_path: Path
+) -> None:
+    from zorder.skipping.sql import parse_filter
+    from zorder.spark.writes import _chosen_by_spark, _chosen_in_process
+    from zorder.table import Storage, load_snapshot
+
+    path = str(tmp_path / "renamed")
+    shutil.copytree(DATA / "table_with_partitioning_mapping", path)
+    columns = ["newid", "description"]
+    expected = kernel_rows(kernel, path, columns)
+    snapshot = load_snapshot(Storage.of(path))
+    partitions = list(snapshot.files_by_partition())
+    for where in ["newid >= 1", "NEWID = 1", "`newid` IN (1, NULL)", "newid IS NULL", "newid <> 1"]:
+        chosen = _chosen_in_process(spark, snapshot, partitions, parse_filter(where))
+        assert chosen is not None, where  # a column against literals: answered in process
+        assert chosen == _chosen_by_spark(spark, snapshot, partitions, where), where
+    metrics = zorder.optimize(spark, path, by=["description"], where="newid >= 1", full=True)
+    assert metrics.rows == sum(expected.values())
+    check_everywhere(spark, kernel, path, columns, expected)
