@@ -59,7 +59,7 @@ import zorder
 from zorder.columns import match_column
 from zorder.errors import UnsupportedFilterError, ZorderError
 from zorder.skipping.rows import exact_predicate
-from zorder.skipping.sql import parse_unfolded, referenced_columns
+from zorder.skipping.sql import parse_filter, parse_unfolded, referenced_columns
 from zorder.spark.guard import check_spark_parse
 from zorder.spark.scan import read_files
 from zorder.spark.writes import _chosen_by_spark, _chosen_in_process
@@ -668,7 +668,6 @@ def _check_chosen(
     spark: SparkSession, every: tuple[TableSnapshot, list[tuple[Any, ...]]], where: str
 ) -> None:
     snapshot, partitions = every
-    referenced = referenced_columns(where)
     try:
         check_spark_parse(spark, where)
     except ZorderError:
@@ -679,7 +678,7 @@ def _check_chosen(
         )
     except Exception as error:  # Spark's refusal is the answer: an AnalysisException, an ANSI error
         expected = error
-    chosen = _chosen_in_process(spark, snapshot, partitions, where, referenced)
+    chosen = _chosen_in_process(spark, snapshot, partitions, parse_filter(where))
     if chosen is None:
         return  # refused: Spark decides
     assert not isinstance(expected, Exception), f"{where!r} chosen in process; Spark: {expected}"

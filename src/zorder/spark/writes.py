@@ -24,7 +24,7 @@ from pyspark.sql.types import LongType, StructField, StructType
 from zorder.columns import match_column
 from zorder.errors import InvalidArgumentError, UnsupportedFilterError, ZorderError
 from zorder.skipping.rows import exact_predicate, row_mask
-from zorder.skipping.sql import parse_filter, referenced_columns
+from zorder.skipping.sql import ParsedFilter, parse_filter
 from zorder.spark.committer import COMMIT_PROTOCOL, COMMIT_PROTOCOL_SETTING, FILE_COLUMN_OPTION
 from zorder.spark.failures import filter_failures
 from zorder.spark.guard import check_spark_parse
@@ -190,7 +190,8 @@ def chosen_partitions(
     itself, on a small DataFrame of the partitions' values: one job.
     """
     columns = snapshot.partition_columns
-    referenced = referenced_columns(where)  # raises FilterParseError first
+    parsed = parse_filter(where)  # raises FilterParseError first
+    referenced = parsed.columns
     check_spark_parse(spark, where)
     outside = sorted(r for r in referenced if match_column(r, columns) is None)
     if outside:
@@ -198,7 +199,7 @@ def chosen_partitions(
             f"where={where!r} names {', '.join(outside)}, which are not partition columns of "
             f"{snapshot.uri}; it chooses partitions by: {', '.join(columns)}"
         )
-    chosen = _chosen_in_process(spark, snapshot, partitions, where, referenced)
+    chosen = _chosen_in_process(spark, snapshot, partitions, parsed)
     return _chosen_by_spark(spark, snapshot, partitions, where) if chosen is None else chosen
 
 
@@ -223,17 +224,16 @@ def _chosen_in_process(
     spark: SparkSession,
     snapshot: TableSnapshot,
     partitions: Sequence[tuple[Any, ...]],
-    where: str,
-    referenced: set[str],
+    parsed: ParsedFilter,
 ) -> set[tuple[Any, ...]] | None:
     """:func:`chosen_partitions` without Spark, or None where the exact evaluator refuses."""
     columns = snapshot.partition_columns
     # The filter's spelling of each column (Spark matches names regardless of case).
-    named = {r: columns.index(name) for r in referenced if (name := match_column(r, columns))}
+    named = {r: columns.index(c) for r in parsed.columns if (c := match_column(r, columns))}
     types = {r: snapshot.schema.column_types[columns[i]] for r, i in named.items()}
     zone = spark.conf.get("spark.sql.session.timeZone", None) or "UTC"
     try:
-        bound = exact_predicate(parse_filter(where).unfolded(), types, time_zone=zone)
+        bound = exact_predicate(parsed.unfolded(), types, time_zone=zone)
     except UnsupportedFilterError:
         return None
     arrow = snapshot.schema.arrow
