@@ -12,8 +12,11 @@ import json
 import re
 import shutil
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
+import pandas as pd
 from pyspark.sql import functions as F
 from rich.console import Console
 
@@ -21,6 +24,13 @@ import zorder
 from tests.spark.jvm import QUICK_JVM_OPTIONS
 from zorder.api.progress import spark_status
 from zorder.spark import remote_session
+
+
+def _slowly(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+    # Each pass over a partition waits 0.6 s: the watched write outlasts the
+    # server's progress reports and the display's ticks however fast it runs.
+    time.sleep(0.6)
+    yield from batches
 
 
 def main(directory: str) -> None:
@@ -76,8 +86,9 @@ def main(directory: str) -> None:
     seen["column mapping"] = sorted(r["Super Name"] for r in mapped.collect())
     sink = io.StringIO()
     with spark_status("Writing:", spark, console=Console(file=sink, force_terminal=True)):
+        watched = spark.range(0, 200_000, 1, 2).select((F.col("id") % 1000).alias("a"), "id")
         zorder.write(
-            spark.range(300_000).select((F.col("id") % 1000).alias("a"), "id"),
+            watched.mapInPandas(_slowly, schema=watched.schema),
             str(Path(directory) / "watched"),
             by=["a", "id"],
             num_files=4,
