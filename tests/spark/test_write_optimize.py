@@ -17,6 +17,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 import zorder
+import zorder.arrow.sample
 from tests.spark.helpers import (
     all_types_frame,
     assert_stats_bound_files,
@@ -158,10 +159,11 @@ def test_optimize_rewrites_in_one_commit_and_keeps_rows(
 def test_optimize_takes_the_row_count_from_the_log_when_every_file_has_one(
     spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = str(tmp_path / "t")
     arrow = spark.range(1200).select((F.col("id") * 7919 % 1000).alias("x"), "id").toArrow()
-    write_deltalake(path, arrow.slice(0, 700))
-    write_deltalake(path, arrow.slice(700), mode="append")
+    small, path = str(tmp_path / "small"), str(tmp_path / "t")
+    for table in (small, path):
+        write_deltalake(table, arrow.slice(0, 700))
+        write_deltalake(table, arrow.slice(700), mode="append")
     assert zorder.table.load_snapshot(Storage.of(path)).counted_rows == 1200
     counts_given = []
     real_sample = zorder.spark.layout.sample_columns
@@ -171,6 +173,10 @@ def test_optimize_takes_the_row_count_from_the_log_when_every_file_has_one(
         return real_sample(*args, **kwargs)
 
     monkeypatch.setattr(zorder.spark.layout, "sample_columns", spy)
+    zorder.optimize(spark, small, by=["x", "id"], num_files=3, sample_size=500)
+    assert counts_given == []  # a rewrite this small is sampled in process: no Spark job
+    assert DeltaTable(small).to_pyarrow_table().num_rows == 1200
+    monkeypatch.setattr(zorder.arrow.sample, "IN_PROCESS_SAMPLE_ROWS", 0)  # Spark samples
     zorder.optimize(spark, path, by=["x", "id"], num_files=3, sample_size=500)
     assert counts_given == [1200]  # no count job: the sample fraction came from the log
 

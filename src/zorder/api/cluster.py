@@ -12,6 +12,7 @@ that the commit was made: then the files stay, referenced by it (see
 from __future__ import annotations
 
 import dataclasses
+import logging
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -19,14 +20,17 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
+import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
 from zorder.api.jobs import ClusterJob, ClusterOptions, file_count, optimize_job, write_job
 from zorder.api.modes import WriteMode
 from zorder.api.progress import phase, phase_seconds, progress_of, timed_phases
 from zorder.api.scanning import session_time_zone
+from zorder.arrow.sample import sample_files, samples_in_process
 from zorder.curves.kinds import ClusteringSpec, Curve, KeyMethod
 from zorder.errors import ZorderError
+from zorder.spark.keys import DEFAULT_SAMPLE_SEED, sample_size_for
 from zorder.spark.layout import cluster
 from zorder.spark.partitions import (
     Partition,
@@ -35,6 +39,7 @@ from zorder.spark.partitions import (
     count_partitions,
     files_per_partition,
     partition_key,
+    partition_sample_sizes,
 )
 from zorder.spark.scan import read_files, read_partitions
 from zorder.spark.storage import spark_path
@@ -64,6 +69,8 @@ from zorder.table.clustering import CommitClustering, Operation, Run
 from zorder.table.tiering import files_to_optimize
 
 __all__ = ["ClusterMetrics", "WriteMode", "optimize_table", "write"]
+
+_log = logging.getLogger(__name__)
 
 
 @runtime_checkable
@@ -270,6 +277,7 @@ def _rewrite(
             started=started,
             removed=read,
             rows=None if None in counts else sum(c or 0 for c in counts),
+            sampled_from=read,
         )
     groups: dict[tuple[Any, ...], tuple[DataFile, ...]] = {}
     for data_file in read:
@@ -278,7 +286,12 @@ def _rewrite(
     todo = list(groups)
     df = read_partitions(snapshot, spark, keep, todo, index_column=key)
     layout = _partitioned_layout(
-        job, df, bytes_total=bytes_read, key=key, partitions=logged_partitions(todo, groups)
+        job,
+        df,
+        bytes_total=bytes_read,
+        key=key,
+        partitions=logged_partitions(todo, groups),
+        groups=[groups[values] for values in todo],
     )
     if layout is None and not any(f.has_vector for f in read):
         return _unchanged(job, started, None)  # no rows: nothing to do
@@ -302,12 +315,15 @@ def _partitioned_layout(
     bytes_total: int,
     key: str | None = None,
     partitions: Sequence[Partition] | None = None,
+    groups: Sequence[Sequence[DataFile]] = (),
 ) -> PartitionedLayout | None:
     """``df`` laid out partition by partition, or None when it has no rows at all.
 
     ``key`` names a column of ``df`` that already holds each row's partition
     key, and ``partitions`` the partitions with their row counts when known
-    (else one job counts them).
+    (else one job counts them). ``groups``: the files ``df`` reads when an
+    optimize rewrites them, the partition whose key is i reading ``groups[i]``
+    (their sample may then be drawn in process).
     """
     if key is None:
         key = f"__zorder_partition_{uuid.uuid4().hex}"
@@ -321,9 +337,40 @@ def _partitioned_layout(
         partitions, num_files=job.num_files, bytes_total=bytes_total, target=job.target
     )
     phase("sampling")
+    sizes = partition_sample_sizes(per_partition, partitions)
+    sample = None
+    if groups:
+        drawn = _sample_here(job, [groups[int(p.key)] for p in partitions], sizes)
+        if drawn is not None:
+            sample = pa.concat_tables(
+                part.add_column(0, key, pa.repeat(pa.scalar(p.key, pa.int64()), part.num_rows))
+                for p, part in zip(partitions, drawn, strict=True)
+            )
     return cluster_partitions(
-        df, key, job.plan, partitions, per_partition, partition_by=job.partition_by
+        df,
+        key,
+        job.plan,
+        partitions,
+        per_partition,
+        partition_by=job.partition_by,
+        sample=sample,
     )
+
+
+def _sample_here(
+    job: ClusterJob, groups: Sequence[Sequence[DataFile]], sizes: Sequence[int]
+) -> list[pa.Table] | None:
+    """Samples of ``sizes[i]`` rows of the files ``groups[i]`` an optimize rewrites, drawn
+    in process where :func:`~zorder.arrow.sample.samples_in_process` allows; None leaves
+    the sampling to Spark: so does a failure here, which Spark's read then reports."""
+    files = [f for group in groups for f in group]
+    if job.snapshot is None or not samples_in_process(files):
+        return None
+    try:
+        return sample_files(job.snapshot, groups, job.plan.names, sizes, seed=DEFAULT_SAMPLE_SEED)
+    except (OSError, pa.ArrowException, ZorderError) as error:
+        _log.info("sampling %s in process failed, Spark samples it: %s", job.uri, error)
+        return None
 
 
 def _write_and_commit(
@@ -335,11 +382,13 @@ def _write_and_commit(
     partitioned: PartitionedLayout | None = None,
     removed: Sequence[DataFile] = (),
     rows: int | None = None,
+    sampled_from: Sequence[DataFile] = (),
 ) -> ClusterMetrics:
     """Lay out, write, commit; then record what the table should remember.
 
     ``rows`` is the exact row count of ``df`` when the log knows it (saves
-    the sample its count job).
+    the sample its count job); ``sampled_from``, the files ``df`` reads when
+    an optimize rewrites them (their sample may be drawn in process).
     """
     snapshot, uri = job.snapshot, job.uri
     run = Run.new(job.plan.spec)
@@ -347,7 +396,18 @@ def _write_and_commit(
         laid_out = partitioned.laid_out
     else:
         phase("sampling")
-        laid_out = cluster(df, job.plan, num_files=files, sample_size=job.sample_size, rows=rows)
+        size = sample_size_for(files) if job.sample_size is None else job.sample_size
+        drawn = None
+        if sampled_from and not job.plan.sorts_plainly:  # a plain sort samples nothing
+            drawn = _sample_here(job, [sampled_from], [size])
+        laid_out = cluster(
+            df,
+            job.plan,
+            num_files=files,
+            sample_size=size,
+            rows=rows,
+            sample=None if drawn is None else drawn[0],
+        )
     with guarded_run(job.storage, run.directory) as attempt:
         phase("clustering and writing")
         location = spark_path(df.sparkSession, f"{uri}/{run.directory}")

@@ -2,7 +2,8 @@
 and DuckDB, deletion vectors and column mapping applied, rows filtered with Spark's meaning.
 
 - :mod:`~zorder.arrow.files`: one file's rows, or many through DuckDB with a prefilter;
-- :mod:`~zorder.arrow.rows`: a planned scan's matching rows (:func:`read_rows`).
+- :mod:`~zorder.arrow.rows`: a planned scan's matching rows (:func:`read_rows`);
+- :mod:`~zorder.arrow.sample`: a small optimize's sample, drawn without a Spark job.
 """
 
 from zorder.arrow.rows import read_rows

@@ -13,7 +13,8 @@ import datetime as dt
 import functools
 import logging
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -32,9 +33,19 @@ _log = logging.getLogger(__name__)
 if TYPE_CHECKING:
     import duckdb
 
-__all__ = ["check_constants", "in_table_types", "read_file", "read_where", "translated_mask"]
+__all__ = [
+    "check_constants",
+    "in_table_types",
+    "read_file",
+    "read_in_order",
+    "read_where",
+    "translated_mask",
+]
 
 _DUCKDB_GLOB = "*?["
+# Files read at once: enough to overlap storage latency, few enough that a
+# LIMIT stops reading soon after it is met.
+_READERS = 8
 
 
 def read_file(snapshot: TableSnapshot, data_file: DataFile, columns: Sequence[str]) -> pa.Table:
@@ -96,6 +107,29 @@ def read_file(snapshot: TableSnapshot, data_file: DataFile, columns: Sequence[st
     keep = np.ones(rows, dtype=bool)
     keep[deleted[deleted < rows]] = False
     return table.filter(pa.array(keep))
+
+
+def read_in_order(
+    read: Callable[[DataFile], pa.Table], files: Sequence[DataFile]
+) -> Iterator[pa.Table]:
+    """``read`` of each file, a few at a time on threads, yielded in the files' order.
+
+    Stopping the iteration cancels the reads not yet started.
+    """
+    if not files:
+        return
+    with ThreadPoolExecutor(max_workers=min(_READERS, len(files))) as pool:
+        pending: list[Future[pa.Table]] = []
+        position = 0
+        try:
+            while position < len(files) or pending:
+                while position < len(files) and len(pending) < _READERS:
+                    pending.append(pool.submit(read, files[position]))
+                    position += 1
+                yield pending.pop(0).result()
+        finally:
+            for future in pending:
+                future.cancel()
 
 
 def in_table_types(

@@ -12,15 +12,20 @@ before anything is read.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from zorder.arrow.files import check_constants, read_file, read_where, translated_mask
+from zorder.arrow.files import (
+    check_constants,
+    read_file,
+    read_in_order,
+    read_where,
+    translated_mask,
+)
 from zorder.errors import UnsupportedFilterError
 from zorder.skipping.predicates import Bound
 from zorder.skipping.rows import (
@@ -34,10 +39,6 @@ from zorder.skipping.translate import Translation, translate
 from zorder.table import DataFile, TableSnapshot
 
 __all__ = ["read_rows"]
-
-# Files read at once: enough to overlap storage latency, few enough that a
-# LIMIT stops reading soon after it is met.
-_READERS = 8
 
 
 def read_rows(
@@ -152,32 +153,9 @@ def _file_by_file(
 
     parts: list[pa.Table] = []
     found = 0
-    for part in _in_order(matching, files):
+    for part in read_in_order(matching, files):
         parts.append(part)
         found += part.num_rows
         if limit is not None and found >= limit:
             break
     return pa.concat_tables(parts) if parts else schema.empty_table()
-
-
-def _in_order(
-    read: Callable[[DataFile], pa.Table], files: Sequence[DataFile]
-) -> Iterator[pa.Table]:
-    """``read`` of each file, a few at a time on threads, yielded in the files' order.
-
-    Stopping the iteration cancels the reads not yet started.
-    """
-    if not files:
-        return
-    with ThreadPoolExecutor(max_workers=min(_READERS, len(files))) as pool:
-        pending: list[Future[pa.Table]] = []
-        position = 0
-        try:
-            while position < len(files) or pending:
-                while position < len(files) and len(pending) < _READERS:
-                    pending.append(pool.submit(read, files[position]))
-                    position += 1
-                yield pending.pop(0).result()
-        finally:
-            for future in pending:
-                future.cancel()

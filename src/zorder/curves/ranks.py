@@ -44,6 +44,7 @@ __all__ = [
     "quantile_boundaries",
     "rank_buckets",
     "rank_fit",
+    "ranked_prefix",
     "reference_bucket",
     "reference_direct_word",
 ]
@@ -52,6 +53,23 @@ __all__ = [
 # chosen: any string is a valid boundary, and 1 MB values must not be held
 # by the thousand in a sample.
 STRING_SAMPLE_PREFIX = 256
+
+
+def ranked_prefix(values: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """``values`` as far as rank buckets look at them: strings cut to their first
+    STRING_SAMPLE_PREFIX characters, binaries to as many bytes, anything else whole.
+
+    The Arrow twin of Spark's :func:`zorder.spark.keys.comparable` (``substring``
+    counts characters in a string, bytes in a binary): a sample drawn in
+    process cuts its values as one Spark collects does.
+    """
+    dtype = values.type
+    if pa.types.is_string(dtype) or pa.types.is_large_string(dtype):
+        return pc.utf8_slice_codeunits(values, 0, STRING_SAMPLE_PREFIX)
+    if pa.types.is_binary(dtype) or pa.types.is_large_binary(dtype):
+        return pc.binary_slice(values, 0, STRING_SAMPLE_PREFIX)
+    return values
+
 
 _U64 = np.uint64
 

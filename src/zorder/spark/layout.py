@@ -146,13 +146,16 @@ def cluster(
     sample_size: int | None = None,
     seed: int = DEFAULT_SAMPLE_SEED,
     rows: int | None = None,
+    sample: pa.Table | None = None,
 ) -> LaidOut:
     """``df`` laid out as up to ``num_files`` files, each sorted along the curve.
 
     The key column is dropped again, so the rows have ``df``'s columns. ``sample_size`` rows
     are sampled to cut the files (default :func:`sample_size_for` the file
     count); ``rows``, the exact row count of ``df`` when known, saves counting
-    it for the sample.
+    it for the sample. ``sample``, the clustering columns' sample when drawn
+    already (as :func:`~zorder.spark.keys.sample_columns` gives it), saves the
+    sampling job.
     """
     if num_files < 1:
         raise InvalidArgumentError(f"num_files must be >= 1, got {num_files}")
@@ -165,8 +168,9 @@ def cluster(
         return LaidOut(df.repartitionByRange(num_files, *order).sortWithinPartitions(*order))
     key_name = f"__zorder_key_{uuid.uuid4().hex}"
     key = F.col(key_name)
-    size = sample_size_for(num_files) if sample_size is None else sample_size
-    sample = sample_columns(df, plan.columns, sample_size=size, seed=seed, rows=rows)
+    if sample is None:
+        size = sample_size_for(num_files) if sample_size is None else sample_size
+        sample = sample_columns(df, plan.columns, sample_size=size, seed=seed, rows=rows)
     if plan.method == "direct":
         ranges = direct_ranges(sample, plan.columns, curve=plan.curve, count=num_files)
         keyed = df.withColumn(key_name, direct_file_key(plan.columns, ranges, curve=plan.curve))

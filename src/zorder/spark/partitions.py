@@ -52,6 +52,7 @@ __all__ = [
     "cluster_partitions",
     "count_partitions",
     "partition_key",
+    "partition_sample_sizes",
     "resolve_partition_columns",
 ]
 
@@ -170,7 +171,8 @@ class PartitionedLayout:
         return self.partitions[index]
 
 
-def _sample_sizes(files: Sequence[int], partitions: Sequence[Partition]) -> list[int]:
+def partition_sample_sizes(files: Sequence[int], partitions: Sequence[Partition]) -> list[int]:
+    """The rows sampled from each partition to cut its ``files[i]`` files."""
     wanted = [
         min(p.rows, max(SAMPLE_ROWS_PER_FILE * f, DEFAULT_SAMPLE_SIZE if f > 1 else 1_000))
         for p, f in zip(partitions, files, strict=True)
@@ -194,12 +196,16 @@ def cluster_partitions(
     *,
     partition_by: Sequence[str],
     seed: int = DEFAULT_SAMPLE_SEED,
+    sample: pa.Table | None = None,
 ) -> PartitionedLayout:
     """``df`` laid out so that each file holds one partition's rows, clustered along the curve.
 
     ``key`` names the column of ``df`` that holds each row's partition key
     (dropped from the result); ``files`` gives each partition's file count;
-    ``partition_by`` names the partition columns.
+    ``partition_by`` names the partition columns. ``sample``, when drawn
+    already (:func:`partition_sample_sizes` rows of each partition; its first
+    column the partition key, then :func:`~zorder.spark.keys.comparable` of
+    each clustering column), saves the sampling job.
     Rank keys along Z-order or Hilbert; one clustering column is cut and
     sorted by its own ranks.
     """
@@ -210,13 +216,14 @@ def cluster_partitions(
         )
     bits = bits_per_column(len(plan.columns))
     key_name = f"__zorder_file_key_{uuid.uuid4().hex}"
-    sampled = df.select(F.col(sql_identifier(key)), *[comparable(c) for c in plan.columns])
-    sizes = _sample_sizes(files, partitions)
-    fractions = {
-        p.key: min(1.0, _OVERSAMPLE * size / max(1, p.rows))
-        for p, size in zip(partitions, sizes, strict=True)
-    }
-    sample = sampled.sampleBy(key, fractions, seed).toArrow()
+    sizes = partition_sample_sizes(files, partitions)
+    if sample is None:
+        sampled = df.select(F.col(sql_identifier(key)), *[comparable(c) for c in plan.columns])
+        fractions = {
+            p.key: min(1.0, _OVERSAMPLE * size / max(1, p.rows))
+            for p, size in zip(partitions, sizes, strict=True)
+        }
+        sample = sampled.sampleBy(key, fractions, seed).toArrow()
     known = pa.array([p.key for p in partitions]).cast(sample.schema.field(key).type)
     fitted, first_file = _fit_partitions(sample, known, plan, sizes, files, seed)
     total = first_file[-1]
