@@ -17,6 +17,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 import zorder
+import zorder.api.cluster as cluster_module
 import zorder.arrow.sample
 from tests.spark.helpers import (
     all_types_frame,
@@ -534,3 +535,25 @@ def test_an_optimize_that_only_records_a_spec_reports_its_version(
     assert metrics.files_added == 0
     assert metrics.data_version is None  # no file written
     assert metrics.version == DeltaTable(path).version() == 1  # the spec's commit
+
+
+def test_a_local_write_leaves_no_checksum_files_to_delete(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hadoop's raw local filesystem writes the run: no ``.crc`` beside each file, which
+    zorder would only delete again. (Spark's ``_SUCCESS`` marker stays: in a run of no
+    rows it is the one sign that Spark wrote where zorder looks.)"""
+    found: list[str] = []
+    real = cluster_module.remove_writer_markers
+
+    def listing(storage: Storage, directory: str) -> int:
+        found.extend(p.name for p in (tmp_path / "t" / directory).rglob("*") if p.is_file())
+        return real(storage, directory)
+
+    monkeypatch.setattr(cluster_module, "remove_writer_markers", listing)
+    rows = spark.range(4000).select(
+        (F.col("id") % 7).alias("a"), "id", (F.col("id") % 2).alias("p")
+    )
+    zorder.write(rows, str(tmp_path / "t"), by=["a", "id"], num_files=4, partition_by=["p"])
+    assert sorted(name.rsplit(".", 1)[-1] for name in found) == ["_SUCCESS"] + ["parquet"] * 4
+    assert zorder.read(spark, str(tmp_path / "t")).count() == 4000
