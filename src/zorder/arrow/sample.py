@@ -85,10 +85,14 @@ def sample_files(
         )
         return rows.take(pa.array(np.sort(picks), pa.int64()))
 
+    # Every group's files in one pass of a few readers at a time, each part back to its group.
+    wanted = [(i, f) for i, files in enumerate(groups) for f in files if taken[f.path][0] > 0]
+    parts: list[list[pa.Table]] = [[] for _ in groups]
+    read = read_in_order(draw, [f for _, f in wanted])
+    for (index, _), part in zip(wanted, read, strict=True):
+        parts[index].append(part)
     samples = []
-    for files in groups:
-        wanted = [f for f in files if taken[f.path][0] > 0]
-        parts = list(read_in_order(draw, wanted))
-        whole = pa.concat_tables(parts) if parts else schema.empty_table()
+    for own in parts:
+        whole = pa.concat_tables(own) if own else schema.empty_table()
         samples.append(pa.table([ranked_prefix(c) for c in whole.columns], names=list(columns)))
     return samples
