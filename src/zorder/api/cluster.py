@@ -12,7 +12,6 @@ that the commit was made: then the files stay, referenced by it (see
 from __future__ import annotations
 
 import dataclasses
-import logging
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -20,17 +19,16 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
-import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
 from zorder.api.jobs import ClusterJob, ClusterOptions, file_count, optimize_job, write_job
 from zorder.api.modes import WriteMode
 from zorder.api.progress import phase, phase_seconds, progress_of, timed_phases
+from zorder.api.samples import files_sample, partitions_sample
 from zorder.api.scanning import session_time_zone
-from zorder.arrow.sample import sample_files, samples_in_process
 from zorder.curves.kinds import ClusteringSpec, Curve, KeyMethod
 from zorder.errors import ZorderError
-from zorder.spark.keys import DEFAULT_SAMPLE_SEED, sample_size_for
+from zorder.spark.keys import sample_size_for
 from zorder.spark.layout import cluster
 from zorder.spark.partitions import (
     Partition,
@@ -69,8 +67,6 @@ from zorder.table.clustering import CommitClustering, Operation, Run
 from zorder.table.tiering import files_to_optimize
 
 __all__ = ["ClusterMetrics", "WriteMode", "optimize_table", "write"]
-
-_log = logging.getLogger(__name__)
 
 
 @runtime_checkable
@@ -338,14 +334,7 @@ def _partitioned_layout(
     )
     phase("sampling")
     sizes = partition_sample_sizes(per_partition, partitions)
-    sample = None
-    if groups:
-        drawn = _sample_here(job, [groups[int(p.key)] for p in partitions], sizes)
-        if drawn is not None:
-            sample = pa.concat_tables(
-                part.add_column(0, key, pa.repeat(pa.scalar(p.key, pa.int64()), part.num_rows))
-                for p, part in zip(partitions, drawn, strict=True)
-            )
+    sample = partitions_sample(job, partitions, groups, sizes, key=key) if groups else None
     return cluster_partitions(
         df,
         key,
@@ -355,22 +344,6 @@ def _partitioned_layout(
         partition_by=job.partition_by,
         sample=sample,
     )
-
-
-def _sample_here(
-    job: ClusterJob, groups: Sequence[Sequence[DataFile]], sizes: Sequence[int]
-) -> list[pa.Table] | None:
-    """Samples of ``sizes[i]`` rows of the files ``groups[i]`` an optimize rewrites, drawn
-    in process where :func:`~zorder.arrow.sample.samples_in_process` allows; None leaves
-    the sampling to Spark: so does a failure here, which Spark's read then reports."""
-    files = [f for group in groups for f in group]
-    if job.snapshot is None or not samples_in_process(files):
-        return None
-    try:
-        return sample_files(job.snapshot, groups, job.plan.names, sizes, seed=DEFAULT_SAMPLE_SEED)
-    except (OSError, pa.ArrowException, ZorderError) as error:
-        _log.info("sampling %s in process failed, Spark samples it: %s", job.uri, error)
-        return None
 
 
 def _write_and_commit(
@@ -397,17 +370,8 @@ def _write_and_commit(
     else:
         phase("sampling")
         size = sample_size_for(files) if job.sample_size is None else job.sample_size
-        drawn = None
-        if sampled_from and not job.plan.sorts_plainly:  # a plain sort samples nothing
-            drawn = _sample_here(job, [sampled_from], [size])
-        laid_out = cluster(
-            df,
-            job.plan,
-            num_files=files,
-            sample_size=size,
-            rows=rows,
-            sample=None if drawn is None else drawn[0],
-        )
+        drawn = files_sample(job, sampled_from, size)  # in process, for a small optimize
+        laid_out = cluster(df, job.plan, num_files=files, sample_size=size, rows=rows, sample=drawn)
     with guarded_run(job.storage, run.directory) as attempt:
         phase("clustering and writing")
         location = spark_path(df.sparkSession, f"{uri}/{run.directory}")
