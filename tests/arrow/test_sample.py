@@ -13,6 +13,7 @@ from deltalake import write_deltalake
 
 from zorder.arrow.sample import (
     IN_PROCESS_SAMPLE_BYTES,
+    IN_PROCESS_SAMPLE_FILES,
     IN_PROCESS_SAMPLE_ROWS,
     sample_files,
     samples_in_process,
@@ -106,6 +107,10 @@ def test_only_a_small_rewrite_whose_rows_the_log_counts_is_sampled_here(tmp_path
     assert not samples_in_process([many])
     huge = dataclasses.replace(first, size=IN_PROCESS_SAMPLE_BYTES + 1)
     assert not samples_in_process([huge])
+    assert not samples_in_process([first] * (IN_PROCESS_SAMPLE_FILES + 1))
+    assert samples_in_process([first] * IN_PROCESS_SAMPLE_FILES)
+    # A vector that deletes more rows than the file holds: a broken log, left to Spark.
+    assert not samples_in_process([dataclasses.replace(first, num_records=-2)])
 
 
 DATA = Path(__file__).resolve().parents[1] / "data"

@@ -65,8 +65,9 @@ def partitions_sample(
 def files_sample(job: ClusterJob, files: Sequence[DataFile], size: int) -> pa.Table | None:
     """``size`` rows of ``files`` (those an optimize rewrites, unpartitioned), drawn in
     process, as :func:`~zorder.spark.layout.cluster` takes them; None where Spark samples
-    them, or where nothing is sampled (no files, or a plain sort)."""
-    if not files or job.plan.sorts_plainly:
+    them, or where nothing is sampled (no files, or a plain sort) or the size is refused
+    (by :func:`~zorder.spark.layout.cluster`, with its message)."""
+    if not files or job.plan.sorts_plainly or size < 1:
         return None
     drawn = _sample_here(job, [files], [size])
     return None if drawn is None else drawn[0]

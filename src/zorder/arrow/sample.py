@@ -31,6 +31,7 @@ from zorder.table.snapshot import DataFile, TableSnapshot
 
 __all__ = [
     "IN_PROCESS_SAMPLE_BYTES",
+    "IN_PROCESS_SAMPLE_FILES",
     "IN_PROCESS_SAMPLE_ROWS",
     "sample_files",
     "samples_in_process",
@@ -42,13 +43,21 @@ __all__ = [
 # of which only the clustering columns are read, a few files at a time.
 IN_PROCESS_SAMPLE_ROWS = 4_000_000
 IN_PROCESS_SAMPLE_BYTES = 256 * 2**20
+# Each file is a few requests to storage: many small files (an optimize of many
+# small appends) take a cluster's Spark job less time than a driver's reads.
+IN_PROCESS_SAMPLE_FILES = 256
 
 
 def samples_in_process(files: Sequence[DataFile]) -> bool:
-    """Whether the sample of ``files`` is drawn here: the log counts their rows, and they
-    hold at most IN_PROCESS_SAMPLE_ROWS rows in at most IN_PROCESS_SAMPLE_BYTES."""
+    """Whether the sample of ``files`` is drawn here: the log counts their rows (none
+    negative: a log whose vectors delete more rows than a file holds is left to Spark's
+    read, and to the check of the rows written), and they are at most
+    IN_PROCESS_SAMPLE_FILES files of at most IN_PROCESS_SAMPLE_ROWS rows in at most
+    IN_PROCESS_SAMPLE_BYTES."""
     counts = [f.num_records for f in files]
-    if not files or any(c is None for c in counts):
+    if not files or len(files) > IN_PROCESS_SAMPLE_FILES:
+        return False
+    if any(c is None or c < 0 for c in counts):
         return False
     rows = sum(c for c in counts if c is not None)
     return rows <= IN_PROCESS_SAMPLE_ROWS and sum(f.size for f in files) <= IN_PROCESS_SAMPLE_BYTES
