@@ -15,7 +15,7 @@ from pyspark.sql import functions as F
 import zorder
 import zorder.api.cluster as cluster_module
 import zorder.arrow.sample as sample_module
-from tests.spark.helpers import all_types_frame, row_multiset
+from tests.spark.helpers import all_types_frame, kernel_rows, row_multiset
 from tests.spark.test_partitioned_optimize import DAYS, appended_by_delta_rs, contents
 from zorder.arrow.sample import sample_files
 from zorder.spark.keys import comparable, resolve_clustering_columns
@@ -100,7 +100,11 @@ def samples_given(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
 
 @pytest.mark.parametrize("where", [None, "day >= '2026-11-03'"])
 def test_a_small_optimize_is_sampled_in_process_and_a_large_one_by_spark(
-    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str | None
+    spark: SparkSession,
+    kernel: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    where: str | None,
 ) -> None:
     given = samples_given(monkeypatch)
     layouts: dict[str, Counter[str]] = {}
@@ -111,7 +115,8 @@ def test_a_small_optimize_is_sampled_in_process_and_a_large_one_by_spark(
         if arm == "spark":
             monkeypatch.setattr(sample_module, "IN_PROCESS_SAMPLE_ROWS", 0)
         metrics = zorder.optimize(spark, path, by=["a", "b"], where=where, num_files=8)
-        assert contents(path) == before  # no row lost or doubled
+        assert contents(path) == before  # no row lost or doubled (delta-rs reads it)
+        assert kernel_rows(kernel, path, ["a", "b", "day"]) == before  # nor DuckDB's kernel
         chosen = DAYS if where is None else DAYS[2:]
         assert metrics.rows == sum(n for row, n in before.items() if row[2] in chosen)
         added = DeltaTable(path).get_add_actions(flatten=True)
