@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from zorder.api.scanning import check_limit, check_where
 from zorder.api.table import Table
+from zorder.errors import InvalidArgumentTypeError
 from zorder.table import AsOf
 
 __all__ = ["to_arrow"]
@@ -33,13 +34,21 @@ def to_arrow(
     timestamp: AsOf | None = None,
     time_zone: str | None = None,
     storage_options: Mapping[str, str] | None = None,
+    ansi: bool = True,
 ) -> pa.Table:
     """The table's rows matching ``where`` (Spark SQL text), read in-process.
 
     The rows are exactly those ``zorder.read(spark, path, where)`` returns
-    in an ANSI session (Spark 4.1's default) whose ``spark.sql.session.timeZone``
-    is ``time_zone`` (default: the active session's, else UTC), in which
-    timestamps written without a zone are read. Besides columns against
+    in a session with ANSI mode on (``spark.sql.ansi.enabled``, the default
+    from Spark 4.0) whose ``spark.sql.session.timeZone`` is ``time_zone``
+    (default: the active session's, else UTC), in which timestamps written
+    without a zone are read. ``ansi=False`` answers as a session with ANSI
+    mode off (Spark 3.5's default) instead: a filter whose meaning differs
+    between the two modes (a string compared with a number other than a plain
+    integer, an IN list of strings and numbers, arithmetic that may overflow,
+    a CAST that may fail, ...) then raises
+    :class:`~zorder.errors.UnsupportedFilterError` naming the part, before
+    any file is read. Besides columns against
     literals, the filter may compare columns with columns and hold arithmetic,
     casts, CASE/IF/COALESCE/NULLIF, string and date functions and
     LIKE/ILIKE/RLIKE (the list: :mod:`zorder.skipping.translate`). Where a
@@ -53,10 +62,12 @@ def to_arrow(
     columns (default: all, in the table's order); ``limit`` stops after
     that many rows (in file order); ``version`` and ``timestamp`` read an
     older version (see :func:`zorder.scan`). The same as
-    ``Table(path, storage_options=..., time_zone=...).scan(where, columns=...,
-    version=..., timestamp=...).to_arrow(limit)``.
+    ``Table(path, storage_options=..., time_zone=..., ansi=...).scan(where,
+    columns=..., version=..., timestamp=...).to_arrow(limit)``.
     """
     check_where(where)  # before the log is read
     check_limit(limit)
-    handle = Table(path, storage_options=storage_options, time_zone=time_zone)
+    if not isinstance(ansi, bool):
+        raise InvalidArgumentTypeError(f"ansi must be True or False, got {ansi!r}")
+    handle = Table(path, storage_options=storage_options, time_zone=time_zone, ansi=ansi)
     return handle.scan(where, columns=columns, version=version, timestamp=timestamp).to_arrow(limit)

@@ -26,6 +26,7 @@ from zorder.arrow import read_rows
 from zorder.columns import match_column, resolve_column, sql_identifier
 from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError
 from zorder.skipping import Bound, Mask, ParsedFilter, bind, might_match_mask, parse_filter
+from zorder.skipping.ansi import ANSI_SETTING, ansi_enabled
 from zorder.skipping.clock import parse_with_clock
 from zorder.skipping.constants import FoldContext
 from zorder.skipping.explain import planned_sql
@@ -39,6 +40,7 @@ __all__ = [
     "Where",
     "plan_scan",
     "required_session",
+    "session_ansi",
     "session_time_zone",
     "table_storage",
 ]
@@ -105,6 +107,9 @@ class Scan:
     # none: TRUE), which every engine reads, and its tree bound for statistics.
     parsed: ParsedFilter
     bound: Bound
+    # Whose meaning the filter has: a session's with ANSI mode on (True), or off, where
+    # skipping reads what the modes disagree on as unknown and to_arrow refuses it.
+    ansi: bool = True
 
     def explain(self) -> ScanReport:
         """Files, rows and bytes this scan reads, against the table's totals."""
@@ -124,6 +129,8 @@ class Scan:
         """
         check_where(self.where)
         check_limit(limit)
+        if not self.ansi:  # the evaluators answer with ANSI's rules: only where both agree
+            self.parsed.check_ansi_off(self.snapshot.schema.column_types)
         # The filter as planned, parsed once: its clock already pinned to the plan's instant.
         return read_rows(
             self.snapshot,
@@ -142,10 +149,15 @@ class Scan:
         the same version (``source``), so the files kept and the rows filtered
         read zone-less timestamps alike and the answer is Spark's own.
         """
-        zone = session_time_zone(spark)
-        if zone != self.time_zone:
+        zone, ansi = session_time_zone(spark), session_ansi(spark)
+        if zone != self.time_zone or ansi != self.ansi:
             again = plan_scan(
-                self.source, self.where, spark=spark, time_zone=zone, columns=self.columns
+                self.source,
+                self.where,
+                spark=spark,
+                time_zone=zone,
+                columns=self.columns,
+                ansi=ansi,
             )
             return again.to_spark(spark)
         from pyspark.sql import functions as F
@@ -171,17 +183,21 @@ def plan_scan(
     spark: SparkSession | None = None,
     time_zone: str | None = None,
     columns: Sequence[str] | None = None,
+    ansi: bool | None = None,
 ) -> Scan:
     """The files of ``snapshot`` that may hold rows matching ``where``.
 
-    Zone-less timestamps are read in ``time_zone``, else in the session's.
+    Zone-less timestamps are read in ``time_zone``, else in the session's; the
+    filter means what it means to a session with ANSI mode ``ansi``, else the
+    session's (see :func:`session_ansi`).
     """
     zone = time_zone if time_zone is not None else session_time_zone(spark)
+    ansi = ansi if ansi is not None else session_ansi(spark)
     source, snapshot = snapshot, snapshot.in_time_zone(zone)
     types = snapshot.schema.column_types
     picked = None if columns is None else tuple(_resolved_columns(columns, types))
     text, parsed = _predicate(where, snapshot, spark, zone)
-    bound = bind(parsed.predicate(), types, time_zone=zone)
+    bound = bind(parsed.predicate(ansi_off=None if ansi else types), types, time_zone=zone)
     mask = might_match_mask(
         bound, snapshot.actions, types, nan_free_bounds=lambda: snapshot.nan_free_bounds
     )
@@ -203,7 +219,7 @@ def plan_scan(
     )
     row_filter = text if isinstance(where, str) else where
     return Scan(
-        snapshot, source, where, picked, zone, mask, kept, report, row_filter, parsed, bound
+        snapshot, source, where, picked, zone, mask, kept, report, row_filter, parsed, bound, ansi
     )
 
 
@@ -322,3 +338,17 @@ def session_time_zone(spark: SparkSession | None) -> str:
     if session is None:
         return "UTC"
     return str(session.conf.get("spark.sql.session.timeZone", "UTC") or "UTC")
+
+
+def session_ansi(spark: SparkSession | None) -> bool:
+    """Whether filters mean what they mean with ANSI mode on: the session's
+    ``spark.sql.ansi.enabled`` (off by default before Spark 4.0, on since); on, Spark
+    4.x's default, when no session is active.
+
+    Without pyspark imported no session can be active: a lookup does not load it to ask.
+    """
+    session = _session(spark)
+    if session is None:
+        return True
+    setting = session.conf.get(ANSI_SETTING)
+    return ansi_enabled(None if setting is None else str(setting), str(session.version))

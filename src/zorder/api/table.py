@@ -13,7 +13,10 @@ Zones: a handle plans in its zone (``time_zone``, else the session's, else
 UTC). Spark filters rows in its session's zone, so a plan read by Spark
 (:meth:`Table.read`, :meth:`Scan.to_spark`) in a session whose zone differs
 is planned again in that zone, from the same version: the files kept and the
-rows filtered then mean the same instants, and the answer is Spark's.
+rows filtered then mean the same instants, and the answer is Spark's. ANSI
+mode likewise: a handle plans with the meaning of ANSI mode on or off
+(``ansi``, else the session's, else on), and a plan read by a session of the
+other mode is planned again in its mode.
 """
 
 from __future__ import annotations
@@ -30,11 +33,12 @@ from zorder.api.scanning import (
     Where,
     plan_scan,
     required_session,
+    session_ansi,
     session_time_zone,
     table_storage,
 )
 from zorder.api.vacuum import VacuumResult, check_retain_hours, vacuum_snapshot
-from zorder.errors import InvalidArgumentError
+from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError
 from zorder.table import (
     AsOf,
     Commit,
@@ -57,8 +61,10 @@ __all__ = ["Commit", "Snapshot", "Table"]
 class Table:
     """The Delta table at ``uri``: ``storage_options`` (else the session's settings, else the
     environment) reach it; ``spark`` (else the active session, if any) resolves Column
-    filters, gives the zone zone-less timestamps are read in (``time_zone`` overrides it),
-    and runs :meth:`optimize` and :meth:`read`."""
+    filters, gives the zone zone-less timestamps are read in (``time_zone`` overrides it)
+    and whether filters have the meaning of ANSI mode on or off (``ansi`` overrides it;
+    without a session, on: Spark 4.x's default), and runs :meth:`optimize` and
+    :meth:`read`."""
 
     def __init__(
         self,
@@ -67,6 +73,7 @@ class Table:
         storage_options: Mapping[str, str] | None = None,
         spark: SparkSession | None = None,
         time_zone: str | None = None,
+        ansi: bool | None = None,
     ) -> None:
         if not isinstance(uri, str | os.PathLike) or not os.fspath(uri):
             raise InvalidArgumentError(
@@ -75,6 +82,9 @@ class Table:
         self.spark = spark
         self.storage = table_storage(uri, storage_options, spark)
         self.time_zone = time_zone if time_zone is not None else session_time_zone(spark)
+        if ansi is not None and not isinstance(ansi, bool):
+            raise InvalidArgumentTypeError(f"ansi must be True, False or None, got {ansi!r}")
+        self.ansi = ansi if ansi is not None else session_ansi(spark)
 
     @property
     def uri(self) -> str:
@@ -298,6 +308,7 @@ class Snapshot:
             spark=self.table.spark,
             time_zone=self.table.time_zone,
             columns=columns,
+            ansi=self.table.ansi,
         )
 
     def describe(self, *, columns: Sequence[str] | None = None) -> TableDescription:

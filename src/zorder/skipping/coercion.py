@@ -47,6 +47,7 @@ __all__ = [
     "cast_literal",
     "comparison_type",
     "convert",
+    "date_text",
     "decimal_shape",
     "fit_decimal",
     "literal_type",
@@ -384,6 +385,15 @@ def _date_text(text: str) -> dt.date:
         return dt.date.fromisoformat(match[1])
     except ValueError:
         raise InexactError(f"the string {text!r} is not a date") from None
+
+
+def date_text(text: str) -> dt.date | None:
+    """The date Spark reads ``text`` as alike with ANSI on and off; None where the modes
+    may part (ANSI raises where ANSI off answers NULL) or the form is not one read here."""
+    try:
+        return _date_text(text)
+    except InexactError:
+        return None
 
 
 _CANONICAL = {

@@ -8,7 +8,7 @@ import datetime as dt
 import decimal
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +17,7 @@ from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ParseError
 
 from zorder.errors import FilterParseError, InvalidArgumentError, InvalidArgumentTypeError
+from zorder.skipping.ansi import check_same_in_ansi_modes, mode_dependent_atoms
 from zorder.skipping.coercion import number_literal
 from zorder.skipping.constants import FoldContext, NotConstantError, constant, spark_type_name
 from zorder.skipping.guard import check_filter
@@ -68,15 +69,26 @@ class ParsedFilter:
     tree: exp.Expression
     context: FoldContext | None = None
 
-    def predicate(self) -> Predicate:
+    def predicate(self, *, ansi_off: Mapping[str, str] | None = None) -> Predicate:
         """The unbound predicate tree, folded: what file skipping evaluates.
 
         Anything that parses but that statistics cannot decide becomes
         :class:`Unknown` (never an error, never a wrong skip). Constant
         subexpressions are computed as Spark computes them
-        (:mod:`zorder.skipping.constants`).
+        (:mod:`zorder.skipping.constants`), with ANSI mode on. ``ansi_off``, the
+        table's column types, reads the filter as a session with ANSI mode off
+        does: each part whose meaning may differ between the modes
+        (:mod:`zorder.skipping.ansi`) becomes :class:`Unknown`.
         """
-        return _Converter(fold=True, context=self.context).convert(self.tree)
+        differs = None if ansi_off is None else mode_dependent_atoms(ansi_off, self.context)
+        return _Converter(fold=True, context=self.context, differs=differs).convert(self.tree)
+
+    def check_ansi_off(self, columns: Mapping[str, str]) -> None:
+        """UnsupportedFilterError naming the part of the filter whose meaning differs
+        between ANSI mode on and off, against a table of ``columns``: for an evaluator
+        asked to answer as a session with ANSI off, which it does with ANSI's rules
+        where the two agree."""
+        check_same_in_ansi_modes(self.tree, columns, self.context)
 
     def unfolded(self) -> Predicate:
         """:meth:`predicate` without folding: every leaf of the text stays in the tree.
@@ -276,15 +288,29 @@ def _cast_column(node: exp.Expression) -> tuple[str, str | None] | None:
 class _Converter:
     """sqlglot's tree to a predicate tree; ``fold`` simplifies ``x AND FALSE`` and the like."""
 
-    def __init__(self, *, fold: bool, context: FoldContext | None) -> None:
+    def __init__(
+        self,
+        *,
+        fold: bool,
+        context: FoldContext | None,
+        differs: Callable[[exp.Expression], str | None] | None = None,
+    ) -> None:
         self.fold = fold
         self.context = context
+        # Names the part of an atom whose meaning differs with ANSI off (then Unknown).
+        self.differs = differs
 
     def constant(self, node: exp.Expression) -> TypedLiteral | None:
         """The literal ``node`` stands for (None for NULL); NotConstantError otherwise."""
         return constant(node, self.context)
 
     def convert(self, node: exp.Expression) -> Predicate:
+        if self.differs is not None and not isinstance(
+            node, exp.Paren | exp.Not | exp.And | exp.Or
+        ):
+            part = self.differs(node)
+            if part is not None:
+                return Unknown(f"{part} means another thing with ANSI mode off")
         converted = self._convert_node(node)
         if isinstance(converted, Unknown) and not isinstance(
             node, exp.Paren | exp.Not | exp.And | exp.Or
@@ -350,7 +376,12 @@ class _Converter:
         if isinstance(node, exp.Paren):
             return self.convert(node.this)
         if isinstance(node, exp.And):
-            recognised, remaining = monotone_conjuncts(_chain(node), self.constant)
+            # A chain read as one (month(c) under year(c) = Y) only where all of it means
+            # the same in both ANSI modes; else term by term.
+            whole = self.differs is None or self.differs(node) is None
+            recognised, remaining = (
+                monotone_conjuncts(_chain(node), self.constant) if whole else ([], [])
+            )
             if recognised:  # month(c) / quarter(c) read under the chain's year(c) = Y
                 level = [*recognised, *(self.convert(term) for term in remaining)]
                 while len(level) > 1:  # balanced, as the chain was
