@@ -57,6 +57,7 @@ from zorder.demo import (
     write_as_written,
 )
 from zorder.errors import BenchmarkError
+from zorder.spark.compat import collect_arrow
 from zorder.spark.progress import is_connect
 
 __all__ = [
@@ -230,7 +231,7 @@ def _run_delta_rs(source: str, dest: str, files: int) -> dict[str, Any]:
 
 
 def _sampled_values(df: DataFrame, count: int, seed: int) -> dict[str, list[object]]:
-    rows = df.orderBy(F.rand(seed)).limit(count).toArrow()
+    rows = collect_arrow(df.orderBy(F.rand(seed)).limit(count))
     return {c: rows.column(c).to_pylist() for c in NETWORK_COLUMNS}
 
 

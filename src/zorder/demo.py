@@ -32,6 +32,7 @@ from zorder.api.scanning import ScanReport
 from zorder.columns import sql_identifier
 from zorder.curves.kinds import Curve
 from zorder.skipping.sql import sql_literal
+from zorder.spark.compat import arrow_frame
 from zorder.spark.writes import delta_schema
 from zorder.table import (
     CommitRequest,
@@ -338,7 +339,7 @@ def run_demo(
     output = Path(output)
     progress(f"generating {rows:,} random connections")
     data = network_connections(rows)
-    df = spark.createDataFrame(data).cache()
+    df = arrow_frame(spark, data).cache()
     df.count()
     picks = np.random.default_rng(7).integers(0, rows, filters)
     values = {c: [data.column(c)[int(i)].as_py() for i in picks] for c in NETWORK_COLUMNS}

@@ -26,6 +26,7 @@ __all__ = [
     "SchemaMismatchError",
     "SourceNotFoundError",
     "SparkStartError",
+    "SparkVersionError",
     "TableExistsError",
     "UnsafeCommitWarning",
     "UnsupportedColumnTypeError",
@@ -141,6 +142,11 @@ class SparkStartError(ZorderError, RuntimeError):
     """A Spark session zorder was asked to start did not start: a master it cannot use, no
     Java, a Connect server out of reach; the message says which, and where the JVM's output
     went."""
+
+
+class SparkVersionError(ZorderError, NotImplementedError):
+    """The Spark in use lacks what a call needs (an Arrow UDF before pyspark 4.1, say); the
+    message names the call and the version that has it."""
 
 
 class ConcurrentCommitError(ZorderError, RuntimeError):

@@ -357,10 +357,11 @@ def query(
         out.result(planned.report, render.scan)
         return
     if spark is not None:
+        from zorder.spark.compat import collect_arrow
         from zorder.spark.failures import filter_failures
 
         with out.working(f"Reading {path}...", spark), filter_failures(where or "TRUE"):
-            rows = planned.to_spark(spark).limit(limit).toArrow()
+            rows = collect_arrow(planned.to_spark(spark).limit(limit))
     else:
         rows = planned.to_arrow(limit)
     report = planned.report

@@ -20,7 +20,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.pandas.functions import ArrowUDFType, arrow_udf
 from pyspark.sql.types import (
     BinaryType,
     DataType,
@@ -50,6 +49,7 @@ from zorder.errors import (
     InvalidArgumentError,
     UnsupportedColumnTypeError,
 )
+from zorder.spark.compat import arrow_udf, collect_arrow
 
 __all__ = [
     "DEFAULT_SAMPLE_SEED",
@@ -200,9 +200,9 @@ def sample_columns(
     if rows is None:
         rows = columns_only.count()
     if rows <= sample_size:
-        return columns_only.toArrow()
+        return collect_arrow(columns_only)
     fraction = min(1.0, _OVERSAMPLE * sample_size / rows)
-    sample = columns_only.sample(fraction=fraction, seed=seed).toArrow()
+    sample = collect_arrow(columns_only.sample(fraction=fraction, seed=seed))
     if sample.num_rows > sample_size:
         keep = np.random.default_rng(seed).choice(sample.num_rows, sample_size, replace=False)
         sample = sample.take(pa.array(np.sort(keep)))
@@ -225,11 +225,8 @@ def sample_size_for(num_files: int) -> int:
 
 
 def arrow_udf_of(function: Callable[..., pa.Array], return_type: DataType) -> Callable[..., Column]:
-    with warnings.catch_warnings():
-        # Spark prefers type hints; the variadic key functions cannot state their arity.
-        warnings.simplefilter("ignore", UserWarning)
-        udf: Callable[..., Column] = arrow_udf(function, return_type, ArrowUDFType.SCALAR)
-    return udf
+    """A scalar Arrow UDF of a key function (pyspark 4.1 and newer)."""
+    return arrow_udf(function, return_type, what="keys computed in Python (Arrow UDFs)")
 
 
 def plan_key(columns: Sequence[ClusteringColumn], plan: FilePlan) -> Column:

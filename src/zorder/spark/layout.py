@@ -38,6 +38,7 @@ from zorder.curves.kinds import (
 from zorder.curves.plan import FilePlan, fit_file_plan
 from zorder.errors import InvalidArgumentError
 from zorder.spark.committer import run_tasks
+from zorder.spark.compat import repartition_by_id
 from zorder.spark.file_keys import packed_key
 from zorder.spark.keys import (
     DEFAULT_SAMPLE_SEED,
@@ -214,13 +215,13 @@ def in_files(
     tasks = run_tasks(keyed.sparkSession, count)
     if tasks is None:
         leading = [F.col(sql_identifier(c)) for c in partition_by]
-        laid_out = keyed.repartitionById(count, number).sortWithinPartitions(*leading, *order)
+        laid_out = repartition_by_id(keyed, count, number).sortWithinPartitions(*leading, *order)
         return LaidOut(laid_out.drop(*drop))
     # floor(file * tasks / count): a contiguous, balanced run of files a task
     task = (number.cast("long") * F.lit(tasks) / F.lit(count)).cast("int")
     file_column = f"__zorder_file_{uuid.uuid4().hex}"
     laid_out = (
-        keyed.repartitionById(tasks, task)
+        repartition_by_id(keyed, tasks, task)
         .sortWithinPartitions(*order)
         .withColumn(file_column, number)
         .drop(*drop)

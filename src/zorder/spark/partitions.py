@@ -34,6 +34,7 @@ from zorder.curves.cells import apportion
 from zorder.curves.encodings import canonical_type_name
 from zorder.curves.plan import FilePlan, cell_key_packing
 from zorder.errors import InvalidArgumentError, UnsupportedColumnTypeError
+from zorder.spark.compat import collect_arrow
 from zorder.spark.file_keys import packed_key
 from zorder.spark.keys import (
     DEFAULT_SAMPLE_SEED,
@@ -127,11 +128,10 @@ class Partition:
 def count_partitions(df: DataFrame, key: str, columns: Sequence[str]) -> tuple[Partition, ...]:
     """Every partition of ``df`` (key column ``key``) with its row count (one aggregate job)."""
     rows_name = f"__zorder_rows_{uuid.uuid4().hex}"  # ``count()`` would name it as a column may be
-    counted = (
-        df.groupBy(F.col(sql_identifier(key)), *[F.col(sql_identifier(c)) for c in columns])
-        .agg(F.count(F.lit(1)).alias(rows_name))
-        .toArrow()
-    )
+    counted = df.groupBy(
+        F.col(sql_identifier(key)), *[F.col(sql_identifier(c)) for c in columns]
+    ).agg(F.count(F.lit(1)).alias(rows_name))
+    counted = collect_arrow(counted)
     values = [counted.column(c).to_pylist() for c in columns]
     return tuple(
         Partition(name, tuple(v[i] for v in values), int(rows))
@@ -223,7 +223,7 @@ def cluster_partitions(
             p.key: min(1.0, _OVERSAMPLE * size / max(1, p.rows))
             for p, size in zip(partitions, sizes, strict=True)
         }
-        sample = sampled.sampleBy(key, fractions, seed).toArrow()
+        sample = collect_arrow(sampled.sampleBy(key, fractions, seed))
     known = pa.array([p.key for p in partitions]).cast(sample.schema.field(key).type)
     fitted, first_file = _fit_partitions(sample, known, plan, sizes, files, seed)
     total = first_file[-1]

@@ -38,6 +38,7 @@ from pyspark.sql.types import (
 from zorder.columns import sql_identifier
 from zorder.errors import BrokenTableError, UnsupportedTableError
 from zorder.skipping.sql import sql_literal
+from zorder.spark.compat import arrow_frame, metadata_column
 from zorder.spark.storage import spark_paths, unescaped
 from zorder.table.features import ALLOWED_TYPE_CHANGES, Protocol, unsupported_type_changes
 from zorder.table.snapshot import DataFile, TableSnapshot, by_partition
@@ -117,7 +118,7 @@ def empty_frame(spark: SparkSession, schema: StructType) -> DataFrame:
         table = to_arrow_schema(schema).empty_table()
     except TypeError:  # a type Arrow cannot hold (pyspark's error is a TypeError)
         return spark.createDataFrame([], schema)
-    return spark.createDataFrame(table, schema)
+    return arrow_frame(spark, table, schema)
 
 
 def schema_frame(snapshot: TableSnapshot, spark: SparkSession) -> DataFrame:
@@ -249,7 +250,7 @@ def _union_of_partitions(
             name, indices = tags
             columns.append(F.lit(indices[values]).cast("long").alias(name))
         frame = _parquet(snapshot, reader, members, paths)
-        size = frame.metadataColumn("_metadata").getField("file_size")
+        size = metadata_column(frame).getField("file_size")
         frame = frame.withColumn(guard, size >= 0)
         frames.append(_without_deleted_rows(snapshot, frame, members, paths).select(*columns))
     return functools.reduce(DataFrame.union, frames)
@@ -319,14 +320,14 @@ def _without_deleted_rows(
         }
     )
     spark = frame.sparkSession
-    metadata = frame.metadataColumn("_metadata")  # found even when a column is named so
+    metadata = metadata_column(frame)  # found even when a column is named so
     located = frame.select(
         "*",
         metadata.getField("file_path").alias(path_column),
         metadata.getField("row_index").alias(position_column),
     )
     kept = located.join(
-        F.broadcast(spark.createDataFrame(deleted)), [path_column, position_column], "left_anti"
+        F.broadcast(arrow_frame(spark, deleted)), [path_column, position_column], "left_anti"
     )
     return kept.drop(path_column, position_column)
 

@@ -28,6 +28,7 @@ from zorder.skipping.ansi import ANSI_SETTING, ansi_enabled
 from zorder.skipping.rows import exact_predicate, row_mask
 from zorder.skipping.sql import ParsedFilter, parse_filter
 from zorder.spark.committer import COMMIT_PROTOCOL, COMMIT_PROTOCOL_SETTING, FILE_COLUMN_OPTION
+from zorder.spark.compat import arrow_frame, collect_arrow
 from zorder.spark.failures import filter_failures
 from zorder.spark.guard import check_spark_parse
 from zorder.spark.layout import LaidOut
@@ -82,7 +83,7 @@ def estimated_bytes(df: DataFrame) -> int:
     if size is not None:
         return size
     rows = df.count()
-    sample = df.limit(1000).toArrow()
+    sample = collect_arrow(df.limit(1000))
     return int(rows * sample.nbytes / max(1, sample.num_rows))
 
 
@@ -234,7 +235,7 @@ def _chosen_by_spark(
     rows = [dict(zip(names, (i, *values), strict=True)) for i, values in enumerate(partitions)]
     table = pa.Table.from_pylist(rows, schema=to_arrow_schema(schema))
     with filter_failures(where):
-        kept = spark.createDataFrame(table, schema).where(where).select(index).toArrow()
+        kept = collect_arrow(arrow_frame(spark, table, schema).where(where).select(index))
     return {partitions[i] for i in kept.column(0).to_pylist()}
 
 
