@@ -61,6 +61,10 @@ SAME = [
     "i = NULL",
     "isnan(x)",
     "x + f > 1e0",
+    "f = 16777216",
+    "f IN (1, 2.5, 3e0)",
+    "b = 1.5F",
+    "f = n",
     "i BETWEEN 1 AND 10",
     "i IS DISTINCT FROM 3",
     "TRUE",
@@ -91,6 +95,10 @@ DIFFERENT = {
     "i = 1 + '1'": "1 + '1'",
     "x + 1.5 > 0": "x + 1.5",
     "i > 0 AND s = 5": "s = 5",
+    "i = 16777216F": "i = CAST(16777216 AS FLOAT)",  # ANSI off compares them as floats
+    "f = 16777217": "f = 16777217",
+    "f = i": "f = i",
+    "l IN (1, 2.5F)": "l IN (1, CAST(2.5 AS FLOAT))",
 }
 
 

@@ -24,6 +24,7 @@ cannot raise; AND, OR and NOT of those.
 from __future__ import annotations
 
 import re
+import struct
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -210,6 +211,10 @@ class _Classifier:
             return
         if any(_family(value.type or "") != _family(target.type) for value in typed):
             raise _DiffersError(node)
+        # A list is widened to one type over all its items and the column.
+        every = [target, *typed]
+        if not all(_float_exact(a, b) for a in every for b in every):
+            raise _DiffersError(node)
 
     def matching(self, node: exp.Expression) -> None:
         """LIKE, ILIKE, RLIKE, startswith: a string against a string pattern."""
@@ -292,7 +297,7 @@ def _compatible(operand: _Typed, other: _Typed) -> bool:
     assert operand.type is not None
     assert other.type is not None
     if _family(operand.type) == _family(other.type):
-        return True
+        return _float_exact(operand, other)
     if operand.type != "string" or not operand.constant:
         return other.type == "string" and other.constant  # judged from the other side
     text = operand.value
@@ -302,6 +307,23 @@ def _compatible(operand: _Typed, other: _Typed) -> bool:
     if other.type == "date":
         return date_text(text) is not None
     return False
+
+
+def _float_exact(operand: _Typed, other: _Typed) -> bool:
+    """A FLOAT meets an int or a bigint as a FLOAT with ANSI off, as a DOUBLE with it on:
+    the same only where the integer is a constant a float holds exactly (a tinyint's or a
+    smallint's values always are)."""
+    for floating, integral in ((operand, other), (other, operand)):
+        if floating.type == "float" and integral.type in ("int", "bigint"):
+            return integral.constant and _in_float(integral.value)
+    return True
+
+
+def _in_float(value: int) -> bool:
+    try:
+        return bool(struct.unpack("f", struct.pack("f", value))[0] == value)
+    except (OverflowError, struct.error):
+        return False
 
 
 def _same_text(value: _Typed, column_type: str) -> bool:
