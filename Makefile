@@ -2,6 +2,8 @@
 #   make demo   set up .venv and run the main job on built-in data
 #   make test   set up .venv with dev extras; ruff, mypy --strict, the whole pytest suite
 #   make check  the edit loop: ruff, mypy and the tests that need no JVM
+#   make compat PYSPARK=3.5.9   the compact Spark-facing suite against one pyspark, in a venv of
+#               its own (.ci/run: the oldest and the newest supported, $(PYSPARK_OLDEST) and $(PYSPARK_NEWEST))
 
 VENV := .venv
 BIN := $(VENV)/bin
@@ -10,7 +12,14 @@ PYTHON ?= $(shell for p in python3 python3.13 python3.12 python3.11 python; do \
 	command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
 	&& { echo $$p; break; }; done)
 
-.PHONY: demo test check lint typecheck unit bench clean java jar
+# The Spark lines zorder supports run from pyspark 3.5 to the newest 4.x (pyproject.toml);
+# the full suite runs on DEV_PYSPARK, the compact one (pytest -m compat) on the oldest and newest.
+DEV_PYSPARK := 4.1.*
+PYSPARK_OLDEST := 3.5.9
+PYSPARK_NEWEST := 4.3.0
+COMPAT_VENV = .venv-pyspark-$(PYSPARK)
+
+.PHONY: demo test check lint typecheck unit bench clean java jar compat compat-matrix
 
 java:
 	@sh scripts/check-java.sh
@@ -24,8 +33,8 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .
 	@touch $@
 
-$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+$(VENV)/.installed-dev: pyproject.toml Makefile | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]' 'pyspark==$(DEV_PYSPARK)'
 	@touch $(VENV)/.installed $@
 
 demo: java $(VENV)/.installed
@@ -64,5 +73,20 @@ bench: java $(VENV)/.installed-dev
 	$(BIN)/python -m benchmarks.tpch_filters --write-markdown
 	$(BIN)/python -m benchmarks.advise --write-markdown
 
+# A venv with exactly pyspark $(PYSPARK) beside zorder and its dev extras; pip refuses rather
+# than replace it, and the check below says so if anything did.
+compat: java
+	@test -n "$(PYSPARK)" || { echo "make compat needs PYSPARK=version, e.g. PYSPARK=$(PYSPARK_OLDEST)" >&2; exit 2; }
+	@test -n "$(PYTHON)" || { echo "zorder needs Python 3.11+; none found on PATH (set PYTHON=...)." >&2; exit 1; }
+	test -x $(COMPAT_VENV)/bin/python || $(PYTHON) -m venv $(COMPAT_VENV)
+	$(COMPAT_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(COMPAT_VENV)/bin/python -m pip install --quiet -e '.[dev]' 'pyspark==$(PYSPARK)'
+	$(COMPAT_VENV)/bin/python -c "import pyspark, sys; sys.exit(pyspark.__version__ != '$(PYSPARK)' and 'pyspark ' + pyspark.__version__ + ' installed, not $(PYSPARK)')"
+	$(COMPAT_VENV)/bin/pytest -m compat -p no:cacheprovider
+
+compat-matrix:
+	$(MAKE) compat PYSPARK=$(PYSPARK_OLDEST)
+	$(MAKE) compat PYSPARK=$(PYSPARK_NEWEST)
+
 clean:
-	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .venv-pyspark-* build dist src/*.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis

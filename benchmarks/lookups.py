@@ -39,6 +39,7 @@ import zorder
 from benchmarks.report import command_line, machine_facts, replace_section, write_json
 from zorder.demo import network_frame
 from zorder.spark import local_session
+from zorder.spark.compat import collect_arrow
 
 COLUMNS = ("src_ip", "dst_ip", "src_port", "dst_port")
 ENGINES = ("to_arrow", "duckdb", "polars", "read")
@@ -73,7 +74,7 @@ def lookups(path: str, wheres: list[str], repeat: int, spark: Any) -> list[dict[
             con.sql(f"SELECT * FROM delta_scan('{path}') WHERE {w}").to_arrow_table().num_rows
         ),
         "polars": lambda w: pl.scan_delta(path).filter(pl.sql_expr(w)).collect().height,
-        "read": lambda w: zorder.read(spark, path, w).toArrow().num_rows,
+        "read": lambda w: collect_arrow(zorder.read(spark, path, w)).num_rows,
     }
     for runner in runners.values():  # first calls pay for imports and class loading
         runner(wheres[0])

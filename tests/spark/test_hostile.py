@@ -20,6 +20,7 @@ from pyspark.sql import functions as F
 
 import zorder
 from tests.spark.helpers import assert_stats_bound_files, delta_rows, logged_stats, row_multiset
+from zorder.spark.compat import collect_arrow
 
 pytestmark = pytest.mark.spark
 
@@ -28,7 +29,7 @@ UTC = dt.UTC
 
 def spark_rows(df: DataFrame) -> Counter[tuple[Any, ...]]:
     # Through Arrow: PySpark's collect() cannot turn year-1 timestamps into datetimes.
-    table = df.toArrow()
+    table = collect_arrow(df)
     return row_multiset(zip(*(c.to_pylist() for c in table.columns), strict=True))
 
 

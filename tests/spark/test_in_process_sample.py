@@ -18,6 +18,7 @@ import zorder.arrow.sample as sample_module
 from tests.spark.helpers import all_types_frame, kernel_rows, row_multiset
 from tests.spark.test_partitioned_optimize import DAYS, appended_by_delta_rs, contents
 from zorder.arrow.sample import sample_files
+from zorder.spark.compat import collect_arrow
 from zorder.spark.keys import comparable, resolve_clustering_columns
 from zorder.table import Storage, load_snapshot
 
@@ -56,7 +57,7 @@ def assert_sampled_as_spark_reads(spark: SparkSession, path: str, names: list[st
     sample would hold: the same Arrow types, the same values, cut alike."""
     read = zorder.read(spark, path)
     columns = resolve_clustering_columns(read, names)
-    expected = read.select(*[comparable(c) for c in columns]).toArrow()
+    expected = collect_arrow(read.select(*[comparable(c) for c in columns]))
     snapshot = load_snapshot(Storage.of(path))
     (drawn,) = sample_files(snapshot, [snapshot.files], names, [10**9], seed=0)
     assert drawn.schema == expected.schema
@@ -134,7 +135,7 @@ def test_unpartitioned_optimize_is_sampled_in_process(
 ) -> None:
     given = samples_given(monkeypatch)
     path = str(tmp_path / "t")
-    rows = spark.range(3000).select((F.col("id") * 7919 % 1000).alias("a"), "id").toArrow()
+    rows = collect_arrow(spark.range(3000).select((F.col("id") * 7919 % 1000).alias("a"), "id"))
     for start in range(0, 3000, 1000):
         write_deltalake(path, rows.slice(start, 1000), mode="append")
     metrics = zorder.optimize(spark, path, by=["a", "id"], num_files=6)

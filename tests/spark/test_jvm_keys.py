@@ -31,6 +31,7 @@ from zorder.curves.cells import FileCells
 from zorder.curves.cuts import CutTree
 from zorder.curves.plan import FilePlan, cell_key_packing, fit_file_plan
 from zorder.demo import network_frame
+from zorder.spark.compat import collect_arrow
 from zorder.spark.file_keys import key_engine, packed_key
 from zorder.spark.keys import (
     bits_per_column,
@@ -74,7 +75,7 @@ def frame(spark: SparkSession) -> DataFrame:
 def values(frame: DataFrame) -> dict[str, pa.Array]:
     """Each column as the Arrow UDF sees it (cut by ``comparable``), in ``id`` order."""
     columns = resolve_clustering_columns(frame, COLUMNS)
-    table = frame.select("id", *[comparable(c) for c in columns]).toArrow()
+    table = collect_arrow(frame.select("id", *[comparable(c) for c in columns]))
     table = table.take(pc.sort_indices(table.column("id")))
     return {c.name: table.column(c.name).combine_chunks() for c in columns}
 
@@ -107,7 +108,7 @@ def _trees(draw: st.DrawFn, arrays: list[pa.Array]) -> CutTree:
 
 
 def _jvm_keys(frame: DataFrame, key: Any) -> np.ndarray:
-    out = frame.select("id", key.alias("key")).toArrow()
+    out = collect_arrow(frame.select("id", key.alias("key")))
     order = np.argsort(out.column("id").to_numpy())
     return out.column("key").to_numpy()[order]
 
@@ -250,7 +251,7 @@ def test_thousands_of_cells_are_walked_by_search(spark: SparkSession) -> None:
         *[(F.rand(i) * 1e6).cast("int").alias(n) for i, n in enumerate(names)],
     )
     columns = resolve_clustering_columns(frame, names)
-    table = frame.toArrow()
+    table = collect_arrow(frame)
     table = table.take(pc.sort_indices(table.column("id")))
     arrays = [table.column(n).combine_chunks() for n in names]
     plan = fit_file_plan(arrays, curve="zorder", bits=bits_per_column(4), count=20_000)

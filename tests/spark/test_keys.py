@@ -10,6 +10,7 @@ from zorder.curves import encoding_for, hilbert_index, interleave_bits
 from zorder.curves.cells import FileCells, reference_cell, reference_range
 from zorder.curves.plan import cell_key_packing, fit_file_plan
 from zorder.curves.ranks import reference_bucket, reference_direct_word
+from zorder.spark.compat import collect_arrow
 from zorder.spark.keys import (
     bits_per_column,
     direct_file_key,
@@ -62,7 +63,7 @@ def test_cell_key_packs_the_reference_file_above_the_reference_key(
     bounds = {n: buckets[n].boundaries.to_pylist() for n in names}
     encodings = {c.name: encoding_for(c.type_name) for c in columns}
     seen_files = set()
-    for row in frame.select(*names, key.alias("k")).toArrow().to_pylist():
+    for row in collect_arrow(frame.select(*names, key.alias("k"))).to_pylist():
         ids = [
             int(buckets[n].ids[reference_bucket(row[n], bounds[n], encodings[n])]) for n in names
         ]
@@ -100,7 +101,7 @@ def test_direct_file_key_equals_reference(frame: DataFrame, names: list[str], cu
     width = 8 * len(names)
     bounds = [b.ljust(width, b"\0") for b in ranges.bounds.tolist()]  # NumPy drops trailing 0s
     seen_files = set()
-    for row in keyed.toArrow().to_pylist():
+    for row in collect_arrow(keyed).to_pylist():
         words = [reference_direct_word(row[n], encodings[n]) for n in names]
         expected = combine(words, 64).to_bytes(width, "big")
         assert row["k"]["key"] == expected, row

@@ -24,6 +24,7 @@ from pyspark.sql import functions as F
 
 import zorder
 from tests.spark.helpers import row_multiset
+from zorder.spark.compat import collect_arrow
 
 pytestmark = pytest.mark.spark
 
@@ -63,7 +64,7 @@ def test_odd_partition_values_read_exactly(spark: SparkSession, tmp_path: Path) 
     values = [*ODD, None, ""]
     data = pa.table({"n": list(range(len(values) * 3)), "p": [v for v in values for _ in range(3)]})
     write_deltalake(path, data, partition_by=["p"])
-    got = zorder.read(spark, path).toArrow()
+    got = collect_arrow(zorder.read(spark, path))
     # Delta reads an empty partition value as NULL, as deltalake does.
     assert rows_of(got, ["n", "p"]) == rows_of(DeltaTable(path).to_pyarrow_table(), ["n", "p"])
     assert sum(v is None for v in got.column("p").to_pylist()) == 6
@@ -121,7 +122,7 @@ def test_typed_partition_values_read_as_the_table_types(
     }
     expected = DeltaTable(path).to_pyarrow_table()
     columns = ["n", *partitions]
-    assert rows_of(frame.toArrow(), columns) == rows_of(expected, columns)
+    assert rows_of(collect_arrow(frame), columns) == rows_of(expected, columns)
     cases = {
         "d = DATE'2026-11-01'": 1,
         "t > TIMESTAMP'2000-01-01 00:00:00+00:00'": 1,
@@ -240,6 +241,6 @@ def test_fuzzed_filters_equal_a_deltalake_full_scan(
 ) -> None:
     columns = ["n", "x", "s", "region", "day"]
     everything = DeltaTable(fuzz_table).to_pyarrow_table().select(columns)
-    expected = spark.createDataFrame(everything).where(where).toArrow()  # Arrow: NaN stays NaN
-    got = zorder.read(spark, fuzz_table, where).select(*columns).toArrow()
+    expected = collect_arrow(spark.createDataFrame(everything).where(where))  # Arrow: NaN stays NaN
+    got = collect_arrow(zorder.read(spark, fuzz_table, where).select(*columns))
     assert rows_of(got, columns) == rows_of(expected, columns), where

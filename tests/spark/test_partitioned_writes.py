@@ -16,6 +16,7 @@ from pyspark.sql import functions as F
 
 import zorder
 from tests.spark.helpers import row_multiset
+from zorder.spark.compat import collect_arrow
 
 pytestmark = pytest.mark.spark
 
@@ -39,8 +40,8 @@ def test_odd_partition_values_round_trip(spark: SparkSession, tmp_path: Path) ->
     path = str(tmp_path / "t")
     df = odd_frame(spark)
     metrics = zorder.write(df, path, by=["a", "b"], partition_by=["region"], num_files=30)
-    expected = rows_of(df.toArrow(), ["a", "b", "region"])
-    assert rows_of(zorder.read(spark, path).toArrow(), ["a", "b", "region"]) == expected
+    expected = rows_of(collect_arrow(df), ["a", "b", "region"])
+    assert rows_of(collect_arrow(zorder.read(spark, path)), ["a", "b", "region"]) == expected
     assert rows_of(DeltaTable(path).to_pyarrow_table(), ["a", "b", "region"]) == expected
     table = DeltaTable(path)
     assert table.metadata().partition_columns == ["region"]
@@ -81,7 +82,7 @@ def test_typed_partitions_and_appends(spark: SparkSession, tmp_path: Path) -> No
         "decimal(5,2)",
     ]
     columns = ["n", *partitions]
-    assert rows_of(got.toArrow(), columns) == rows_of(df.toArrow(), columns)
+    assert rows_of(collect_arrow(got), columns) == rows_of(collect_arrow(df), columns)
     assert zorder.read(spark, path, "m < 0 AND day = DATE'2026-11-01'").count() == 200
     t = "TIMESTAMP'2026-11-01 13:30:01.000500+00:00'"
     assert zorder.read(spark, path, f"t = {t}").count() == 200

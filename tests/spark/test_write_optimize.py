@@ -27,6 +27,7 @@ from tests.spark.helpers import (
     spark_rows,
 )
 from zorder.curves import ClusteringSpec
+from zorder.spark.compat import collect_arrow
 from zorder.spark.keys import plan_key, sample_columns
 from zorder.spark.layout import plan_clustering
 from zorder.spark.scan import read_files
@@ -128,7 +129,7 @@ def test_optimize_rewrites_in_one_commit_and_keeps_rows(
     data = spark.range(3000).select(
         (F.col("id") * 7919 % 1000).alias("x"), (F.col("id") * 104729 % 997).alias("y"), "id"
     )
-    arrow = data.toArrow()
+    arrow = collect_arrow(data)
     for start in range(0, 3000, 500):  # six files from another writer (delta-rs)
         write_deltalake(path, arrow.slice(start, 500), mode="append")
     before = DeltaTable(path)
@@ -160,7 +161,7 @@ def test_optimize_rewrites_in_one_commit_and_keeps_rows(
 def test_optimize_takes_the_row_count_from_the_log_when_every_file_has_one(
     spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    arrow = spark.range(1200).select((F.col("id") * 7919 % 1000).alias("x"), "id").toArrow()
+    arrow = collect_arrow(spark.range(1200).select((F.col("id") * 7919 % 1000).alias("x"), "id"))
     small, path = str(tmp_path / "small"), str(tmp_path / "t")
     for table in (small, path):
         write_deltalake(table, arrow.slice(0, 700))

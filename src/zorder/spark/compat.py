@@ -37,6 +37,7 @@ __all__ = [
     "arrow_udf",
     "collect_arrow",
     "hash_preimages",
+    "hash_repartition_by_id",
     "metadata_column",
     "repartition_by_id",
     "require_pyspark",
@@ -149,6 +150,11 @@ def repartition_by_id(df: DataFrame, count: int, partition: Column) -> DataFrame
     """
     if PYSPARK_VERSION >= (4, 1):
         return df.repartitionById(count, partition)
+    return hash_repartition_by_id(df, count, partition)
+
+
+def hash_repartition_by_id(df: DataFrame, count: int, partition: Column) -> DataFrame:
+    """:func:`repartition_by_id` as a hash repartition, the form used before pyspark 4.1."""
     preimages = F.array(*[F.lit(int(v)) for v in hash_preimages(count)])
     return df.repartition(count, F.element_at(preimages, partition.cast("int") + 1))
 

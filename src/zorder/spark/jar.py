@@ -20,6 +20,19 @@ from zorder.spark.progress import is_connect
 __all__ = ["JAR_PROBE_CLASS", "jar_path", "jvm_classes_available"]
 
 _log = logging.getLogger(__name__)
+_said: set[str] = set()  # what has been logged: a fallback is said once a process
+
+
+def _say_once(message: str, *args: object) -> None:
+    """Log that zorder's classes are not used, once a process: every job would say it again."""
+    text = message % args
+    if text not in _said:
+        _said.add(text)
+        _log.warning(
+            "%s; zorder computes keys with Arrow UDFs (pyspark 4.1+) and writes a file a task",
+            text,
+        )
+
 
 JAR_PROBE_CLASS = "zorder.spark.FileKeys"  # a class of the jar's newest version
 
@@ -48,12 +61,12 @@ def jvm_classes_available(spark: SparkSession) -> bool:
         return True
     jar = jar_path()
     if "'" in jar:  # ADD JAR takes the path between quotes as it is
-        _log.info("cannot add %s to the session (a quote in its path)", jar)
+        _say_once("cannot add %s to the session (a quote in its path)", jar)
         return False
     # ADD JAR ships the jar to the executors and makes the session's class loader,
     # which now holds it, this thread's.
     spark.sql(f"ADD JAR '{jar}'")
     if _loadable(spark, JAR_PROBE_CLASS):
         return True
-    _log.info("Spark's driver cannot load %s: zorder's JVM classes are not used", jar)
+    _say_once("Spark's driver cannot load %s (Spark %s)", jar, spark.version)
     return False
