@@ -13,7 +13,9 @@ from __future__ import annotations
 import json
 import os
 import sys
+from typing import Any
 
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 import zorder
@@ -23,10 +25,8 @@ from zorder.demo import network_frame
 BY = ["src_ip", "dst_ip", "src_port", "dst_port"]
 
 
-def main(path: str) -> None:
-    os.environ["PYSPARK_PYTHON"] = "/bin/false"  # what every Python UDF's workers would run
-    spark = local_cluster_session("zorder-jvm-only")
-    df = network_frame(spark, 20_000, seed=12)
+def steps(spark: SparkSession, df: DataFrame, path: str) -> dict[str, Any]:
+    """Z-order and partitioned writes of ``df``, Hilbert and partitioned optimizes, reads."""
     days = df.withColumn("day", F.concat(F.lit("2026-11-0"), (F.col("src_port") % 3 + 1)))
     flat, parted = f"{path}/flat", f"{path}/parted"
     written = zorder.write(df, flat, by=BY, num_files=8)
@@ -34,7 +34,7 @@ def main(path: str) -> None:
     by_day = zorder.write(days, parted, by=BY, partition_by=["day"], num_files=9)
     optimized = zorder.optimize(spark, parted, by=BY, curve="hilbert", where="day >= '2026-11-02'")
     ip = df.select("src_ip").first()[0]  # type: ignore[index]
-    result = {
+    return {
         "executors": executors(spark),
         "files": [written.files_added, hilbert.files_added, by_day.files_added],
         "optimized": [optimized.files_removed, optimized.rows],
@@ -43,6 +43,12 @@ def main(path: str) -> None:
         "matches": zorder.read(spark, flat, f"src_ip = '{ip}'").count(),
         "expected_matches": df.where(f"src_ip = '{ip}'").count(),
     }
+
+
+def main(path: str) -> None:
+    os.environ["PYSPARK_PYTHON"] = "/bin/false"  # what every Python UDF's workers would run
+    spark = local_cluster_session("zorder-jvm-only")
+    result = steps(spark, network_frame(spark, 20_000, seed=12), path)
     print(json.dumps(result), flush=True)
     spark.stop()
 
