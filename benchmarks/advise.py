@@ -52,12 +52,19 @@ import duckdb
 from pyspark.sql import DataFrame, SparkSession
 
 import zorder
-from benchmarks.report import ROOT, command_line, machine_facts, replace_section, write_json
+from benchmarks.report import (
+    ROOT,
+    command_line,
+    machine_facts,
+    measured_on,
+    replace_section,
+    write_json,
+)
+from benchmarks.session import user_session
 from benchmarks.tpch_filters import QUERIES, duckdb_count, generate_lineitem
 from zorder.api.advise import Advice
 from zorder.curves import ClusteringSpec, Curve
 from zorder.errors import BenchmarkError
-from zorder.spark import local_session
 from zorder.table import DataFile
 
 # The equal-weight baseline's key: the nine columns issue 33 names. Q19's l_shipinstruct, the
@@ -404,8 +411,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             for where in dict.fromkeys(f.where for f in [*draw_a, *draw_b])
         }
         seconds["count matches"] = time.perf_counter() - counted
-        spark = local_session(app_name="zorder-bench-advise")
-        spark.sparkContext.setLogLevel("ERROR")
+        spark = user_session("zorder-bench-advise")
         frame = spark.read.parquet(str(parquet))
         paths = {layout.key: str(Path(tmp) / layout.key) for layout in layouts}
         written: dict[str, dict[str, Any]] = {}
@@ -618,8 +624,7 @@ def markdown(payload: dict[str, Any]) -> str:
         "Parquet file.",
         "",
         f"Generating took {seconds['generate']:.0f} s, planning and checking the filters "
-        f"{seconds['judge']:.0f} s; {seconds['total']:.0f} s in all. "
-        f"Measured {machine['date']} on {machine['cpus']} CPUs, Python {machine['python']}.",
+        f"{seconds['judge']:.0f} s; {seconds['total']:.0f} s in all. " + measured_on(machine),
     ]
     return "\n".join(lines)
 

@@ -17,8 +17,8 @@ from typing import Any
 
 import zorder
 from benchmarks.report import command_line, machine_facts, replace_section, write_json
+from benchmarks.session import user_session
 from zorder.demo import network_frame
-from zorder.spark import local_session
 from zorder.spark.keys import sample_size_for
 
 
@@ -29,11 +29,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--driver-memory", default="600m")
     parser.add_argument("--write-markdown", action="store_true", help="update BENCHMARKS.md")
     args = parser.parse_args(argv)
-    spark = local_session(
-        app_name="zorder-bench-driver-memory",
+    spark = user_session(
+        "zorder-bench-driver-memory",
         conf={"spark.driver.memory": args.driver_memory, "spark.sql.shuffle.partitions": "16"},
     )
-    spark.sparkContext.setLogLevel("ERROR")
     heap = spark.sparkContext._jvm.java.lang.Runtime.getRuntime().maxMemory()  # type: ignore[union-attr]
     df = network_frame(spark, args.rows, seed=0)
     with tempfile.TemporaryDirectory(prefix="zorder-memory-") as tmp:

@@ -41,7 +41,8 @@ from deltalake import DeltaTable, write_deltalake
 from pyspark.sql import SparkSession
 
 import zorder
-from benchmarks.report import command_line, machine_facts, replace_section, write_json
+from benchmarks.report import command_line, machine_facts, measured_on, replace_section, write_json
+from benchmarks.session import user_session
 from zorder.demo import (
     NETWORK_COLUMNS,
     ceiling,
@@ -49,7 +50,6 @@ from zorder.demo import (
     network_connections,
     random_network_values,
 )
-from zorder.spark import local_session
 
 AMPLIFICATION_GOAL = 3.0
 OF_CEILING_GOAL = 0.80
@@ -154,8 +154,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--contenders", nargs="+", default=list(CONTENDERS), choices=CONTENDERS)
     parser.add_argument("--write-markdown", action="store_true", help="update BENCHMARKS.md")
     args = parser.parse_args(argv)
-    spark = local_session(app_name="zorder-bench-growth")
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = user_session("zorder-bench-growth")
     by = list(NETWORK_COLUMNS)
     step_rows = args.base_rows // 16
     appends = [network_connections(step_rows, seed=5000 + n) for n in range(args.appends)]
@@ -270,7 +269,7 @@ def markdown(payload: dict[str, Any]) -> str:
         "",
         *verdicts,
         "",
-        f"Measured {machine['date']} on {machine['cpus']} CPUs, Python {machine['python']}.",
+        measured_on(machine),
     ]
     return "\n".join(lines)
 

@@ -33,7 +33,8 @@ from deltalake import DeltaTable, write_deltalake
 from pyspark.sql import DataFrame, SparkSession
 
 import zorder
-from benchmarks.report import command_line, machine_facts, replace_section, write_json
+from benchmarks.report import command_line, machine_facts, measured_on, replace_section, write_json
+from benchmarks.session import user_session
 from zorder.demo import (
     ceiling,
     equality_effectiveness,
@@ -41,7 +42,6 @@ from zorder.demo import (
     network_connections,
     write_as_written,
 )
-from zorder.spark import local_session
 
 TARGETS = {"zorder": 0.85, "hilbert": 0.88}
 PER_COLUMN_TARGET = 0.70
@@ -270,7 +270,7 @@ def markdown(payload: dict[str, Any]) -> str:
             )
     lines += [
         "",
-        f"Measured {machine['date']} on {machine['cpus']} CPUs, Python {machine['python']}.",
+        measured_on(machine),
     ]
     return "\n".join(lines)
 
@@ -285,8 +285,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--no-delta-rs", action="store_true", help="skip delta-rs's z_order")
     parser.add_argument("--write-markdown", action="store_true", help="update BENCHMARKS.md")
     args = parser.parse_args(argv)
-    spark = local_session(app_name="zorder-bench-layout")
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = user_session("zorder-bench-layout")
     rng = np.random.default_rng(args.seed)
     results = {}
     shares = {}

@@ -36,9 +36,9 @@ import duckdb_extension_delta
 import polars as pl
 
 import zorder
-from benchmarks.report import command_line, machine_facts, replace_section, write_json
+from benchmarks.report import command_line, machine_facts, measured_on, replace_section, write_json
+from benchmarks.session import user_session
 from zorder.demo import network_frame
-from zorder.spark import local_session
 from zorder.spark.compat import collect_arrow
 
 COLUMNS = ("src_ip", "dst_ip", "src_port", "dst_port")
@@ -168,7 +168,7 @@ def markdown(payload: dict[str, Any]) -> str:
         f"**{'pass' if cold <= COLD_GOAL_S else 'FAIL'}**. "
         "The files are in the operating system's cache, as after any earlier query.",
         "",
-        f"Measured {machine['date']} on {machine['cpus']} CPUs, Python {machine['python']}.",
+        measured_on(machine),
     ]
     return "\n".join(lines)
 
@@ -181,8 +181,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--write-markdown", action="store_true", help="update BENCHMARKS.md")
     args = parser.parse_args(argv)
-    spark = local_session(app_name="zorder-bench-lookups")
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = user_session("zorder-bench-lookups")
     with tempfile.TemporaryDirectory(prefix="zorder-lookups-") as tmp:
         path = str(Path(tmp) / "conns")
         started = time.perf_counter()

@@ -32,10 +32,10 @@ import pyarrow as pa
 from deltalake import DeltaTable, write_deltalake
 
 import zorder
-from benchmarks.report import command_line, machine_facts, replace_section, write_json
+from benchmarks.report import command_line, machine_facts, measured_on, replace_section, write_json
+from benchmarks.session import user_session
 from zorder.demo import NETWORK_COLUMNS, ceiling, network_connections
 from zorder.skipping.sql import sql_literal
-from zorder.spark import local_session
 
 GOAL = 0.95
 ISSUE_35_RATIO = 1.8  # zorder's time against delta-rs's, at most
@@ -160,8 +160,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--repeat", type=int, default=2, help="runs of each contender")
     parser.add_argument("--write-markdown", action="store_true", help="update BENCHMARKS.md")
     args = parser.parse_args(argv)
-    spark = local_session(app_name="zorder-bench-partitions")
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = user_session("zorder-bench-partitions")
     with tempfile.TemporaryDirectory(prefix="zorder-partitions-") as tmp:
         scales = [measure_scale(spark, tmp, args, rows) for rows in args.rows_per_day]
     payload = {
@@ -240,7 +239,7 @@ def markdown(payload: dict[str, Any]) -> str:
         f"zorder inside every optimized day at least {GOAL:.0%} of its ceiling: "
         f"**{'pass' if all(verdicts) else 'FAIL'}**.",
         "",
-        f"Measured {machine['date']} on {machine['cpus']} CPUs, Python {machine['python']}.",
+        measured_on(machine),
     ]
     return "\n".join(lines)
 

@@ -42,9 +42,9 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 import zorder
-from benchmarks.report import command_line, machine_facts, replace_section, write_json
+from benchmarks.report import command_line, machine_facts, measured_on, replace_section, write_json
+from benchmarks.session import user_session
 from zorder.demo import NETWORK_COLUMNS, network_frame
-from zorder.spark import local_session
 from zorder.spark.committer import run_tasks
 from zorder.spark.writes import LOCAL_WRITE_OPTIONS
 
@@ -111,8 +111,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         parser.error(
             f"--repeat must be at least 1 (steady runs after the warm-up), got {args.repeat}"
         )
-    spark = local_session(app_name="zorder-bench-phases")
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = user_session("zorder-bench-phases")
     with tempfile.TemporaryDirectory(prefix="zorder-phases-") as tmp:
         scales = [measure(spark, tmp, rows, args.files, args.repeat) for rows in args.rows]
     payload = {
@@ -171,7 +170,7 @@ def markdown(payload: dict[str, Any]) -> str:
             )
     lines += [
         "",
-        f"Measured {machine['date']} on {machine['cpus']} CPUs, Python {machine['python']}.",
+        measured_on(machine),
     ]
     return "\n".join(lines)
 

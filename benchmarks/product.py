@@ -19,12 +19,13 @@ from benchmarks.report import (
     command_line,
     lookups_table,
     machine_facts,
+    measured_on,
     replace_section,
     write_json,
 )
+from benchmarks.session import user_session
 from zorder.bench import DEFAULT, QUICK, BenchConfig, run_bench
 from zorder.demo import NETWORK_COLUMNS
-from zorder.spark import local_session
 
 # Databricks' published figures for their 2018 experiment (mean effectiveness).
 PUBLISHED = {"linear": 0.25, "zorder (src_ip, dst_ip)": 0.82}
@@ -144,8 +145,7 @@ def main(argv: list[str] | None = None, config: BenchConfig | None = None) -> di
     args = parser.parse_args(argv)
     chosen = config or (QUICK if args.quick else DEFAULT)
     chosen = dataclasses.replace(chosen, delta_rs=chosen.delta_rs and not args.no_delta_rs)
-    spark = local_session(app_name="zorder-bench")
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = user_session("zorder-bench")
     with tempfile.TemporaryDirectory(prefix="zorder-bench-") as tmp:
         result = run_bench(spark, tmp, chosen, progress=lambda m: print(m, flush=True))
     payload = result.to_json()
@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None, config: BenchConfig | None = None) -> di
             "",
             bench_markdown(payload),
             "",
-            f"Measured {machine['date']} on {machine['cpus']} CPUs, Python {machine['python']}.",
+            measured_on(machine),
         ]
     )
     print(text)

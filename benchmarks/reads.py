@@ -35,12 +35,13 @@ from benchmarks.report import (
     command_line,
     lookups_table,
     machine_facts,
+    measured_on,
     replace_section,
     write_json,
 )
+from benchmarks.session import user_session
 from zorder.api.scanning import plan_scan
 from zorder.demo import best_seconds, network_frame, time_point_lookups
-from zorder.spark import local_session
 from zorder.table import Storage, load_snapshot
 
 
@@ -149,7 +150,7 @@ def markdown(payload: dict[str, Any]) -> str:
         "their own statistics, the median ratio is "
         f"{statistics.median(q['ratio_to_row_group_pruned'] for q in look['queries']):.2f}.",
         "",
-        f"Measured {machine['date']} on {machine['cpus']} CPUs, Python {machine['python']}.",
+        measured_on(machine),
     ]
     return "\n".join(lines)
 
@@ -163,8 +164,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--write-markdown", action="store_true", help="update BENCHMARKS.md")
     args = parser.parse_args(argv)
-    spark = local_session(app_name="zorder-bench-reads")
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = user_session("zorder-bench-reads")
     with tempfile.TemporaryDirectory(prefix="zorder-reads-") as tmp:
         payload = {
             "command": command_line(__spec__.name, argv),

@@ -27,8 +27,13 @@ to refresh a section; the other sections are left as they are.
 
 def machine_facts() -> dict[str, Any]:
     import numpy
+    import pyspark
+
+    from benchmarks.session import SESSION
 
     return {
+        "pyspark": pyspark.__version__,
+        "session": SESSION,
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "python": platform.python_version(),
         "numpy": numpy.__version__,
@@ -36,6 +41,14 @@ def machine_facts() -> dict[str, Any]:
         "processor": platform.machine(),
         "cpus": os.cpu_count(),
     }
+
+
+def measured_on(machine: dict[str, Any]) -> str:
+    """The sentence that says when, where and with which Spark a section was measured."""
+    spark = f", pyspark {machine['pyspark']}, {machine['session']}" if "pyspark" in machine else ""
+    return (
+        f"Measured {machine['date']} on {machine['cpus']} CPUs, Python {machine['python']}{spark}."
+    )
 
 
 def command_line(module: str, argv: Sequence[str] | None = None) -> str:

@@ -39,9 +39,9 @@ import duckdb
 from pyspark.sql import SparkSession
 
 import zorder
-from benchmarks.report import command_line, machine_facts, replace_section, write_json
+from benchmarks.report import command_line, machine_facts, measured_on, replace_section, write_json
+from benchmarks.session import user_session
 from zorder.errors import BenchmarkError, UnsupportedFilterError
-from zorder.spark import local_session
 
 # Q6 filters all three; l_shipdate is in seven of the ten queries. l_receiptdate (Q12) is
 # l_shipdate plus 1 to 30 days, so files cut by l_shipdate bound it too, and a fourth
@@ -288,8 +288,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         parquet = Path(tmp) / "lineitem.parquet"
         rows = generate_lineitem(args.scale, parquet)
         seconds["generate"] = time.perf_counter() - started
-        spark = local_session(app_name="zorder-bench-tpch")
-        spark.sparkContext.setLogLevel("ERROR")
+        spark = user_session("zorder-bench-tpch")
         paths = {layout: str(Path(tmp) / layout) for layout in LAYOUTS}
         frame = spark.read.parquet(str(parquet))
         clustered = zorder.write(frame, paths["zorder"], by=args.by, num_files=args.files)
@@ -434,8 +433,7 @@ def markdown(payload: dict[str, Any]) -> str:
         "Left out: " + LEFT_OUT + ".",
         "",
         f"Generating took {seconds['generate']:.0f} s, planning and checking the draws "
-        f"{seconds['measure']:.0f} s; {seconds['total']:.0f} s in all. "
-        f"Measured {machine['date']} on {machine['cpus']} CPUs, Python {machine['python']}.",
+        f"{seconds['measure']:.0f} s; {seconds['total']:.0f} s in all. " + measured_on(machine),
     ]
     return "\n".join(lines)
 
