@@ -16,17 +16,27 @@ that skipping reads on the column (``year(t)``, ``CAST(t AS DATE)``,
   file holding a match;
 - ``to_arrow`` must give the same count, or refuse with a ZorderError.
 
+Every generated test runs twice: in a session with ANSI mode on (Spark 4.x's
+default) and with it off (Spark 3.5's), Spark's answer in that mode the
+oracle, and ``to_arrow`` asked for that mode's meaning (``ansi=``). The
+filters include spellings whose meaning differs between the modes (strings
+Spark casts otherwise, IN lists of strings and numbers, arithmetic that
+overflows, casts that fail, division by zero): with ANSI off skipping must
+keep what they might match and ``to_arrow(ansi=False)`` refuse them.
+
 ``ZORDER_FUZZ_EXAMPLES`` sets how many filters each table gets (the long
 profile: thousands); ``make test`` runs a quick one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import decimal
 import math
 import os
 import random
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,7 +67,8 @@ from pyspark.sql.types import (
 
 import zorder
 from zorder.columns import match_column
-from zorder.errors import UnsupportedFilterError, ZorderError
+from zorder.errors import FilterEvaluationError, UnsupportedFilterError, ZorderError
+from zorder.skipping.ansi import ANSI_SETTING
 from zorder.skipping.rows import exact_predicate
 from zorder.skipping.sql import parse_filter, parse_unfolded, referenced_columns
 from zorder.spark.guard import check_spark_parse
@@ -68,6 +79,9 @@ from zorder.table import Storage, TableSnapshot, load_snapshot
 pytestmark = pytest.mark.spark
 
 EXAMPLES = int(os.environ.get("ZORDER_FUZZ_EXAMPLES", "25"))
+# Each mode's outcomes (ANSI on or off, what happened), written to the file
+# ZORDER_FUZZ_REPORT names, if any, when the module ends.
+OUTCOMES: Counter[tuple[bool, str]] = Counter()
 FILE_INDEX = "__fuzz_file"
 
 SCHEMA = StructType(
@@ -168,6 +182,15 @@ def _fuzzed(spark: SparkSession, path: Path, partition_by: list[str] | None) -> 
 
 
 @pytest.fixture(scope="module", autouse=True)
+def _report_outcomes() -> Iterator[None]:
+    yield
+    report = os.environ.get("ZORDER_FUZZ_REPORT")
+    if report:
+        lines = [f"{'ansi' if a else 'ansi_off'} {what}: {n}" for (a, what), n in OUTCOMES.items()]
+        Path(report).write_text("\n".join(sorted(lines)) + "\n")
+
+
+@pytest.fixture(scope="module", autouse=True)
 def _no_cache_pruning(spark: SparkSession) -> Iterator[None]:
     """Spark's answer comes from cached rows, and Spark 4.1 prunes cached batches wrongly
     for NaN (a cached float NaN does not match ``f = CAST('NaN' AS DOUBLE)``; uncached it
@@ -180,6 +203,31 @@ def _no_cache_pruning(spark: SparkSession) -> Iterator[None]:
         spark.conf.unset(key)
     else:
         spark.conf.set(key, previous)
+
+
+@contextlib.contextmanager
+def ansi_mode(spark: SparkSession, enabled: bool) -> Iterator[None]:
+    """The shared session with ANSI mode ``enabled`` for the block, as it was after."""
+    previous = spark.conf.get(ANSI_SETTING)
+    spark.conf.set(ANSI_SETTING, "true" if enabled else "false")
+    try:
+        yield
+    finally:
+        spark.conf.set(ANSI_SETTING, previous)
+
+
+@pytest.fixture(params=[True, False], ids=["ansi", "ansi_off"])
+def ansi(request: pytest.FixtureRequest, spark: SparkSession) -> Iterator[bool]:
+    """Each test once with ANSI mode on and once with it off."""
+    with ansi_mode(spark, request.param):
+        yield request.param
+
+
+@pytest.fixture
+def ansi_on(spark: SparkSession) -> Iterator[None]:
+    """ANSI mode on, whatever the session's default (off on Spark 3.5)."""
+    with ansi_mode(spark, True):
+        yield
 
 
 @pytest.fixture(scope="module")
@@ -314,7 +362,9 @@ COMPARISONS = ["=", "==", "<=>", "!=", "<>", "<", "<=", ">", ">="]
 def leaves(draw: st.DrawFn) -> str:
     column = draw(st.sampled_from(COLUMNS))
     name = draw(st.sampled_from([column, column.upper(), f"`{column}`"]))
-    kind = draw(st.integers(0, 14))
+    kind = draw(st.integers(0, 16))
+    if kind >= 15:
+        return draw(mode_leaves())
     if kind >= 12:
         return draw(function_leaves())
     lit = literals(column)
@@ -412,6 +462,86 @@ def function_leaves(draw: st.DrawFn) -> str:
     return f"{value} {op} {side}" if draw(st.booleans()) else f"{side} {op} {value}"
 
 
+NUMBERS = ["b", "sm", "i", "l", "n", "m", "x", "f"]
+FLOATS_AND_INTEGERS = [
+    "i = 16777217F",
+    "l = 9007199254740993F",
+    "l IN (1, 1.5F)",
+    "f = 16777217",
+    "f IN (16777217, 1)",
+    "sm < 1.5F",
+]
+NUMBER_TEXTS = ["5.7", "-0.5", " 5 ", "1e2", "abc", "300", "2147483648", "0", "-128", "1.0", "5"]
+LIST_ITEMS = ["'5'", "5", "'05'", "5.0", "'k000'", "'2024-01-01'", "DATE'2024-01-01'", "1", "NULL"]
+EDGES = [
+    ("b", "127Y"),
+    ("sm", "32767S"),
+    ("i", "2147483647"),
+    ("l", "9223372036854775807L"),
+    ("n", "9999.99"),
+    ("m", "9999999999999999999999999999.9999999999BD"),
+]
+CAST_TARGETS = {
+    "INT": "1",
+    "TINYINT": "0",
+    "BIGINT": "1",
+    "DECIMAL(6,2)": "0",
+    "DATE": "DATE'2024-01-01'",
+    "BOOLEAN": "TRUE",
+    "TIMESTAMP": "TIMESTAMP'2024-01-01 00:00:00'",
+}
+RAISING = [
+    "i / 0 IS NULL",
+    "l % 0 IS NULL",
+    "x / 0 > 1",
+    "n / 0 IS NULL",
+    "i div 0 IS NULL",
+    "i / (l - l) IS NULL",
+    "to_date(s) IS NULL",
+    "to_date(p, 'yyyy-MM-dd') IS NULL",
+    "make_date(2024, 2, b) IS NULL",
+    "element_at(array(1, 2), i) IS NULL",
+    "abs(i) < 0",
+    "-l < 0",
+    "d = 'abc'",
+    "d > '2024-1-1'",
+    "t > '2024-01-01'",
+    "tn <= '2024-03-10 02:30:00'",
+    "t < 'abc'",
+    "bo = 'yes'",
+    "s = 5",
+    "s > 1.5",
+    *FLOATS_AND_INTEGERS,
+]
+
+
+@st.composite
+def mode_leaves(draw: st.DrawFn) -> str:
+    """Spellings whose meaning differs with ANSI mode off: strings Spark casts another way,
+    IN lists widened to strings, arithmetic that overflows, casts that fail, functions and
+    divisions that raise with ANSI on and answer NULL with it off."""
+    op = draw(st.sampled_from(COMPARISONS))
+    kind = draw(st.integers(0, 4))
+    if kind == 0:  # a string against a number: cast to the column's type, or to a double
+        column, text = draw(st.sampled_from(NUMBERS)), draw(st.sampled_from(NUMBER_TEXTS))
+        return f"{column} {op} {_quoted(text)}"
+    if kind == 1:
+        column = draw(st.sampled_from(["b", "i", "l", "n", "s", "d"]))
+        items = draw(st.lists(st.sampled_from(LIST_ITEMS), min_size=1, max_size=4))
+        negated = draw(st.sampled_from(["", "NOT "]))
+        return f"{column} {negated}IN ({', '.join(items)})"
+    if kind == 2:  # wraps around (integers) or is NULL (decimals) with ANSI off
+        column, edge = draw(st.sampled_from(EDGES))
+        operation = draw(st.sampled_from(["+", "-", "*"]))
+        return f"{column} {operation} {edge} {op} 0"
+    if kind == 3:
+        column = draw(st.sampled_from(["s", "x", "f", "l", "m", "t", "p", "i"]))
+        target = draw(st.sampled_from(sorted(CAST_TARGETS)))
+        compared = draw(st.sampled_from([f"{op} {CAST_TARGETS[target]}", "IS NULL"]))
+        return f"CAST({column} AS {target}) {compared}"
+    return draw(st.sampled_from(RAISING))
+
+
 @st.composite
 def filters(draw: st.DrawFn, depth: int = 2) -> str:
     """A leaf, or AND / OR / NOT of smaller filters (as written: with and without
@@ -441,13 +571,15 @@ def _spark_answer(fuzzed: Fuzzed, where: str) -> dict[int, int] | Exception:
     return {int(row[0]): int(row[1]) for row in counts}
 
 
-def _check(spark: SparkSession, fuzzed: Fuzzed, where: str) -> None:
+def _check(spark: SparkSession, fuzzed: Fuzzed, where: str, ansi: bool = True) -> None:
+    """zorder against Spark, both with the meaning of the session's ANSI mode ``ansi``."""
     expected = _spark_answer(fuzzed, where)
     if isinstance(expected, Exception):
         # zorder.read hands the filter to Spark, which raises, unless every file with a row
         # that makes it raise (s = 5: an ANSI cast of each s) was skipped, as in Delta.
+        OUTCOMES[ansi, "spark raised"] += 1
         try:
-            answered = zorder.to_arrow(fuzzed.path, where)
+            answered = zorder.to_arrow(fuzzed.path, where, ansi=ansi)
         except ZorderError:
             return
         # Skipping may leave out every file whose rows raise (as Delta's does): Spark reading
@@ -460,16 +592,30 @@ def _check(spark: SparkSession, fuzzed: Fuzzed, where: str) -> None:
         assert read == answered.num_rows, where
         return
     total = sum(expected.values())
+    OUTCOMES[ansi, "checked"] += 1
     assert zorder.read(spark, fuzzed.path, where).count() == total, where
-    planned = zorder.scan(fuzzed.path, where)
+    planned = zorder.Table(fuzzed.path, spark=spark).scan(where)
+    assert planned.ansi is ansi
     kept = {f.path for f in planned.files}
     holding = {fuzzed.files[index] for index in expected}
     assert holding <= kept, f"{where!r}: files holding matches were skipped: {holding - kept}"
     try:
         rows = planned.to_arrow().num_rows
     except UnsupportedFilterError:
+        OUTCOMES[ansi, "refused"] += 1
+        return
+    except FilterEvaluationError:
+        # Spark's optimizer may drop a part that raises on some row (x AND FALSE); the
+        # in-process evaluation does not: a refusal, never a wrong count. With ANSI off
+        # nothing raises: what would had to be refused as mode-dependent first.
+        if not ansi:
+            raise
+        OUTCOMES[ansi, "raised"] += 1
         return
     assert rows == total, where
+    # Without a session, to_arrow answers in the mode it is asked for.
+    assert zorder.to_arrow(fuzzed.path, where, ansi=ansi).num_rows == total, where
+    OUTCOMES[ansi, "answered"] += 1
 
 
 FUZZ = settings(
@@ -483,17 +629,17 @@ FUZZ = settings(
 @FUZZ
 @given(where=filters())
 def test_generated_filters_agree_with_spark_unpartitioned(
-    spark: SparkSession, unpartitioned: Fuzzed, where: str
+    spark: SparkSession, unpartitioned: Fuzzed, ansi: bool, where: str
 ) -> None:
-    _check(spark, unpartitioned, where)
+    _check(spark, unpartitioned, where, ansi)
 
 
 @FUZZ
 @given(where=filters())
 def test_generated_filters_agree_with_spark_partitioned(
-    spark: SparkSession, partitioned: Fuzzed, where: str
+    spark: SparkSession, partitioned: Fuzzed, ansi: bool, where: str
 ) -> None:
-    _check(spark, partitioned, where)
+    _check(spark, partitioned, where, ansi)
 
 
 @st.composite
@@ -509,9 +655,27 @@ def function_filters(draw: st.DrawFn) -> str:
 @FUZZ
 @given(where=function_filters())
 def test_generated_function_filters_agree_with_spark(
-    spark: SparkSession, unpartitioned: Fuzzed, where: str
+    spark: SparkSession, unpartitioned: Fuzzed, ansi: bool, where: str
 ) -> None:
-    _check(spark, unpartitioned, where)
+    _check(spark, unpartitioned, where, ansi)
+
+
+@st.composite
+def mode_filters(draw: st.DrawFn) -> str:
+    """A spelling whose meaning differs between the ANSI modes, alone, under NOT, or beside
+    another leaf: every example one the classifier must catch with ANSI off."""
+    left = draw(mode_leaves())
+    right = draw(st.one_of(mode_leaves(), leaves()))
+    shapes = [left, f"NOT ({left})", f"({left}) AND ({right})", f"({left}) OR ({right})"]
+    return draw(st.sampled_from(shapes))
+
+
+@FUZZ
+@given(where=mode_filters())
+def test_mode_dependent_filters_agree_with_spark(
+    spark: SparkSession, unpartitioned: Fuzzed, ansi: bool, where: str
+) -> None:
+    _check(spark, unpartitioned, where, ansi)
 
 
 # ---------------------------------------------------------------------------------------
@@ -579,9 +743,9 @@ REFUSED_BY_SPARK = [
 
 @pytest.mark.parametrize("where", REGRESSIONS + FUNCTION_REGRESSIONS + REFUSED_BY_SPARK)
 def test_issue_reproductions_agree_with_spark(
-    spark: SparkSession, unpartitioned: Fuzzed, where: str
+    spark: SparkSession, unpartitioned: Fuzzed, ansi: bool, where: str
 ) -> None:
-    _check(spark, unpartitioned, where)
+    _check(spark, unpartitioned, where, ansi)
 
 
 # A comparison with NULL is NULL for every row, and so is NOT of it: NOT (i = NULL) keeps no
@@ -609,10 +773,10 @@ NULL_COMPARISONS = [
 
 @pytest.mark.parametrize("where", NULL_COMPARISONS)
 def test_comparisons_with_null_agree_with_spark(
-    spark: SparkSession, unpartitioned: Fuzzed, where: str
+    spark: SparkSession, unpartitioned: Fuzzed, ansi: bool, where: str
 ) -> None:
     """Answered exactly in process (no refusal), by skipping and by the row evaluator."""
-    _check(spark, unpartitioned, where)
+    _check(spark, unpartitioned, where, ansi)
     expected = _spark_answer(unpartitioned, where)
     assert not isinstance(expected, Exception), expected
     planned = zorder.scan(unpartitioned.path, where)
@@ -633,12 +797,13 @@ PARTITION_REGRESSIONS = [
 
 @pytest.mark.parametrize("where", PARTITION_REGRESSIONS)
 def test_partitioned_reproductions_agree_with_spark(
-    spark: SparkSession, partitioned: Fuzzed, where: str
+    spark: SparkSession, partitioned: Fuzzed, ansi: bool, where: str
 ) -> None:
-    _check(spark, partitioned, where)
+    _check(spark, partitioned, where, ansi)
 
 
 @pytest.mark.parametrize("where", REFUSED_BY_SPARK)
+@pytest.mark.usefixtures("ansi_on")
 def test_spark_refuses_what_is_listed_as_refused(unpartitioned: Fuzzed, where: str) -> None:
     assert isinstance(_spark_answer(unpartitioned, where), Exception)
 
@@ -704,6 +869,7 @@ def _names_partitions_only(where: str) -> bool:
     ],
 )
 @given(where=st.one_of(filters(), function_filters()).filter(_names_partitions_only))
+@pytest.mark.usefixtures("ansi")
 def test_partitions_chosen_in_process_agree_with_spark(
     spark: SparkSession, every_partition: tuple[TableSnapshot, list[tuple[Any, ...]]], where: str
 ) -> None:
@@ -720,6 +886,7 @@ def test_partitions_chosen_in_process_agree_with_spark(
         "bo",
     ],
 )
+@pytest.mark.usefixtures("ansi")
 def test_partition_choice_reproductions_agree_with_spark(
     spark: SparkSession, every_partition: tuple[TableSnapshot, list[tuple[Any, ...]]], where: str
 ) -> None:
