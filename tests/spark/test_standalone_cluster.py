@@ -89,4 +89,7 @@ def test_every_step_on_a_standalone_cluster_whose_executors_lack_zorder(
     # The executor ran the Python it was given, which could import none of them:
     # no step above needed a Python worker with zorder or pyarrow.
     assert result["executor"] == [cluster.python, []]
-    assert list((cluster.root / "work").glob("app-*/*/stderr"))  # the worker's executor
+    logs = list((cluster.root / "work").glob("app-*/*/stderr"))  # the worker's executor
+    assert len(logs) == 1
+    # A Python worker's run is logged as "PythonRunner: Times: ...": the probe's only.
+    assert logs[0].read_text().count("PythonRunner: Times") == 1
