@@ -74,6 +74,12 @@ class Standalone:
             status: dict[str, object] = json.load(answer)
         return status
 
+    def client_environment(self) -> dict[str, str]:
+        """A driver's environment on this cluster: loopback and the cluster's
+        ``spark-defaults.conf``, nothing of this process's Spark or Python settings."""
+        conf = str(self.root / "conf")
+        return _clean_environment() | {"SPARK_LOCAL_IP": LOOPBACK, "SPARK_CONF_DIR": conf}
+
     def logs(self, tail: int = 4000) -> str:
         """The end of the master's, the worker's and each executor's log."""
         files = [self.root / "master.log", self.root / "worker.log"]
@@ -94,14 +100,23 @@ def _python_path(root: Path) -> Path:
     return path
 
 
-def _environment(root: Path, python: str) -> dict[str, str]:
-    spark_home = Path(pyspark.__file__).parent
-    conf = root / "conf"  # no spark-defaults or log4j settings from elsewhere
+def _clean_environment() -> dict[str, str]:
+    """This process's environment without its Spark and Python settings."""
+    skip = ("SPARK_", "PYSPARK_", "PYTHONPATH", "PYTHONHOME")
+    return {k: v for k, v in os.environ.items() if not k.startswith(skip)}
+
+
+def _environment(root: Path) -> dict[str, str]:
+    """The master's and the worker's: Spark from pyspark, loopback, the cluster's conf."""
+    conf = root / "conf"  # the cluster's spark-defaults.conf; no log4j settings from elsewhere
     conf.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_", "PYSPARK_"))}
-    env.pop("PYTHONHOME", None)
-    return env | {
-        "SPARK_HOME": str(spark_home),
+    # For every application's driver and executors (short-lived JVMs start sooner).
+    (conf / "spark-defaults.conf").write_text(
+        f"spark.driver.extraJavaOptions {QUICK_JVM_OPTIONS}\n"
+        f"spark.executor.extraJavaOptions {QUICK_JVM_OPTIONS}\n"
+    )
+    return _clean_environment() | {
+        "SPARK_HOME": str(Path(str(pyspark.__file__)).parent),
         "SPARK_CONF_DIR": str(conf),
         "SPARK_LOCAL_IP": LOOPBACK,
         "SPARK_DAEMON_JAVA_OPTS": QUICK_JVM_OPTIONS,
@@ -176,7 +191,7 @@ def standalone_cluster(root: Path, *, cores: int = 1, memory: str = "1g") -> Ite
         )
     if shutil.which("java") is None and "JAVA_HOME" not in os.environ:
         raise LookupError("no java")
-    env = _environment(root, python)
+    env = _environment(root)
     port, web = free_port(), free_port()
     cluster = Standalone(f"spark://{LOOPBACK}:{port}", f"http://{LOOPBACK}:{web}", root, python, {})
     master = ["org.apache.spark.deploy.master.Master", "--host", LOOPBACK]

@@ -9,7 +9,6 @@ the suite's ``local[2]`` context), writes, optimizes, reads and vacuums.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -38,8 +37,6 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Standalone]:
 
 def _job(cluster: Standalone, path: Path) -> dict[str, Any]:
     """``tests.spark.standalone_job`` in a process of its own, as a user runs a script."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_", "PYSPARK_"))}
-    env.pop("PYTHONPATH", None)  # the executors must not see this interpreter's packages
     done = subprocess.run(
         [
             sys.executable,
@@ -50,7 +47,7 @@ def _job(cluster: Standalone, path: Path) -> dict[str, Any]:
             str(path),
         ],
         cwd=ROOT,
-        env=env,
+        env=cluster.client_environment(),  # no PYTHONPATH: the executors must not see ours
         capture_output=True,
         text=True,
         timeout=300,
