@@ -34,19 +34,22 @@ EXECUTOR_PYTHON_CANDIDATES = ("/usr/bin/python3",)
 ABSENT = ("zorder", "pyarrow", "numpy")  # what the executors' Python must not have
 START_TIMEOUT = 60.0
 
+# pyspark refuses a worker whose Python's minor version is not the driver's (this one's).
 _PROBE = (
     "import importlib.util, sys; "
-    f"sys.exit(any(importlib.util.find_spec(m) for m in {ABSENT!r}) or sys.version_info < (3, 10))"
+    f"sys.exit(any(importlib.util.find_spec(m) for m in {ABSENT!r}) "
+    f"or sys.version_info[:2] != {tuple(sys.version_info[:2])!r})"
 )
 
 
 def executor_python() -> str | None:
-    """A Python 3.10+ that lacks zorder, NumPy and pyarrow, as the executors would run it."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    """A Python of this minor version without zorder, NumPy, pyarrow, as the executors see it."""
     for candidate in EXECUTOR_PYTHON_CANDIDATES:
         if not os.access(candidate, os.X_OK):
             continue
-        probe = subprocess.run([candidate, "-c", _PROBE], env=env, capture_output=True, timeout=30)
+        probe = subprocess.run(
+            [candidate, "-c", _PROBE], env=_clean_environment(), capture_output=True, timeout=30
+        )
         if probe.returncode == 0:
             return candidate
     return None

@@ -17,7 +17,12 @@ from typing import Any
 
 import pytest
 
-from tests.spark.standalone import Standalone, executor_python, standalone_cluster
+from tests.spark.standalone import (
+    EXECUTOR_PYTHON_CANDIDATES,
+    Standalone,
+    executor_python,
+    standalone_cluster,
+)
 
 pytestmark = [pytest.mark.spark, pytest.mark.compat]
 
@@ -28,7 +33,10 @@ ROOT = Path(__file__).resolve().parents[2]
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Standalone]:
     """A master and one worker (1 core, 1 GB) on 127.0.0.1; both stopped by pid after."""
     if executor_python() is None:
-        pytest.skip("no Python without zorder, NumPy and pyarrow to run the executors")
+        pytest.skip(
+            f"no Python {sys.version_info.major}.{sys.version_info.minor} without zorder, NumPy "
+            f"and pyarrow among {', '.join(EXECUTOR_PYTHON_CANDIDATES)} to run the executors"
+        )
     root = tmp_path_factory.mktemp("standalone")
     with standalone_cluster(root) as running:
         yield running
@@ -37,15 +45,9 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Standalone]:
 
 def _job(cluster: Standalone, path: Path) -> dict[str, Any]:
     """``tests.spark.standalone_job`` in a process of its own, as a user runs a script."""
+    job = ["-m", "tests.spark.standalone_job", cluster.url, cluster.python, str(path)]
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "tests.spark.standalone_job",
-            cluster.url,
-            cluster.python,
-            str(path),
-        ],
+        [sys.executable, *job],
         cwd=ROOT,
         env=cluster.client_environment(),  # no PYTHONPATH: the executors must not see ours
         capture_output=True,
