@@ -71,7 +71,7 @@ def main(master: str, executor_python: str, path: str) -> None:
     both = df.unionByName(more)
     report = zorder.explain(flat, WHERE)
     vacuumed = zorder.vacuum(flat, retain_hours=0, dry_run=False, force=True)
-    result |= {
+    result |= {  # every read below comes after the vacuum
         "master": spark.sparkContext.master,
         "files": [appended.files_added, merged.files_removed, hilbert.files_added],
         "totals": [totals(zorder.read(spark, flat)), totals(both)],
@@ -84,7 +84,6 @@ def main(master: str, executor_python: str, path: str) -> None:
         ],
         "scanned": [report.files_scanned, report.files_total],
         "vacuumed": len(vacuumed.files),
-        "after_vacuum": zorder.read(spark, flat).count(),
         "executor": spark.sparkContext.parallelize([0], 1).map(executor_interpreter).first(),
     }
     print(json.dumps(result), flush=True)

@@ -84,7 +84,6 @@ def test_every_step_on_a_standalone_cluster_whose_executors_lack_zorder(
     scanned, total = result["scanned"]
     assert 1 <= scanned < total
     assert result["vacuumed"] == 8 + merged  # the files the optimizes replaced
-    assert result["after_vacuum"] == 120_000
     # The executor ran the Python it was given, which could import none of them:
     # no step above needed a Python worker with zorder or pyarrow.
     assert result["executor"] == [cluster.python, []]
