@@ -33,6 +33,7 @@ from zorder.errors import SparkVersionError
 __all__ = [
     "ARROW_UDF_SPARK",
     "PYSPARK_VERSION",
+    "TYPE_WIDENING_SPARK",
     "arrow_frame",
     "arrow_udf",
     "collect_arrow",
@@ -46,6 +47,7 @@ __all__ = [
 ]
 
 ARROW_UDF_SPARK = (4, 1)  # pyspark.sql.pandas.functions.arrow_udf
+TYPE_WIDENING_SPARK = (4, 0)  # Parquet's narrower types read as a wider column's
 
 
 def version_tuple(text: str) -> tuple[int, int]:

@@ -36,11 +36,16 @@ from pyspark.sql.types import (
 )
 
 from zorder.columns import sql_identifier
-from zorder.errors import BrokenTableError, UnsupportedTableError
+from zorder.errors import BrokenTableError, SparkVersionError, UnsupportedTableError
 from zorder.skipping.sql import sql_literal
-from zorder.spark.compat import arrow_frame, metadata_column
+from zorder.spark.compat import TYPE_WIDENING_SPARK, arrow_frame, metadata_column, spark_version
 from zorder.spark.storage import spark_paths, unescaped
-from zorder.table.features import ALLOWED_TYPE_CHANGES, Protocol, unsupported_type_changes
+from zorder.table.features import (
+    ALLOWED_TYPE_CHANGES,
+    Protocol,
+    type_changes,
+    unsupported_type_changes,
+)
 from zorder.table.snapshot import DataFile, TableSnapshot, by_partition
 
 __all__ = [
@@ -136,7 +141,7 @@ def read_files(
     may leave NaN out (files zorder does not vouch for), that skipping is
     turned off for this read, so the rows always answer as Spark defines.
     """
-    _refuse_unknown_type_changes(snapshot)
+    _refuse_unknown_type_changes(snapshot, spark)
     files = snapshot.files_where(keep)
     if not files:
         return empty_frame(spark, spark_schema(snapshot))
@@ -166,7 +171,7 @@ def read_partitions(
     partition: a partition key that costs no expression. Every kept file
     must lie in one of ``partitions``.
     """
-    _refuse_unknown_type_changes(snapshot)
+    _refuse_unknown_type_changes(snapshot, spark)
     indices = {values: index for index, values in enumerate(partitions)}
     files = snapshot.files_where(keep)
     groups = by_partition(files)
@@ -180,15 +185,25 @@ def read_partitions(
     return _union_of_partitions(snapshot, reader, groups, paths, tags=(index_column, indices))
 
 
-def _refuse_unknown_type_changes(snapshot: TableSnapshot) -> None:
-    """Refuse a table whose columns went through a type change Delta does not allow.
+def _refuse_unknown_type_changes(snapshot: TableSnapshot, spark: SparkSession) -> None:
+    """Refuse a table whose columns went through a type change Delta does not allow, or any
+    type change where the session's Spark cannot read it.
 
     Older files keep a widened column's old type, and Spark's Parquet reader
     converts every change Delta allows as Spark's CAST does (Delta Spark
-    relies on it alone); any other change would fail inside the job, or be
-    read as no Delta reader reads it.
+    relies on it alone) from Spark 4.0 on; any other change would fail inside
+    the job, or be read as no Delta reader reads it.
     """
-    changes = unsupported_type_changes(Protocol.of(snapshot.table.protocol()), snapshot.schema.json)
+    protocol = Protocol.of(snapshot.table.protocol())
+    widened = type_changes(protocol, snapshot.schema.json)
+    if widened and spark_version(spark) < TYPE_WIDENING_SPARK:
+        raise SparkVersionError(
+            f"table {snapshot.uri} (version {snapshot.version}) has widened columns "
+            f"({'; '.join(widened)}), whose older files Spark {spark.version}'s Parquet reader "
+            f"cannot read: reading it with Spark needs Spark 4.0 or newer "
+            f"(zorder.to_arrow reads it without Spark). Nothing was read"
+        )
+    changes = unsupported_type_changes(protocol, snapshot.schema.json)
     if changes:
         raise UnsupportedTableError(
             f"table {snapshot.uri} (version {snapshot.version}) records type changes Delta's "

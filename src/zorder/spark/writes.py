@@ -109,7 +109,9 @@ def _write_settings(spark: SparkSession, *, files_by_column: bool) -> Iterator[N
     """Settings for the clustering write, restored afterwards.
 
     Parquet as Delta readers expect it (INT64 microsecond timestamps, not
-    INT96; the field ids of a column-mapped table's schema written); larger
+    INT96; dates and timestamps as they are, in the proleptic Gregorian
+    calendar the Delta protocol stores, where Spark 3.5 would refuse ancient
+    values by default; the field ids of a column-mapped table's schema written); larger
     Arrow batches for the key UDFs unless the session chose a size itself;
     zorder's commit protocol when tasks write several files by a file column
     (and the key sort kept: :func:`zorder.spark.layout.in_files`).
@@ -117,6 +119,8 @@ def _write_settings(spark: SparkSession, *, files_by_column: bool) -> Iterator[N
     wanted = {
         "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
         "spark.sql.parquet.fieldId.write.enabled": "true",
+        "spark.sql.parquet.datetimeRebaseModeInWrite": "CORRECTED",
+        "spark.sql.parquet.int96RebaseModeInWrite": "CORRECTED",
     }
     if files_by_column:
         wanted[COMMIT_PROTOCOL_SETTING] = COMMIT_PROTOCOL

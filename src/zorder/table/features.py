@@ -154,6 +154,16 @@ _DECIMAL = re.compile(r"decimal\((\d+),(\d+)\)")
 _TEXT = re.compile(r"string|(var)?char\(\d+\)")
 
 
+def type_changes(protocol: Protocol, schema_json: str) -> list[str]:
+    """Every type change a type-widened table records, as ``column: from -> to``."""
+    if not set(_TYPE_WIDENING) & set(protocol.reader_features):
+        return []
+    return [
+        f"{'.'.join(column)}: {change.get('fromType')} -> {change.get('toType')}"
+        for column, change in _type_changes(json.loads(schema_json))
+    ]
+
+
 def unsupported_type_changes(protocol: Protocol, schema_json: str) -> list[str]:
     """The type changes a type-widened table records that Delta does not allow, one reason
     each (empty: none, or the table does not use type widening)."""
