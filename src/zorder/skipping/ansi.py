@@ -31,11 +31,11 @@ from typing import Any
 
 from sqlglot import exp
 
-from zorder.columns import resolve_column
 from zorder.errors import UnsupportedFilterError
 from zorder.skipping.coercion import FLOAT_TYPES, INTEGER_TYPES, date_text, same_as_text
 from zorder.skipping.constants import FoldContext, NotConstantError, constant, spark_type_name
 from zorder.skipping.monotone import COMPARISONS
+from zorder.skipping.predicates import resolve_column
 from zorder.skipping.translate_casts import cast_may_raise
 
 __all__ = [
