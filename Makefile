@@ -17,9 +17,13 @@ PYTHON ?= $(shell for p in python3 python3.13 python3.12 python3.11 python; do \
 DEV_PYSPARK := 4.1.*
 PYSPARK_OLDEST := 3.5.9
 PYSPARK_NEWEST := 4.3.0
+# DuckDB (to_arrow's reader) at both ends of its range, without Spark: `make compat-duckdb`.
+DUCKDB_OLDEST := 1.5.0
+DUCKDB_NEWEST := 2.0.1
+IN_PROCESS_TESTS := tests/arrow tests/api tests/skipping/test_translate.py tests/test_table_handle.py
 COMPAT_VENV = .venv-pyspark-$(PYSPARK)
 
-.PHONY: demo test check lint typecheck unit bench clean java jar compat compat-matrix
+.PHONY: demo test check lint typecheck unit bench clean java jar compat compat-matrix compat-duckdb
 
 java:
 	@sh scripts/check-java.sh
@@ -87,6 +91,18 @@ compat: java
 compat-matrix:
 	$(MAKE) compat PYSPARK=$(PYSPARK_OLDEST)
 	$(MAKE) compat PYSPARK=$(PYSPARK_NEWEST)
+	$(MAKE) compat-duckdb
+
+# The in-process reads (to_arrow, DuckDB's prefilter) with the oldest and the newest DuckDB, in
+# the newest pyspark's compat venv; its DuckDB goes back to dev's pin on the next make compat.
+compat-duckdb: PYSPARK = $(PYSPARK_NEWEST)
+compat-duckdb:
+	test -x $(COMPAT_VENV)/bin/pytest || $(MAKE) compat PYSPARK=$(PYSPARK)
+	for version in $(DUCKDB_OLDEST) $(DUCKDB_NEWEST); do \
+	  $(COMPAT_VENV)/bin/python -m pip install --quiet "duckdb==$$version" 2>&1 | grep -v "requires duckdb==" ; \
+	  $(COMPAT_VENV)/bin/python -c "import duckdb, sys; sys.exit(duckdb.__version__ != '$$version')" && \
+	  ZORDER_HYPOTHESIS_PROFILE=check $(COMPAT_VENV)/bin/pytest -m "not spark" -q -p no:cacheprovider $(IN_PROCESS_TESTS) || exit 1; \
+	done
 
 clean:
 	rm -rf $(VENV) .venv-pyspark-* build dist src/*.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis

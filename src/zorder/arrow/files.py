@@ -205,11 +205,11 @@ def read_where(
             found = []
             if whole:
                 paths = [f"{snapshot.uri.rstrip('/')}/{f.path}" for f in whole]
-                found.append(connection.execute(query, [paths]).to_arrow_table())
+                found.append(connection.sql(query, params=[paths]).to_arrow_table())
             for f in members:
                 if f.path in snapshot.deleted_positions:
                     path = f"{snapshot.uri.rstrip('/')}/{f.path}"
-                    rows = connection.execute(positioned, [[path]]).to_arrow_table()
+                    rows = connection.sql(positioned, params=[[path]]).to_arrow_table()
                     gone = pc.is_in(
                         rows.column("file_row_number"), pa.array(snapshot.deleted_positions[f.path])
                     )
@@ -255,7 +255,7 @@ def translated_mask(translation: Translation, table: pa.Table) -> pa.ChunkedArra
         connection.register("zorder_rows", rows)
         query = f"SELECT ({translation.sql}) AS keep FROM zorder_rows"
         with _raising_as_spark(f"filter {translation.text!r} raises on a row"):
-            result = connection.execute(query).to_arrow_table()
+            result = connection.sql(query).to_arrow_table()
     finally:
         connection.close()
     keep = result.column("keep")
