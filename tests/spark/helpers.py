@@ -14,8 +14,11 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from deltalake import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
+
+from zorder.spark.compat import ARROW_UDF_SPARK, PYSPARK_VERSION
 
 ALL_TYPES_SCHEMA = (
     "b boolean, i8 tinyint, i16 smallint, i32 int, i64 bigint, f32 float, f64 double, "
@@ -23,6 +26,10 @@ ALL_TYPES_SCHEMA = (
     "s string, bin binary"
 )
 PREFIX = "shared-prefix-of-thirty-chars-"
+# Keys computed in Python run as Arrow UDFs, which pyspark has from 4.1 on (direct keys).
+needs_arrow_udf = pytest.mark.skipif(
+    PYSPARK_VERSION < ARROW_UDF_SPARK, reason="Arrow UDFs (direct keys) need pyspark 4.1+"
+)
 
 
 def random_row(rng: random.Random) -> tuple[Any, ...]:

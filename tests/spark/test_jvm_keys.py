@@ -26,7 +26,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 import zorder
-from tests.spark.helpers import ALL_TYPES_SCHEMA, PREFIX, random_row
+from tests.spark.helpers import ALL_TYPES_SCHEMA, PREFIX, needs_arrow_udf, random_row
 from zorder.curves.cells import FileCells
 from zorder.curves.cuts import CutTree
 from zorder.curves.plan import FilePlan, cell_key_packing, fit_file_plan
@@ -210,6 +210,7 @@ def _files(path: str) -> dict[str, list[tuple[Any, ...]]]:
     return out
 
 
+@needs_arrow_udf
 @pytest.mark.parametrize("curve", ["zorder", "hilbert"])
 def test_the_jvm_and_the_arrow_udf_write_the_same_files(
     spark: SparkSession, tmp_path: Path, curve: str, monkeypatch: pytest.MonkeyPatch

@@ -24,7 +24,7 @@ from pyspark.sql import functions as F
 
 import zorder
 from tests.spark.helpers import row_multiset
-from zorder.spark.compat import collect_arrow
+from zorder.spark.compat import arrow_frame, collect_arrow
 
 pytestmark = pytest.mark.spark
 
@@ -177,7 +177,7 @@ def fuzz_table(
     for batch in range(4):
         data = _fuzz_batch(rng, 300)
         if request.param == "zorder" and batch >= 2:
-            frame = spark.createDataFrame(data)
+            frame = arrow_frame(spark, data)
             zorder.write(frame, path, by=["x", "n"], mode="append", num_files=6)
         else:
             write_deltalake(path, data, partition_by=["region", "day"], mode="append")
@@ -241,6 +241,6 @@ def test_fuzzed_filters_equal_a_deltalake_full_scan(
 ) -> None:
     columns = ["n", "x", "s", "region", "day"]
     everything = DeltaTable(fuzz_table).to_pyarrow_table().select(columns)
-    expected = collect_arrow(spark.createDataFrame(everything).where(where))  # Arrow: NaN stays NaN
+    expected = collect_arrow(arrow_frame(spark, everything).where(where))  # Arrow: NaN stays NaN
     got = collect_arrow(zorder.read(spark, fuzz_table, where).select(*columns))
     assert rows_of(got, columns) == rows_of(expected, columns), where

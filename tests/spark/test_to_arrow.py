@@ -27,7 +27,9 @@ from pyspark.sql import functions as F
 
 import zorder
 from tests.spark.helpers import PREFIX, all_types_frame, row_multiset, spark_rows
+from zorder.api.scanning import session_ansi
 from zorder.errors import FilterEvaluationError, ForbiddenFilterError, UnsupportedFilterError
+from zorder.spark.compat import arrow_frame
 
 pytestmark = pytest.mark.spark
 
@@ -138,14 +140,15 @@ def check_same_rows(spark: SparkSession, path: str, where: str, *, time_zone: st
     cache drops NaN rows for `f32 > 'Infinity'`).
     """
     df = zorder.read(spark, path)
+    ansi = session_ansi(spark)  # off on Spark 3.5: to_arrow is asked for the same meaning
     try:
         expected = spark_rows(df.where(F.expr(where)))
     except Exception:  # Spark itself rejects the filter (an ANSI cast of a bad string)
         with pytest.raises((UnsupportedFilterError, ValueError, FilterEvaluationError)):
-            zorder.to_arrow(path, where, time_zone=time_zone)
+            zorder.to_arrow(path, where, time_zone=time_zone, ansi=ansi)
         return False
     try:
-        got = zorder.to_arrow(path, where, time_zone=time_zone)
+        got = zorder.to_arrow(path, where, time_zone=time_zone, ansi=ansi)
     except UnsupportedFilterError as refused:
         if "zorder.read" not in str(refused):
             raise  # a refusal always says where the filter can run
@@ -162,7 +165,9 @@ def test_fuzzed_filters_give_spark_s_rows(
     rng = random.Random(2024)
     values = values_of(df, rng)
     answered = [check_same_rows(spark, path, random_filter(values, rng)) for _ in range(150)]
-    assert sum(answered) >= 100  # most of the grammar is answered, not refused
+    # Most of the grammar is answered, not refused; with ANSI off, less (what the modes
+    # disagree on is refused).
+    assert sum(answered) >= (100 if session_ansi(spark) else 50)
 
 
 @contextmanager
@@ -259,7 +264,7 @@ def test_partitioned_and_delta_rs_tables(spark: SparkSession, tmp_path: Path) ->
         )
     DeltaTable(path).create_checkpoint()
     zorder.write(
-        spark.createDataFrame(data.slice(0, 500)).withColumn("n", F.col("n") + rows),
+        arrow_frame(spark, data.slice(0, 500)).withColumn("n", F.col("n") + rows),
         path,
         mode="append",
         by=["x", "n"],
