@@ -7,7 +7,6 @@ Every test under ``tests/spark/`` is marked ``spark``, so ``-m "not spark"``
 from __future__ import annotations
 
 import os
-from importlib import metadata
 import socket
 import subprocess
 import sys
@@ -15,7 +14,9 @@ import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -47,6 +48,17 @@ def spark() -> Iterator[object]:
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture
+def ansi_on(spark: Any) -> Iterator[None]:
+    """The shared session with ANSI mode on for one test, whatever its default (off on 3.5)."""
+    previous = spark.conf.get("spark.sql.ansi.enabled")
+    spark.conf.set("spark.sql.ansi.enabled", "true")
+    try:
+        yield
+    finally:
+        spark.conf.set("spark.sql.ansi.enabled", previous)
 
 
 @pytest.fixture(scope="session")

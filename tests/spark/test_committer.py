@@ -101,6 +101,7 @@ def test_the_jar_is_built_from_its_source(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.compat
 @pytest.mark.parametrize("curve", ["zorder", "hilbert"])
 def test_a_task_writes_a_run_of_files_exactly_as_tasks_of_their_own(
     spark: SparkSession, tmp_path: Path, curve: str
@@ -180,6 +181,7 @@ def test_partitioned_optimize_of_a_column_mapped_table_gives_the_same_files(
     assert zorder.read(spark, copies["few"]).count() == 18_000
 
 
+@pytest.mark.compat
 def test_a_thread_of_its_own_loads_the_protocol_too(spark: SparkSession, tmp_path: Path) -> None:
     """Spark looks the protocol up in the calling thread's class loader, which a new
     Python thread (a new JVM thread) does not inherit from the one that added the jar."""

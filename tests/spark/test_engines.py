@@ -17,7 +17,7 @@ from pyspark.sql import functions as F
 import zorder
 from zorder.demo import network_frame
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.compat]
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 FILES = 20

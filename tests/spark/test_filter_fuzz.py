@@ -626,6 +626,7 @@ FUZZ = settings(
 )
 
 
+@pytest.mark.compat
 @FUZZ
 @given(where=filters())
 def test_generated_filters_agree_with_spark_unpartitioned(
@@ -670,6 +671,7 @@ def mode_filters(draw: st.DrawFn) -> str:
     return draw(st.sampled_from(shapes))
 
 
+@pytest.mark.compat
 @FUZZ
 @given(where=mode_filters())
 def test_mode_dependent_filters_agree_with_spark(
@@ -741,6 +743,7 @@ REFUSED_BY_SPARK = [
 ]
 
 
+@pytest.mark.compat
 @pytest.mark.parametrize("where", REGRESSIONS + FUNCTION_REGRESSIONS + REFUSED_BY_SPARK)
 def test_issue_reproductions_agree_with_spark(
     spark: SparkSession, unpartitioned: Fuzzed, ansi: bool, where: str
@@ -858,6 +861,7 @@ def _names_partitions_only(where: str) -> bool:
     return all(match_column(c, PARTITIONED_BY) for c in referenced)
 
 
+@pytest.mark.compat
 @settings(
     max_examples=EXAMPLES,
     deadline=None,

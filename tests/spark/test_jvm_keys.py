@@ -113,6 +113,7 @@ def _jvm_keys(frame: DataFrame, key: Any) -> np.ndarray:
     return out.column("key").to_numpy()[order]
 
 
+@pytest.mark.compat
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_jvm_keys_equal_the_reference_on_drawn_plans(

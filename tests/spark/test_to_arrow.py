@@ -181,6 +181,9 @@ def session_zone(spark: SparkSession, zone: str) -> Iterator[None]:
 
 
 @pytest.mark.parametrize("zone", ["America/New_York", "+05:30"])
+@pytest.mark.usefixtures(
+    "ansi_on"
+)  # the zone is the point: the filters answered with ANSI's meaning
 def test_zone_less_timestamps_are_read_in_the_given_zone(
     spark: SparkSession, clustered: tuple[str, DataFrame], zone: str
 ) -> None:
@@ -211,6 +214,7 @@ def test_columns_and_limit(spark: SparkSession, clustered: tuple[str, DataFrame]
     assert zorder.to_arrow(path, "i32 < 0 AND i32 > 0").schema == zorder.to_arrow(path).schema
 
 
+@pytest.mark.usefixtures("ansi_on")  # abs(i32) overflows only with ANSI on: refused with it off
 def test_unsupported_filters_are_refused_by_name(
     spark: SparkSession, clustered: tuple[str, DataFrame]
 ) -> None:

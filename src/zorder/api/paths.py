@@ -40,6 +40,7 @@ def scan(
     timestamp: AsOf | None = None,
     time_zone: str | None = None,
     storage_options: Mapping[str, str] | None = None,
+    ansi: bool | None = None,
 ) -> Scan:
     """Plan a read of the table at ``path``: the files that may hold rows matching ``where``.
 
@@ -54,9 +55,10 @@ def scan(
     Zone-less timestamps, in the filter, in partition values and in
     ``timestamp``, are read in ``time_zone``, else in the active Spark
     session's zone, else in UTC. ``columns`` picks and orders the columns
-    (default: all, in the table's order).
+    (default: all, in the table's order). ``ansi`` gives the filter the meaning
+    of a session with ANSI mode on or off, else the active session's mode, else on.
     """
-    return Table(path, storage_options=storage_options, time_zone=time_zone).scan(
+    return Table(path, storage_options=storage_options, time_zone=time_zone, ansi=ansi).scan(
         where, columns=columns, version=version, timestamp=timestamp
     )
 

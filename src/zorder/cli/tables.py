@@ -323,6 +323,13 @@ def query(
     time_zone: Annotated[
         str, typer.Option(help="Session time zone for timestamps written without one.")
     ] = "UTC",
+    ansi: Annotated[
+        bool,
+        typer.Option(
+            "--ansi/--no-ansi",
+            help="The filter's meaning: Spark's with ANSI mode on (4.x's default) or off (3.5's).",
+        ),
+    ] = True,
     version: VersionOption = None,
     as_of: AsOfOption = None,
     storage_option: StorageOption = None,
@@ -338,11 +345,13 @@ def query(
 
     Without --spark no JVM starts: the files are read in this process
     (zorder.to_arrow), with Spark's semantics, or the filter is refused.
+    --no-ansi answers as a session with ANSI mode off (Spark 3.5's default);
+    in process, what means something else there is refused by name.
     """
     picked = column_list(columns) if columns else None
     spark = None
     if use_spark and not explain_only:  # started first: its settings may reach the store
-        zone = [f"spark.sql.session.timeZone={time_zone}"]
+        zone = [f"spark.sql.session.timeZone={time_zone}", f"spark.sql.ansi.enabled={ansi}".lower()]
         spark = session(out, master, [*zone, *(conf or [])], remote)
     planned = zorder.scan(
         path,
@@ -352,6 +361,7 @@ def query(
         timestamp=_as_of(version, as_of),
         time_zone=time_zone,
         storage_options=parse_storage_options(storage_option or []),
+        ansi=ansi,
     )
     if explain_only:
         out.result(planned.report, render.scan)
