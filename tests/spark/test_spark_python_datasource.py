@@ -16,6 +16,8 @@ from typing import Any
 import pyarrow as pa
 import pytest
 from pyspark.sql import SparkSession
+
+pytest.importorskip("pyspark.sql.datasource", reason="Python data sources arrived in Spark 4.0")
 from pyspark.sql.datasource import (
     DataSource,
     DataSourceReader,
