@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from zorder.errors import ColumnNotFoundError, UnsupportedFilterError
-from zorder.skipping.ansi import ansi_difference, ansi_enabled
+from zorder.skipping.ansi import ansi_difference, ansi_enabled, reads_as_ansi
 from zorder.skipping.predicates import AlwaysTrue, And, Comparison, Or, Unknown, bind
 from zorder.skipping.sql import parse_filter
 
@@ -27,6 +27,7 @@ COLUMNS = {
     "d": "date",
     "t": "timestamp",
     "bo": "boolean",
+    "m": "decimal(38,10)",
 }
 
 SAME = [
@@ -67,6 +68,11 @@ SAME = [
     "f = n",
     "i BETWEEN 1 AND 10",
     "i IS DISTINCT FROM 3",
+    "m = 1.5",
+    "m < 1234567890123456789012345678",
+    "m IN (1, 2.5)",
+    "n = i",
+    "m = l",
     "TRUE",
 ]
 DIFFERENT = {
@@ -99,6 +105,12 @@ DIFFERENT = {
     "f = 16777217": "f = 16777217",
     "f = i": "f = i",
     "l IN (1, 2.5F)": "l IN (1, CAST(2.5 AS FLOAT))",
+    # Wider than 38 digits together: Spark 3.5 overflows, Spark 4.x rounds the scale.
+    "m < 12345678901234567890123456789012": "m < 12345678901234567890123456789012",
+    "m = 0.1234567890123456789012345678901234567": "m = 0.1234567890123456789012345678901234567",
+    "i IN (1, 0.12345678901234567890123456789012345)": (
+        "i IN (1, 0.12345678901234567890123456789012345)"
+    ),
 }
 
 
@@ -132,6 +144,8 @@ def test_an_unknown_column_is_named_as_binding_names_it() -> None:
 )
 def test_the_sessions_mode(setting: str | None, version: str, enabled: bool) -> None:
     assert ansi_enabled(setting, version) is enabled
+    # Spark 3.5 with ANSI on is read as ANSI off: its decimal comparisons are not 4.x's.
+    assert reads_as_ansi(setting, version) is (enabled and not version.startswith("3."))
 
 
 _L1 = Comparison("=", "l", 1)

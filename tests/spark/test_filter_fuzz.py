@@ -66,11 +66,13 @@ from pyspark.sql.types import (
 )
 
 import zorder
+from zorder.api.scanning import session_ansi
 from zorder.columns import match_column
 from zorder.errors import FilterEvaluationError, UnsupportedFilterError, ZorderError
 from zorder.skipping.ansi import ANSI_SETTING
 from zorder.skipping.rows import exact_predicate
 from zorder.skipping.sql import parse_filter, parse_unfolded, referenced_columns
+from zorder.spark.compat import PYSPARK_VERSION
 from zorder.spark.guard import check_spark_parse
 from zorder.spark.scan import read_files
 from zorder.spark.writes import _chosen_by_spark, _chosen_in_process
@@ -572,14 +574,19 @@ def _spark_answer(fuzzed: Fuzzed, where: str) -> dict[int, int] | Exception:
 
 
 def _check(spark: SparkSession, fuzzed: Fuzzed, where: str, ansi: bool = True) -> None:
-    """zorder against Spark, both with the meaning of the session's ANSI mode ``ansi``."""
+    """zorder against Spark, both with the meaning of the session's ANSI mode ``ansi``.
+
+    zorder reads a Spark 3.5 session with ANSI on as one with it off (``session_ansi``):
+    ``meaning`` is the mode whose meaning zorder answers with there."""
+    meaning = session_ansi(spark)
+    assert meaning == (ansi and PYSPARK_VERSION >= (4, 0))
     expected = _spark_answer(fuzzed, where)
     if isinstance(expected, Exception):
         # zorder.read hands the filter to Spark, which raises, unless every file with a row
         # that makes it raise (s = 5: an ANSI cast of each s) was skipped, as in Delta.
         OUTCOMES[ansi, "spark raised"] += 1
         try:
-            answered = zorder.to_arrow(fuzzed.path, where, ansi=ansi)
+            answered = zorder.to_arrow(fuzzed.path, where, ansi=meaning)
         except ZorderError:
             return
         # Skipping may leave out every file whose rows raise (as Delta's does): Spark reading
@@ -595,7 +602,7 @@ def _check(spark: SparkSession, fuzzed: Fuzzed, where: str, ansi: bool = True) -
     OUTCOMES[ansi, "checked"] += 1
     assert zorder.read(spark, fuzzed.path, where).count() == total, where
     planned = zorder.Table(fuzzed.path, spark=spark).scan(where)
-    assert planned.ansi is ansi
+    assert planned.ansi is meaning
     kept = {f.path for f in planned.files}
     holding = {fuzzed.files[index] for index in expected}
     assert holding <= kept, f"{where!r}: files holding matches were skipped: {holding - kept}"
@@ -614,7 +621,7 @@ def _check(spark: SparkSession, fuzzed: Fuzzed, where: str, ansi: bool = True) -
         return
     assert rows == total, where
     # Without a session, to_arrow answers in the mode it is asked for.
-    assert zorder.to_arrow(fuzzed.path, where, ansi=ansi).num_rows == total, where
+    assert zorder.to_arrow(fuzzed.path, where, ansi=meaning).num_rows == total, where
     OUTCOMES[ansi, "answered"] += 1
 
 

@@ -26,7 +26,7 @@ from zorder.arrow import read_rows
 from zorder.columns import match_column, resolve_column, sql_identifier
 from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError
 from zorder.skipping import Bound, Mask, ParsedFilter, bind, might_match_mask, parse_filter
-from zorder.skipping.ansi import ANSI_SETTING, ansi_enabled
+from zorder.skipping.ansi import ANSI_SETTING, reads_as_ansi
 from zorder.skipping.clock import parse_with_clock
 from zorder.skipping.constants import FoldContext
 from zorder.skipping.explain import planned_sql
@@ -341,9 +341,12 @@ def session_time_zone(spark: SparkSession | None) -> str:
 
 
 def session_ansi(spark: SparkSession | None) -> bool:
-    """Whether filters mean what they mean with ANSI mode on: the session's
-    ``spark.sql.ansi.enabled`` (off by default before Spark 4.0, on since); on, Spark
-    4.x's default, when no session is active.
+    """Whether filters mean what they mean to Spark 4.x with ANSI mode on: the session's
+    ``spark.sql.ansi.enabled`` (off by default before Spark 4.0, on since) on a 4.x
+    session; on, Spark 4.x's default, when no session is active.
+
+    A Spark 3.5 session with ANSI on is read as one with it off
+    (:func:`~zorder.skipping.ansi.reads_as_ansi`).
 
     Without pyspark imported no session can be active: a lookup does not load it to ask.
     """
@@ -351,4 +354,4 @@ def session_ansi(spark: SparkSession | None) -> bool:
     if session is None:
         return True
     setting = session.conf.get(ANSI_SETTING)
-    return ansi_enabled(None if setting is None else str(setting), str(session.version))
+    return reads_as_ansi(None if setting is None else str(setting), str(session.version))

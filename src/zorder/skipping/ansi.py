@@ -44,6 +44,7 @@ __all__ = [
     "ansi_enabled",
     "check_same_in_ansi_modes",
     "mode_dependent_atoms",
+    "reads_as_ansi",
 ]
 
 ANSI_SETTING = "spark.sql.ansi.enabled"
@@ -57,6 +58,20 @@ def ansi_enabled(setting: str | None, spark_version: str) -> bool:
         major = re.match(r"\s*(\d+)", spark_version)
         return major is not None and int(major[1]) >= 4
     return setting.strip().lower() == "true"
+
+
+def reads_as_ansi(setting: str | None, spark_version: str) -> bool:
+    """Whether filters of such a session (see :func:`ansi_enabled`) mean what they mean to
+    Spark 4.x with ANSI mode on, the meaning this package computes. A Spark 3.5 session
+    with ANSI on does not: its common type of two decimals keeps the scale before the
+    integral digits (Spark 4.0 turned that round, SPARK-45905), so it is read as one with
+    ANSI off, where only what this module vouches for is read exactly.
+
+    >>> reads_as_ansi(None, "4.1.0"), reads_as_ansi("true", "3.5.9"), reads_as_ansi(None, "3.5.9")
+    (True, False, False)
+    """
+    major = re.match(r"\s*(\d+)", spark_version)
+    return ansi_enabled(setting, spark_version) and major is not None and int(major[1]) >= 4
 
 
 def ansi_difference(
@@ -215,6 +230,8 @@ class _Classifier:
         every = [target, *typed]
         if not all(_float_exact(a, b) for a in every for b in every):
             raise _DiffersError(node)
+        if not _decimals_fit(*(value.type or "" for value in every)):
+            raise _DiffersError(node)
 
     def matching(self, node: exp.Expression) -> None:
         """LIKE, ILIKE, RLIKE, startswith: a string against a string pattern."""
@@ -297,7 +314,7 @@ def _compatible(operand: _Typed, other: _Typed) -> bool:
     assert operand.type is not None
     assert other.type is not None
     if _family(operand.type) == _family(other.type):
-        return _float_exact(operand, other)
+        return _float_exact(operand, other) and _decimals_fit(operand.type, other.type)
     if operand.type != "string" or not operand.constant:
         return other.type == "string" and other.constant  # judged from the other side
     text = operand.value
@@ -317,6 +334,36 @@ def _float_exact(operand: _Typed, other: _Typed) -> bool:
         if floating.type == "float" and integral.type in ("int", "bigint"):
             return integral.constant and _in_float(integral.value)
     return True
+
+
+_DECIMAL_TYPE = re.compile(r"decimal\((\d+),\s*(\d+)\)")
+_INTEGRAL_DIGITS = {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 20}
+
+
+def _decimals_fit(*types: str) -> bool:
+    """Whether decimals (and integers beside them) meet in a common decimal type that holds
+    every operand's integral digits and scale, 38 digits at most.
+
+    Past that, Spark 3.5 keeps the scale and overflows (an error with ANSI on, NULL with
+    it off: ``m < 12345678901234567890123456789012`` on a decimal(38,10) matches nothing),
+    while Spark 4.x keeps the integral digits and rounds the scale (SPARK-45905).
+
+    >>> _decimals_fit("decimal(38,10)", "decimal(32,0)"), _decimals_fit("decimal(12,2)", "int")
+    (False, True)
+    """
+    digits: list[tuple[int, int]] = []
+    for name in types:
+        found = _DECIMAL_TYPE.fullmatch(name)
+        if found is not None:
+            digits.append((int(found[1]), int(found[2])))
+        elif name in _INTEGRAL_DIGITS:
+            digits.append((_INTEGRAL_DIGITS[name], 0))
+        elif name:
+            return True  # a float or a double: the comparison is of doubles
+    if not any(scale for _, scale in digits) and len(digits) < 2:
+        return True
+    integral = max(precision - scale for precision, scale in digits)
+    return integral + max(scale for _, scale in digits) <= 38
 
 
 def _in_float(value: int) -> bool:

@@ -24,7 +24,7 @@ from pyspark.sql.types import LongType, StructField, StructType
 
 from zorder.columns import match_column
 from zorder.errors import InvalidArgumentError, UnsupportedFilterError, ZorderError
-from zorder.skipping.ansi import ANSI_SETTING, ansi_enabled
+from zorder.skipping.ansi import ANSI_SETTING, reads_as_ansi
 from zorder.skipping.rows import exact_predicate, row_mask
 from zorder.skipping.sql import ParsedFilter, parse_filter
 from zorder.spark.committer import COMMIT_PROTOCOL, COMMIT_PROTOCOL_SETTING, FILE_COLUMN_OPTION
@@ -256,7 +256,7 @@ def _chosen_in_process(
     types = {r: snapshot.schema.column_types[columns[i]] for r, i in named.items()}
     zone = spark.conf.get("spark.sql.session.timeZone", None) or "UTC"
     try:
-        if not ansi_enabled(spark.conf.get(ANSI_SETTING), str(spark.version)):
+        if not reads_as_ansi(spark.conf.get(ANSI_SETTING), str(spark.version)):
             parsed.check_ansi_off(types)  # the evaluator has ANSI's meaning: where both agree
         bound = exact_predicate(parsed.unfolded(), types, time_zone=zone)
     except UnsupportedFilterError:
