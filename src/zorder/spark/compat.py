@@ -29,6 +29,7 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import DataType, StructType
 
 from zorder.errors import SparkVersionError
+from zorder.spark.progress import is_connect
 
 __all__ = [
     "ARROW_UDF_SPARK",
@@ -79,10 +80,21 @@ def require_pyspark(minimum: tuple[int, int], what: str) -> None:
         )
 
 
+def _refuse_old_connect(spark: SparkSession, what: str) -> None:
+    """Spark Connect before 4.0 has none of the JVM helpers the 3.5 forms below use (and its
+    server jar is not in the pyspark 3.5 wheel, so zorder cannot test it): refused by name."""
+    if is_connect(spark):
+        raise SparkVersionError(
+            f"{what} through Spark Connect needs pyspark 4.0 or newer; this is pyspark "
+            f"{pyspark.__version__} (a classic session works)"
+        )
+
+
 def collect_arrow(df: DataFrame) -> pa.Table:
     """``df``'s rows on the driver as an Arrow table with Spark's Arrow types (``toArrow``)."""
     if PYSPARK_VERSION >= (4, 0):
         return df.toArrow()
+    _refuse_old_connect(df.sparkSession, "collecting rows as Arrow")
     schema = to_arrow_schema(df.schema)
     frame: Any = df  # a private method of 3.5's, which its type hints do not show
     batches = frame._collect_as_arrow()
@@ -99,6 +111,7 @@ def arrow_frame(
         schema = from_arrow_schema(table.schema)
     if PYSPARK_VERSION >= (4, 0):
         return spark.createDataFrame(table, schema)
+    _refuse_old_connect(spark, "a DataFrame made from Arrow")
     from pyspark.sql.pandas.serializers import ArrowStreamSerializer
 
     table = table.cast(to_arrow_schema(schema))
@@ -137,6 +150,7 @@ def metadata_column(df: DataFrame, name: str = "_metadata") -> Column:
     has the same name (pyspark 4.0's ``metadataColumn``; on 3.5 the JVM's own, since 3.5)."""
     if PYSPARK_VERSION >= (4, 0):
         return df.metadataColumn(name)
+    _refuse_old_connect(df.sparkSession, f"the file metadata column {name!r}")
     frame: Any = df
     return Column(frame._jdf.metadataColumn(name))
 
