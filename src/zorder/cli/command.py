@@ -128,6 +128,13 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of 
 VersionOption = Annotated[
     int | None, typer.Option("--version", min=0, help="Read this version of the table.")
 ]
+AnsiOption = Annotated[
+    bool,
+    typer.Option(
+        "--ansi/--no-ansi",
+        help="The filter's meaning: Spark's with ANSI mode on (4.x's default) or off (3.5's).",
+    ),
+]
 AsOfOption = Annotated[
     str | None,
     typer.Option(

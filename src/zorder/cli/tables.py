@@ -16,6 +16,7 @@ import zorder
 from zorder.api.modes import InputFormat, WriteMode
 from zorder.cli import render
 from zorder.cli.command import (
+    AnsiOption,
     AsOfOption,
     ByOption,
     ConfOption,
@@ -323,13 +324,7 @@ def query(
     time_zone: Annotated[
         str, typer.Option(help="Session time zone for timestamps written without one.")
     ] = "UTC",
-    ansi: Annotated[
-        bool,
-        typer.Option(
-            "--ansi/--no-ansi",
-            help="The filter's meaning: Spark's with ANSI mode on (4.x's default) or off (3.5's).",
-        ),
-    ] = True,
+    ansi: AnsiOption = True,
     version: VersionOption = None,
     as_of: AsOfOption = None,
     storage_option: StorageOption = None,
@@ -374,9 +369,8 @@ def query(
             rows = collect_arrow(planned.to_spark(spark).limit(limit))
     else:
         rows = planned.to_arrow(limit)
-    report = planned.report
     title = f"{path} where {where or 'TRUE'} (first {limit} rows)"
-    out.rows(title, rows, report, pinned=planned.filter_columns)
+    out.rows(title, rows, planned.report, pinned=planned.filter_columns)
 
 
 @command
