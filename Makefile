@@ -20,7 +20,7 @@ PYSPARK_NEWEST := 4.3.0
 # DuckDB (to_arrow's reader) at both ends of its range, without Spark: `make compat-duckdb`.
 DUCKDB_OLDEST := 1.5.0
 DUCKDB_NEWEST := 2.0.1
-IN_PROCESS_TESTS := tests/arrow tests/api tests/skipping/test_translate.py tests/test_table_handle.py
+IN_PROCESS_TESTS := -m "not spark" tests/arrow tests/api tests/skipping tests/table tests/test_table_handle.py tests/test_cli.py tests/test_cli_rows.py
 COMPAT_VENV = .venv-pyspark-$(PYSPARK)
 
 .PHONY: demo test check lint typecheck unit bench clean java jar compat compat-matrix compat-duckdb
@@ -101,7 +101,7 @@ compat-duckdb:
 	for version in $(DUCKDB_OLDEST) $(DUCKDB_NEWEST); do \
 	  $(COMPAT_VENV)/bin/python -m pip install --quiet "duckdb==$$version" 2>&1 | grep -v "requires duckdb==" ; \
 	  $(COMPAT_VENV)/bin/python -c "import duckdb, sys; sys.exit(duckdb.__version__ != '$$version')" && \
-	  ZORDER_HYPOTHESIS_PROFILE=check $(COMPAT_VENV)/bin/pytest -m "not spark" -q -p no:cacheprovider $(IN_PROCESS_TESTS) || exit 1; \
+	  ZORDER_HYPOTHESIS_PROFILE=check $(COMPAT_VENV)/bin/pytest -q -p no:cacheprovider $(IN_PROCESS_TESTS) || exit 1; \
 	done
 
 clean:
