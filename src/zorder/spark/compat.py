@@ -15,6 +15,7 @@ the same way 3.5's own ``toPandas`` and ``createDataFrame`` use them.
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Callable
 from typing import Any
@@ -36,6 +37,7 @@ __all__ = [
     "PYSPARK_VERSION",
     "TYPE_WIDENING_SPARK",
     "arrow_frame",
+    "arrow_schema",
     "arrow_udf",
     "collect_arrow",
     "hash_preimages",
@@ -90,12 +92,21 @@ def _refuse_old_connect(spark: SparkSession, what: str) -> None:
         )
 
 
+def arrow_schema(schema: StructType) -> pa.Schema:
+    """Spark's Arrow types for ``schema``, timestamps in UTC as ``toArrow`` gives them
+    (``to_arrow_schema`` takes the zone as ``timezone`` from pyspark 4.3 on, and asserts
+    one is given; before, it wrote UTC itself)."""
+    if "timezone" in inspect.signature(to_arrow_schema).parameters:
+        return to_arrow_schema(schema, timezone="UTC")  # type: ignore[call-arg,unused-ignore]
+    return to_arrow_schema(schema)
+
+
 def collect_arrow(df: DataFrame) -> pa.Table:
     """``df``'s rows on the driver as an Arrow table with Spark's Arrow types (``toArrow``)."""
     if PYSPARK_VERSION >= (4, 0):
         return df.toArrow()
     _refuse_old_connect(df.sparkSession, "collecting rows as Arrow")
-    schema = to_arrow_schema(df.schema)
+    schema = arrow_schema(df.schema)
     frame: Any = df  # a private method of 3.5's, which its type hints do not show
     batches = frame._collect_as_arrow()
     return pa.Table.from_batches(batches, schema=schema) if batches else schema.empty_table()
@@ -114,7 +125,7 @@ def arrow_frame(
     _refuse_old_connect(spark, "a DataFrame made from Arrow")
     from pyspark.sql.pandas.serializers import ArrowStreamSerializer
 
-    table = table.cast(to_arrow_schema(schema))
+    table = table.cast(arrow_schema(schema))
     batches = table.to_batches() or [pa.RecordBatch.from_pylist([], schema=table.schema)]
     jvm: Any = spark._jvm
     jiter = spark.sparkContext._serialize_to_jvm(

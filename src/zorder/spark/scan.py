@@ -23,7 +23,6 @@ import pyarrow as pa
 from pyspark.errors import AnalysisException
 from pyspark.sql import Column, DataFrame, DataFrameReader, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import (
     ArrayType,
     DataType,
@@ -38,7 +37,13 @@ from pyspark.sql.types import (
 from zorder.columns import sql_identifier
 from zorder.errors import BrokenTableError, SparkVersionError, UnsupportedTableError
 from zorder.skipping.sql import sql_literal
-from zorder.spark.compat import TYPE_WIDENING_SPARK, arrow_frame, metadata_column, spark_version
+from zorder.spark.compat import (
+    TYPE_WIDENING_SPARK,
+    arrow_frame,
+    arrow_schema,
+    metadata_column,
+    spark_version,
+)
 from zorder.spark.storage import spark_paths, unescaped
 from zorder.table.features import (
     ALLOWED_TYPE_CHANGES,
@@ -120,7 +125,7 @@ def empty_frame(spark: SparkSession, schema: StructType) -> DataFrame:
     """An empty DataFrame of ``schema``, made through Arrow: from a Python list Spark would
     start Python workers on the executors to read it, and they need none otherwise."""
     try:
-        table = to_arrow_schema(schema).empty_table()
+        table = arrow_schema(schema).empty_table()
     except TypeError:  # a type Arrow cannot hold (pyspark's error is a TypeError)
         return spark.createDataFrame([], schema)
     return arrow_frame(spark, table, schema)

@@ -19,7 +19,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from deltalake import Schema as DeltaSchema
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import LongType, StructField, StructType
 
 from zorder.columns import match_column
@@ -28,7 +27,7 @@ from zorder.skipping.ansi import ANSI_SETTING, reads_as_ansi
 from zorder.skipping.rows import exact_predicate, row_mask
 from zorder.skipping.sql import ParsedFilter, parse_filter
 from zorder.spark.committer import COMMIT_PROTOCOL, COMMIT_PROTOCOL_SETTING, FILE_COLUMN_OPTION
-from zorder.spark.compat import arrow_frame, collect_arrow
+from zorder.spark.compat import arrow_frame, arrow_schema, collect_arrow
 from zorder.spark.failures import filter_failures
 from zorder.spark.guard import check_spark_parse
 from zorder.spark.layout import LaidOut
@@ -237,7 +236,7 @@ def _chosen_by_spark(
     # Through Arrow, so that no Python worker parses the rows (executors need no Python).
     names = [f.name for f in schema.fields]
     rows = [dict(zip(names, (i, *values), strict=True)) for i, values in enumerate(partitions)]
-    table = pa.Table.from_pylist(rows, schema=to_arrow_schema(schema))
+    table = pa.Table.from_pylist(rows, schema=arrow_schema(schema))
     with filter_failures(where):
         kept = collect_arrow(arrow_frame(spark, table, schema).where(where).select(index))
     return {partitions[i] for i in kept.column(0).to_pylist()}
