@@ -23,6 +23,7 @@ from typer.testing import CliRunner
 import zorder
 from zorder.cli import app
 from zorder.skipping import spark_functions
+from zorder.spark.compat import version_tuple
 from zorder.spark.guard import check_spark_parse
 
 pytestmark = pytest.mark.spark
@@ -144,6 +145,11 @@ def _generator() -> ModuleType:
 
 
 def test_vendored_functions_match_the_running_spark(spark: SparkSession) -> None:
+    # The lists are the development line's (make test); on another line (make compat) a
+    # function they do not name is refused as unknown, and the generator reads catalog
+    # internals that line may not have (4.3's registry wants qualified names).
+    if version_tuple(spark.version) != version_tuple(spark_functions.SPARK_VERSION):
+        pytest.skip(f"the vendored functions are Spark {spark_functions.SPARK_VERSION}'s")
     generator = _generator()
     assert spark.version == spark_functions.SPARK_VERSION, "run scripts/spark_functions.py again"
     found = generator.catalog(spark)
