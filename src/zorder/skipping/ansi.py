@@ -32,7 +32,13 @@ from typing import Any
 from sqlglot import exp
 
 from zorder.errors import UnsupportedFilterError
-from zorder.skipping.coercion import FLOAT_TYPES, INTEGER_TYPES, date_text, same_as_text
+from zorder.skipping.coercion import (
+    FLOAT_TYPES,
+    INTEGER_TYPES,
+    as_decimal,
+    date_text,
+    same_as_text,
+)
 from zorder.skipping.constants import FoldContext, NotConstantError, constant, spark_type_name
 from zorder.skipping.monotone import COMPARISONS
 from zorder.skipping.predicates import resolve_column
@@ -336,10 +342,6 @@ def _float_exact(operand: _Typed, other: _Typed) -> bool:
     return True
 
 
-_DECIMAL_TYPE = re.compile(r"decimal\((\d+),\s*(\d+)\)")
-_INTEGRAL_DIGITS = {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 20}
-
-
 def _decimals_fit(*types: str) -> bool:
     """Whether decimals (and integers beside them) meet in a common decimal type that holds
     every operand's integral digits and scale, 38 digits at most.
@@ -351,19 +353,12 @@ def _decimals_fit(*types: str) -> bool:
     >>> _decimals_fit("decimal(38,10)", "decimal(32,0)"), _decimals_fit("decimal(12,2)", "int")
     (False, True)
     """
-    digits: list[tuple[int, int]] = []
-    for name in types:
-        found = _DECIMAL_TYPE.fullmatch(name)
-        if found is not None:
-            digits.append((int(found[1]), int(found[2])))
-        elif name in _INTEGRAL_DIGITS:
-            digits.append((_INTEGRAL_DIGITS[name], 0))
-        elif name:
-            return True  # a float or a double: the comparison is of doubles
-    if not any(scale for _, scale in digits) and len(digits) < 2:
-        return True
-    integral = max(precision - scale for precision, scale in digits)
-    return integral + max(scale for _, scale in digits) <= 38
+    digits = [as_decimal(name) for name in types]
+    if any(shape is None for shape in digits):
+        return True  # a float or a double: the comparison is of doubles
+    shapes = [shape for shape in digits if shape is not None]
+    integral = max(precision - scale for precision, scale in shapes)
+    return integral + max(scale for _, scale in shapes) <= 38
 
 
 def _in_float(value: int) -> bool:

@@ -44,6 +44,7 @@ __all__ = [
     "MAX_DECIMAL_PRECISION",
     "ComputedLiteral",
     "InexactError",
+    "as_decimal",
     "cast_literal",
     "comparison_type",
     "convert",
@@ -179,7 +180,8 @@ def literal_type(value: Any) -> str:
     return "unknown"
 
 
-def _as_decimal(type_name: str) -> tuple[int, int] | None:
+def as_decimal(type_name: str) -> tuple[int, int] | None:
+    """(precision, scale) of a decimal type, or of the decimal an integer type widens to."""
     if type_name in INTEGER_TYPES:
         return _INTEGER_AS_DECIMAL[type_name], 0
     return decimal_shape(type_name)
@@ -216,7 +218,7 @@ def _common_of_two(left: str, right: str) -> str | None:
             return "double"  # float vs float is caught above; everything else meets in double
         if left in INTEGER_TYPES and right in INTEGER_TYPES:
             return max(left, right, key=_INTEGER_ORDER.index)
-        left_shape, right_shape = _as_decimal(left), _as_decimal(right)
+        left_shape, right_shape = as_decimal(left), as_decimal(right)
         assert left_shape is not None
         assert right_shape is not None
         return _wider_decimal(left_shape, right_shape)
