@@ -13,7 +13,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -143,3 +143,53 @@ def no_cloud_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in list(os.environ):
         if name.startswith(("AWS_", "AZURE_", "GOOGLE_")):
             monkeypatch.delenv(name)
+
+
+@dataclass
+class LogReads:
+    """How often zorder read a table's log through deltalake: every ``DeltaTable`` opened,
+    updated, reloaded at a version, asked whether it is a table, or asked its history."""
+
+    count: int = 0
+    calls: list[str] = field(default_factory=list)
+
+    def read(self, what: str) -> None:
+        self.count += 1
+        self.calls.append(what)
+
+
+@pytest.fixture
+def log_reads(monkeypatch: pytest.MonkeyPatch) -> LogReads:
+    """Counts zorder's reads of Delta logs (see :class:`LogReads`) while the test runs."""
+    from deltalake import DeltaTable
+
+    import zorder.table.snapshot
+    import zorder.table.versions
+
+    reads = LogReads()
+
+    class Counted(DeltaTable):  # type: ignore[misc]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            reads.read("open")
+            super().__init__(*args, **kwargs)
+
+        def update_incremental(self) -> None:
+            reads.read("update_incremental")
+            super().update_incremental()
+
+        def load_as_version(self, version: Any) -> None:
+            reads.read("load_as_version")
+            super().load_as_version(version)
+
+        def history(self, limit: int | None = None) -> list[dict[str, Any]]:
+            reads.read("history")
+            return list(super().history(limit))
+
+        @staticmethod
+        def is_deltatable(*args: Any, **kwargs: Any) -> bool:
+            reads.read("is_deltatable")
+            return bool(DeltaTable.is_deltatable(*args, **kwargs))
+
+    for module in (zorder.table.versions, zorder.table.snapshot):
+        monkeypatch.setattr(module, "DeltaTable", Counted)
+    return reads

@@ -1,6 +1,6 @@
 """Size limits of docs/ARCHITECTURE.md, checked on the source: a module a reader can hold.
 
-No module over 500 lines; no function over 60 lines of code (its docstring,
+No module over 700 lines; no function over 80 lines of code (its docstring,
 blank lines and comments aside); no signature over 8 parameters, except the
 public entry points, whose keyword options are the API (the functions
 :mod:`zorder` exports, the :class:`zorder.Table` methods, the commands).
@@ -15,8 +15,8 @@ import zorder
 
 SOURCE = Path(__file__).resolve().parents[1] / "src" / "zorder"
 
-MAX_MODULE_LINES = 500
-MAX_FUNCTION_LINES = 60
+MAX_MODULE_LINES = 700
+MAX_FUNCTION_LINES = 80
 MAX_PARAMETERS = 8
 
 
@@ -97,7 +97,7 @@ def test_modules_functions_and_signatures_stay_within_the_limits() -> None:
 def test_the_limits_are_found_when_broken(tmp_path: Path) -> None:
     package = tmp_path / "pkg"
     package.mkdir()
-    long_body = "\n".join(f"    x{i} = {i}" for i in range(60))
+    long_body = "\n".join(f"    x{i} = {i}" for i in range(80))
     (package / "long.py").write_text(
         f'def long():\n    """Docstring."""\n    # a comment\n{long_body}\n'
     )
@@ -105,9 +105,9 @@ def test_the_limits_are_found_when_broken(tmp_path: Path) -> None:
         "def wide(a, b, c, d, e, f, g, h, i):\n    return a\n\n\n"
         "class C:\n    def method(self, a, b, c, d, e, f, g, h):\n        return a\n"
     )
-    (package / "big.py").write_text("x = 1\n" * 501)
+    (package / "big.py").write_text("x = 1\n" * 701)
     assert oversized(package) == [
-        "big: 501 lines",
-        "long.long: 61 lines of code",
+        "big: 701 lines",
+        "long.long: 81 lines of code",
         "wide.wide: 9 parameters",
     ]

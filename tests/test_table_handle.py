@@ -10,6 +10,7 @@ import pytest
 from deltalake import write_deltalake
 
 import zorder
+from tests.conftest import LogReads
 from zorder.errors import InvalidArgumentError
 from zorder.table import Storage, normalize_uri
 
@@ -49,7 +50,11 @@ def test_a_snapshot_of_the_handle_scans_its_own_version(tmp_path: Path) -> None:
     kept = first.scan("x >= 5", columns=["x"])
     assert kept.report.version == 0
     assert sorted(kept.to_arrow().column("x").to_pylist()) == list(range(5, 10))
-    assert table.snapshot().scan("x >= 5").to_arrow().num_rows == 15  # the newest version
+    # The handle holds the version it opened until it is refreshed.
+    assert table.version == 0
+    assert table.snapshot().scan("x >= 5").to_arrow().num_rows == 5
+    assert table.refresh().version == 1
+    assert table.snapshot().scan("x >= 5").to_arrow().num_rows == 15
     assert first.describe().version == 0
     assert table.snapshot(version=0).scan().report == first.scan().report
     with pytest.raises(zorder.VersionNotFoundError):
@@ -105,3 +110,50 @@ def test_the_handle_decides_its_zone_and_storage_once(tmp_path: Path) -> None:
     assert pinned.filesystem()[0] is new_york.storage.filesystem()[0]  # shared by its snapshots
     with pytest.raises(TypeError):  # the options its filesystem was made with stay so
         new_york.storage_options["AWS_REGION"] = "us-east-1"  # type: ignore[index]
+
+
+def test_an_open_handle_reads_the_log_once(tmp_path: Path, log_reads: LogReads) -> None:
+    path = str(tmp_path / "t")
+    for start in (0, 10):
+        write_deltalake(path, pa.table({"x": list(range(start, start + 10))}), mode="append")
+    assert log_reads.count == 0  # deltalake's own writes are not zorder's reads
+    table = zorder.Table(path)
+    assert log_reads.calls == ["open"]
+    assert table.version == 1
+    assert table.scan("x >= 5").report.files_total == 2
+    assert table.describe().version == 1
+    assert len(table.stats()) == 2
+    assert table.snapshot(version=1).version == 1  # the version held: no read
+    assert table.history()[0].version == 1
+    assert log_reads.calls == ["open"]
+    table.refresh()
+    assert log_reads.calls == ["open", "open"]
+    assert table.snapshot(version=0).version == 0  # another version: read for this call
+    assert log_reads.count == 3
+    assert table.version == 1  # the handle still holds the newest
+
+
+def test_the_path_first_functions_read_the_log_once(tmp_path: Path, log_reads: LogReads) -> None:
+    path = str(tmp_path / "t")
+    for start in (0, 10):
+        write_deltalake(path, pa.table({"x": list(range(start, start + 10))}), mode="append")
+    assert zorder.scan(path, "x < 3", version=0).report.version == 0
+    assert zorder.describe(path).version == 1
+    assert zorder.to_arrow(path, "x < 3").num_rows == 3
+    assert log_reads.calls == ["open"] * 3
+
+
+def test_history_numbers_commits_by_their_files(tmp_path: Path) -> None:
+    # deltalake 1.6's DeltaTable.history of a table loaded at an older version numbers the
+    # newest commits down from the loaded one: the handle reads the commit files instead.
+    path = str(tmp_path / "t")
+    for i in range(4):
+        write_deltalake(path, pa.table({"x": [i]}), mode="append")
+    table = zorder.Table(path, version=1)
+    assert [c.version for c in table.history()] == [1, 0]
+    write_deltalake(path, pa.table({"x": [9]}), mode="overwrite")
+    newest = zorder.Table(path)
+    assert [c.version for c in newest.history(limit=2)] == [4, 3]
+    assert [c.operation for c in newest.history(limit=2)] == ["WRITE", "WRITE"]
+    times = [c.timestamp for c in newest.history()]
+    assert times == sorted(times, reverse=True)  # type: ignore[type-var]

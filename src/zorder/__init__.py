@@ -58,9 +58,9 @@ if TYPE_CHECKING:
         vacuum,
         write,
     )
-    from zorder.api.advise import Advice, Candidate, advise
+    from zorder.api.advise import Advice, Candidate
     from zorder.api.arrow import to_arrow
-    from zorder.api.paths import scan
+    from zorder.api.paths import advise, scan
     from zorder.api.scanning import Scan
     from zorder.api.table import Commit, Snapshot, Table
     from zorder.curves import (
@@ -86,7 +86,7 @@ _LAZY = {
     "Commit": "zorder.api.table",
     "Advice": "zorder.api.advise",
     "Candidate": "zorder.api.advise",
-    "advise": "zorder.api.advise",
+    "advise": "zorder.api.paths",
     "ClusteringSpec": "zorder.curves.kinds",
     "Scan": "zorder.api.scanning",
     "scan": "zorder.api",

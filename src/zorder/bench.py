@@ -42,7 +42,7 @@ import numpy as np
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from zorder.api.cluster import write
+from zorder.api.paths import write
 from zorder.api.read import read
 from zorder.curves.kinds import Curve
 from zorder.demo import (

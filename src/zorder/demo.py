@@ -26,7 +26,7 @@ from deltalake import DeltaTable
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from zorder.api.cluster import write
+from zorder.api.paths import write
 from zorder.api.read import explain, read, skipping_effectiveness
 from zorder.api.scanning import ScanReport
 from zorder.columns import sql_identifier

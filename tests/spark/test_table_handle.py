@@ -12,6 +12,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 import zorder
+from tests.conftest import LogReads
 from zorder.api.inputs import read_input
 
 pytestmark = pytest.mark.spark
@@ -79,3 +80,39 @@ def test_one_zone_policy_for_the_handle_the_wrappers_and_scans(
     assert zorder.Table(path).scan(where).report.files_scanned == 1
     whole = read_input(spark, path, format="delta")  # the handle's read of every row
     assert sorted(r.x for r in whole.collect()) == [1, 2]
+
+
+def test_optimize_reads_the_log_twice_plan_and_check(
+    spark: SparkSession, tmp_path: Path, log_reads: LogReads
+) -> None:
+    path = str(tmp_path / "t")
+    df = spark.range(2_000).select((F.col("id") % 97).alias("a"), (F.col("id") % 31).alias("b"))
+    zorder.write(df, path, by=["a", "b"], num_files=2)
+    write_deltalake(path, pa.table({"a": [5, 6], "b": [7, 8]}), mode="append")  # a blind append
+    table = zorder.Table(path, spark=spark)
+    opened = log_reads.count
+    assert table.version == 2
+    assert table.describe().spec is not None
+    metrics = table.optimize()
+    assert metrics.files_removed >= 1
+    # The plan's read of the newest version and the commit's check of what landed since.
+    assert log_reads.count - opened == 2, log_reads.calls
+    assert table.version == metrics.version == 3  # the version it made, read when asked
+    assert table.read().count() == 2_002
+    assert table.scan("a = 5").to_arrow().num_rows == 2_000 // 97 + 1 + 1
+
+
+def test_a_write_through_the_handle_moves_it_to_the_version_written(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    table = zorder.Table(str(tmp_path / "t"), spark=spark)  # nothing there yet
+    with pytest.raises(zorder.NotADeltaTableError):
+        _ = table.version
+    df = spark.range(100).select(F.col("id").alias("a"))
+    assert table.write(df, by=["a"], num_files=1).data_version == 0
+    first = table.version
+    table.write(df, mode="append")
+    assert table.version > first
+    assert table.scan().to_arrow().num_rows == 200
+    with pytest.raises(zorder.InvalidArgumentError, match="carries its own"):
+        zorder.write(df, table, mode="append", storage_options={"x": "y"})

@@ -18,7 +18,7 @@ from zorder.api.modes import INPUT_FORMATS, InputFormat, WriteMode
 
 # The wrappers share names with modules (describe, vacuum): zorder.api.table loads those
 # first (through arrow above), so these names are bound to the functions last.
-from zorder.api.paths import describe, optimize, scan, vacuum
+from zorder.api.paths import describe, optimize, scan, vacuum, write
 from zorder.api.read import explain, read, skipping_effectiveness
 from zorder.api.scanning import Scan, ScanReport
 from zorder.api.table import Snapshot, Table
@@ -26,13 +26,12 @@ from zorder.api.vacuum import VacuumResult
 from zorder.sizes import DEFAULT_TARGET_FILE_SIZE, parse_size
 
 if TYPE_CHECKING:
-    from zorder.api.cluster import ClusterMetrics, write
+    from zorder.api.cluster import ClusterMetrics
     from zorder.api.inputs import read_input
 
 # Lazy: the Spark write path (and its progress display), which a lookup never needs.
 _LAZY = {
     "ClusterMetrics": "zorder.api.cluster",
-    "write": "zorder.api.cluster",
     "read_input": "zorder.api.inputs",
 }
 

@@ -17,11 +17,10 @@ from typing import TYPE_CHECKING
 from zorder.advice.advisor import Advice, Candidate, advise_sample
 from zorder.advice.workload import read_workload
 from zorder.api.jobs import file_count
-from zorder.api.scanning import required_session, session_time_zone
-from zorder.api.table import Table
+from zorder.api.scanning import plan_scan, session_time_zone
 from zorder.columns import resolve_column
 from zorder.curves.encodings import SUPPORTED_TYPES, canonical_type_name
-from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError
+from zorder.errors import InvalidArgumentError
 from zorder.sizes import DEFAULT_TARGET_FILE_SIZE
 from zorder.skipping.sql import referenced_columns
 from zorder.spark.keys import (
@@ -31,46 +30,63 @@ from zorder.spark.keys import (
     sample_size_for,
 )
 from zorder.spark.writes import estimated_bytes
+from zorder.table import TableSnapshot
 from zorder.table.clustering import recorded_target_file_size
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["Advice", "Candidate", "advise"]
+__all__ = ["Advice", "AdviceOptions", "Candidate", "advise_frame", "advise_snapshot"]
 
 # Advice simulates every candidate's files on the sample and counts what each query
 # reads: a one-off whose estimates want more rows than cutting files does.
 ADVICE_SAMPLE_SIZE = 100_000
 
 
-def advise(
-    source: str | DataFrame,
-    workload: str | Path | Sequence[str],
-    *,
-    spark: SparkSession | None = None,
-    num_files: int | None = None,
-    max_columns: int | None = None,
-    sample_size: int | None = None,
-    seed: int = DEFAULT_SAMPLE_SEED,
-    storage_options: Mapping[str, str] | None = None,
+@dataclass(frozen=True, kw_only=True)
+class AdviceOptions:
+    """What :func:`zorder.advise` is asked for besides the data and the workload."""
+
+    num_files: int | None = None
+    max_columns: int | None = None
+    sample_size: int | None = None
+    seed: int | None = None
+
+
+def advise_frame(
+    df: DataFrame, workload: str | Path | Sequence[str], options: AdviceOptions
 ) -> Advice:
-    """The layout that lets ``workload`` skip the most rows of ``source``.
+    """:func:`zorder.advise` of a DataFrame."""
+    return _advise(_Source(df), workload, options)
 
-    ``source`` is a Delta table's path or a DataFrame; ``workload`` a sequence
-    of SQL filters or queries (the ``WHERE`` conjuncts on the table's columns
-    are taken, see :mod:`zorder.advice.workload`), or a path to a ``.sql``
-    file of ``;``-separated statements. ``num_files`` is the file count to
-    plan for (default: what a write or optimize of the data would make with
-    the table's ``delta.targetFileSize``, else 128 MB a file); ``max_columns``
-    caps the clustering columns (default 8). ``sample_size`` rows are sampled
-    (default 1,000 a file, at least 100,000, more than a write samples).
 
-    Returns :class:`Advice`: ``spec`` (pass it as ``by=``), ``expected_scanned``
-    (the mean fraction of rows the workload would scan), the ``candidates``
-    compared and ``summary()``.
-    """
+def advise_snapshot(
+    spark: SparkSession,
+    snapshot: TableSnapshot,
+    workload: str | Path | Sequence[str],
+    options: AdviceOptions,
+    *,
+    time_zone: str,
+    ansi: bool,
+) -> Advice:
+    """:meth:`zorder.Table.advise`: the rows sampled are those of ``snapshot``, the version
+    whose partitions, file size and row count are described."""
+    frame = plan_scan(snapshot, None, spark=spark, time_zone=time_zone, ansi=ansi).to_spark(spark)
+    source = _Source(
+        frame,
+        partition_columns=tuple(snapshot.partition_columns),
+        target=recorded_target_file_size(snapshot.configuration) or DEFAULT_TARGET_FILE_SIZE,
+        rows=snapshot.total_rows,
+    )
+    return _advise(source, workload, options)
+
+
+def _advise(
+    source_of: _Source, workload: str | Path | Sequence[str], options: AdviceOptions
+) -> Advice:
+    num_files, max_columns = options.num_files, options.max_columns
+    sample_size, seed = options.sample_size, options.seed
     _check_counts(num_files=num_files, max_columns=max_columns, sample_size=sample_size)
-    source_of = _sampled_source(source, spark, storage_options)
     frame = source_of.frame
     partition_columns = source_of.partition_columns
     types = {f.name: str(f.dataType.simpleString()) for f in frame.schema.fields}
@@ -90,7 +106,13 @@ def advise(
     size = (
         sample_size if sample_size is not None else max(ADVICE_SAMPLE_SIZE, sample_size_for(count))
     )
-    sample = sample_columns(frame, clusterable, sample_size=size, seed=seed, rows=source_of.rows)
+    sample = sample_columns(
+        frame,
+        clusterable,
+        sample_size=size,
+        seed=DEFAULT_SAMPLE_SEED if seed is None else seed,
+        rows=source_of.rows,
+    )
     return advise_sample(
         sample,
         {name: _canonical(type_name) for name, type_name in types.items()},
@@ -124,29 +146,6 @@ class _Source:
     partition_columns: tuple[str, ...] = ()
     target: int = DEFAULT_TARGET_FILE_SIZE
     rows: int | None = None
-
-
-def _sampled_source(
-    source: str | DataFrame, spark: SparkSession | None, storage_options: Mapping[str, str] | None
-) -> _Source:
-    from pyspark.sql import DataFrame
-
-    if isinstance(source, DataFrame):
-        return _Source(source)
-    if not isinstance(source, str):
-        raise InvalidArgumentTypeError(
-            f"source must be a Delta table path or a DataFrame, got {type(source).__name__}"
-        )
-    session = required_session(spark, "advise, which samples the table with Spark,")
-    # One handle, one version: the rows sampled are those of the version described.
-    pinned = Table(source, storage_options=storage_options, spark=session).snapshot()
-    snapshot = pinned.table_snapshot
-    return _Source(
-        pinned.scan().to_spark(session),
-        partition_columns=tuple(snapshot.partition_columns),
-        target=recorded_target_file_size(snapshot.configuration) or DEFAULT_TARGET_FILE_SIZE,
-        rows=snapshot.total_rows,
-    )
 
 
 def _filtered_columns(filters: Sequence[str], types: Mapping[str, str]) -> set[str]:

@@ -14,9 +14,9 @@ from __future__ import annotations
 import dataclasses
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
 from pyspark.sql import DataFrame, SparkSession
@@ -26,7 +26,7 @@ from zorder.api.modes import WriteMode
 from zorder.api.progress import phase, phase_seconds, progress_of, timed_phases
 from zorder.api.samples import files_sample, partitions_sample
 from zorder.api.scanning import session_time_zone
-from zorder.curves.kinds import ClusteringSpec, Curve, KeyMethod
+from zorder.curves.kinds import Curve, KeyMethod
 from zorder.errors import ZorderError
 from zorder.spark.keys import sample_size_for
 from zorder.spark.layout import cluster
@@ -66,15 +66,7 @@ from zorder.table import (
 from zorder.table.clustering import CommitClustering, Operation, Run
 from zorder.table.tiering import files_to_optimize
 
-__all__ = ["ClusterMetrics", "WriteMode", "optimize_table", "write"]
-
-
-@runtime_checkable
-class Located(Protocol):
-    """A table handle as :func:`write` takes it (:class:`zorder.Table`)."""
-
-    @property
-    def storage(self) -> Storage: ...
+__all__ = ["ClusterMetrics", "WriteMode", "optimize_table", "write_table"]
 
 
 @dataclass(frozen=True)
@@ -137,69 +129,24 @@ def _metrics(
     )
 
 
-def write(
+def write_table(
     df: DataFrame,
-    path: str | Located,
+    storage: Storage,
+    snapshot: TableSnapshot | None,
+    asked: ClusterOptions,
     *,
-    by: Sequence[str] | ClusteringSpec | None = None,
-    mode: WriteMode = "error",
-    curve: Curve | None = None,
-    num_files: int | None = None,
-    target_file_size: int | str | None = None,
-    method: KeyMethod | None = None,
-    sample_size: int | None = None,
-    partition_by: Sequence[str] | None = None,
-    storage_options: Mapping[str, str] | None = None,
-    progress: bool = False,
+    mode: WriteMode,
+    partition_by: Sequence[str] | None,
+    progress: bool,
 ) -> ClusterMetrics:
-    """Cluster ``df`` by the columns ``by`` along ``curve`` into the Delta table at ``path``
-    (a location, or a :class:`~zorder.Table`).
-
-    The table remembers its clustering: a write that creates (or overwrites)
-    a table records ``by``, ``curve`` and ``method`` in its properties, and
-    an append without ``by`` clusters its rows by them (cluster on write:
-    the rows form a run of their own, which queries skip inside at once).
-    What is not given comes from the table's spec, else ``curve="zorder"``,
-    ``method="rank"``. An append with another ``by`` clusters its rows by it
-    and leaves the table's spec as it is.
-
-    ``partition_by`` makes a new table partitioned by those columns (an append
-    uses the table's own; a different list is an error). The rows of each
-    partition are clustered on their own: every file holds one partition.
-    ``num_files`` is then the total, shared by the partitions' row counts
-    (one file each at least), and ``target_file_size`` applies per partition.
-
-    ``mode`` follows Spark's writer: ``"error"`` refuses an existing table,
-    ``"append"`` adds files (creating the table if needed), ``"overwrite"``
-    replaces every file in the same commit. ``num_files`` is exact (empty
-    ranges give no file); otherwise ``target_file_size`` (accepts ``"256MB"``;
-    default the table's ``delta.targetFileSize``, else 128 MB) is divided into
-    Spark's estimate of the input size. A table without
-    ``delta.targetFileSize`` records the size used (for ``num_files``, the
-    mean size written). The files are cut at quantiles of a sample of
-    ``sample_size`` rows, by default 1,000 a file (at least 20,000, at most
-    1,000,000), which keeps file sizes within about 10% of each other up to
-    1,000 files. ``progress=True`` shows a status line (running tasks,
-    seconds) in the terminal or notebook while Spark works.
-    """
+    """:meth:`zorder.Table.write`: ``df`` clustered into the table at ``storage``, whose
+    newest version is ``snapshot`` (None: there is no table yet)."""
     started = time.perf_counter()
-    if isinstance(path, Located):  # a Table: its location and storage options, decided once
-        storage = path.storage
-        storage_options = storage_options if storage_options is not None else storage.options
-        path = storage.uri
     with timed_phases():
-        asked = ClusterOptions(
-            by=by,
-            curve=curve,
-            num_files=num_files,
-            target_file_size=target_file_size,
-            method=method,
-            sample_size=sample_size,
-            storage_options=storage_options,
-        )
-        job = write_job(df, path, asked, mode=mode, partition_by=partition_by)
+        job = write_job(df, storage, snapshot, asked, mode=mode, partition_by=partition_by)
         with progress_of(progress, f"Clustering into {job.uri}...", df.sparkSession):
             phase("counting")
+            num_files = asked.num_files
             estimated = estimated_bytes(df) if num_files is None else 0
             layout = (
                 _partitioned_layout(job, df, bytes_total=estimated) if job.partition_by else None
@@ -216,6 +163,7 @@ def write(
 def optimize_table(
     spark: SparkSession,
     storage: Storage,
+    snapshot: TableSnapshot,
     asked: ClusterOptions,
     *,
     where: str | None,
@@ -223,13 +171,11 @@ def optimize_table(
     fanout: int,
     progress: bool,
 ) -> ClusterMetrics:
-    """:meth:`zorder.Table.optimize`: the table at ``storage``, optimized with ``spark``."""
+    """:meth:`zorder.Table.optimize`: the table at ``storage``, as of ``snapshot`` (its
+    newest version when planned), optimized with ``spark``."""
     started = time.perf_counter()
     with timed_phases():
-        asked = dataclasses.replace(asked, storage_options=storage.options)
-        job = optimize_job(spark, storage.uri, asked, where=where, fanout=fanout)
-        snapshot = job.snapshot
-        assert snapshot is not None
+        job = optimize_job(spark, storage, snapshot, asked, where=where, fanout=fanout)
         with progress_of(progress, f"Optimizing {job.uri}...", spark):
             phase("planning")
             partitions = list(snapshot.files_by_partition())
@@ -248,7 +194,8 @@ def optimize_table(
             )
             read = rewrite_scope(snapshot, picked)
             if not read:
-                recorded = record_properties(job.storage, job.remember.properties(snapshot, []))
+                wanted = job.remember.properties(snapshot, [])
+                recorded = record_properties(job.storage, wanted, known=snapshot.configuration)
                 return _unchanged(job, started, recorded)
             return _rewrite(job, spark, snapshot, read, started)
 
@@ -408,7 +355,8 @@ def _write_and_commit(
         # Still guarded: an error here says the run's files are committed and kept.
         phase("properties")
         properties = job.remember.properties(snapshot, written)
-        recorded = record_properties(job.storage, properties)
+        known = snapshot.configuration if snapshot is not None else None
+        recorded = record_properties(job.storage, properties, known=known)
     # The table's version after the command: the properties' commit, when one was made.
     final = recorded if recorded is not None else version
     metrics = _metrics(job, final, run.id, written, removed, files, started)

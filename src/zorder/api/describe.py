@@ -13,7 +13,6 @@ from zorder.table import (
     CommitClustering,
     Run,
     TableSnapshot,
-    latest_clustering,
 )
 
 __all__ = [
@@ -122,7 +121,7 @@ def describe_snapshot(
     snapshot: TableSnapshot, columns: Sequence[str] | None = None
 ) -> TableDescription:
     """What :meth:`zorder.Table.describe` says of one version of the table."""
-    clustering = latest_clustering(snapshot.storage, at_version=snapshot.version)
+    clustering = snapshot.latest_clustering
     # As an optimize resolves it: the properties', else the newest zorder commit's (a
     # write's version holds its rows; the properties follow in the next commit).
     spec = snapshot.recorded_spec or (clustering.spec if clustering else None)

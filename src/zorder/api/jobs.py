@@ -11,14 +11,13 @@ reads a row, and the run itself (:mod:`zorder.api.cluster`) works from one
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
 from zorder.api.modes import WRITE_MODES, WriteMode
-from zorder.api.scanning import table_storage
 from zorder.columns import resolve_columns
 from zorder.curves.kinds import ClusteringSpec, Curve, KeyMethod, as_curve, as_key_method
 from zorder.errors import (
@@ -36,14 +35,18 @@ from zorder.table import (
     Storage,
     TableSnapshot,
     WrittenFile,
-    is_delta_table,
-    latest_clustering,
-    load_snapshot,
 )
 from zorder.table.clustering import TARGET_FILE_SIZE_PROPERTY, Operation, spec_properties
 from zorder.table.tiering import check_fanout
 
-__all__ = ["ClusterJob", "ClusterOptions", "Remember", "file_count", "optimize_job", "write_job"]
+__all__ = [
+    "ClusterJob",
+    "ClusterOptions",
+    "Remember",
+    "file_count",
+    "optimize_job",
+    "write_job",
+]
 
 
 @dataclass(frozen=True)
@@ -118,51 +121,42 @@ class ClusterOptions:
     num_files: int | None = None
     target_file_size: int | str | None = None
     sample_size: int | None = None
-    storage_options: Mapping[str, str] | None = None
 
 
 def write_job(
     df: DataFrame,
-    path: str,
+    storage: Storage,
+    snapshot: TableSnapshot | None,
     asked: ClusterOptions,
     *,
     mode: WriteMode,
     partition_by: Sequence[str] | None,
 ) -> ClusterJob:
-    """``zorder.write``'s request, checked against ``df`` and the table at ``path``, if any."""
+    """``zorder.write``'s request, checked against ``df`` and the table's ``snapshot`` (None:
+    no table is there yet)."""
     if mode not in WRITE_MODES:
         raise InvalidArgumentError(f"unknown mode {mode!r}; accepted: {', '.join(WRITE_MODES)}")
-    storage = _writable_storage(path, asked.storage_options, df.sparkSession)
     _check_size(asked.num_files, asked.target_file_size)
-    snapshot = None
     commit_mode: CommitMode = "create"
-    if is_delta_table(storage):
+    if snapshot is not None:
         if mode == "error":
             raise TableExistsError(
                 f"a Delta table already exists at {storage.uri}; use mode='append' to add to it "
                 "or mode='overwrite' to replace it"
             )
-        snapshot = load_snapshot(storage)
         snapshot.check_writable("append")  # an overwrite adds whole rows too
         commit_mode = "append" if mode == "append" else "overwrite"
     plan = plan_clustering(df, _resolved_spec(asked, snapshot, storage))
     partition_columns = _write_partitions(df, plan, partition_by, snapshot, mode)
-    target = _target_size(asked.target_file_size, snapshot)
     records_spec = commit_mode != "append" or snapshot is None or snapshot.recorded_spec is None
-    remember = Remember(
-        plan.spec if records_spec else None, None if asked.num_files is not None else target
-    )
-    return ClusterJob(
-        storage=storage,
-        operation="write",
-        commit_mode=commit_mode,
-        snapshot=snapshot,
-        plan=plan,
+    return _job(
+        storage,
+        snapshot,
+        asked,
+        plan,
+        operation=("write", commit_mode),
         partition_by=partition_columns,
-        num_files=asked.num_files,
-        target=target,
-        sample_size=asked.sample_size,
-        remember=remember,
+        records=plan.spec if records_spec else None,
     )
 
 
@@ -194,59 +188,65 @@ def _write_partitions(
 
 def optimize_job(
     spark: SparkSession,
-    path: str,
+    storage: Storage,
+    snapshot: TableSnapshot,
     asked: ClusterOptions,
     *,
     where: str | None,
     fanout: int,
 ) -> ClusterJob:
-    """``zorder.optimize``'s request, checked against the table's newest version."""
+    """``zorder.optimize``'s request, checked against the table's ``snapshot``."""
     check_fanout(fanout)
-    storage = _writable_storage(path, asked.storage_options, spark)
-    uri = storage.uri
-    snapshot = load_snapshot(storage)
     snapshot.check_writable("optimize")
     spec = _resolved_spec(asked, snapshot, storage)
     # Only the schema is needed to check the request: no file is listed yet.
     frame = schema_frame(snapshot, spark)
     plan = plan_clustering(frame, spec)
     _check_size(asked.num_files, asked.target_file_size)
-    target = _target_size(asked.target_file_size, snapshot)
     columns = snapshot.partition_columns
     if columns:
         resolve_partition_columns(frame, columns, plan)  # clustered by one?
     elif where is not None:
         raise InvalidArgumentError(
-            f"where={where!r} chooses partitions, but table {uri} has no partition columns; "
-            "leave where out to optimize the whole table"
+            f"where={where!r} chooses partitions, but table {storage.uri} has no partition "
+            "columns; leave where out to optimize the whole table"
         )
-    remember = Remember(
-        plan.spec if plan.spec != snapshot.recorded_spec else None,
-        None if asked.num_files is not None else target,
+    return _job(
+        storage,
+        snapshot,
+        asked,
+        plan,
+        operation=("optimize", "rewrite"),
+        partition_by=columns,
+        records=plan.spec if plan.spec != snapshot.recorded_spec else None,
     )
+
+
+def _job(
+    storage: Storage,
+    snapshot: TableSnapshot | None,
+    asked: ClusterOptions,
+    plan: ClusteringPlan,
+    *,
+    operation: tuple[Operation, CommitMode],
+    partition_by: tuple[str, ...],
+    records: ClusteringSpec | None,
+) -> ClusterJob:
+    """The job, with what it records afterwards: ``records`` (None: the spec stays) and the
+    file size (unless ``num_files`` sized the files)."""
+    target = _target_size(asked.target_file_size, snapshot)
     return ClusterJob(
         storage=storage,
-        operation="optimize",
-        commit_mode="rewrite",
+        operation=operation[0],
+        commit_mode=operation[1],
         snapshot=snapshot,
         plan=plan,
-        partition_by=columns,
+        partition_by=partition_by,
         num_files=asked.num_files,
         target=target,
         sample_size=asked.sample_size,
-        remember=remember,
+        remember=Remember(records, None if asked.num_files is not None else target),
     )
-
-
-def _writable_storage(
-    path: str, storage_options: Mapping[str, str] | None, spark: SparkSession
-) -> Storage:
-    """The table at ``path`` and the options that reach it (the session's, then the explicit
-    ones), checked to commit safely before anything is written."""
-    storage = table_storage(path, storage_options, spark)
-    storage.warn_if_commits_unsafe()
-    storage.filesystem()  # a configuration pyarrow refuses is refused before Spark writes
-    return storage
 
 
 def _check_size(num_files: int | None, target_file_size: int | str | None) -> None:
@@ -276,7 +276,7 @@ def _resolved_spec(
                 raise
             recorded = None  # properties that do not parse: the new by= replaces them
         if recorded is None:
-            latest = latest_clustering(storage)
+            latest = snapshot.latest_clustering
             recorded = latest.spec if latest is not None else None
     if isinstance(by, ClusteringSpec):
         for name, given, own in (("curve", curve, by.curve), ("method", method, by.method)):

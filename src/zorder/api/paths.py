@@ -2,7 +2,7 @@
 method, in one line.
 
 ``zorder.scan(path, where, ...)`` is ``Table(path, ...).scan(where, ...)``,
-and so on for ``describe``, ``vacuum`` and ``optimize`` (``read``,
+and so on for ``describe``, ``vacuum``, ``optimize``, ``write`` and ``advise`` (``read``,
 ``explain`` and ``skipping_effectiveness`` are in :mod:`zorder.api.read`,
 ``to_arrow`` in :mod:`zorder.api.arrow`, the same way). They live apart
 from the modules that hold the work (:mod:`~zorder.api.scanning`,
@@ -13,22 +13,26 @@ from the modules that hold the work (:mod:`~zorder.api.scanning`,
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from zorder.api.describe import TableDescription
+from zorder.api.modes import WriteMode
 from zorder.api.scanning import Scan, Where
 from zorder.api.table import Table
 from zorder.api.vacuum import VacuumResult
+from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError
 from zorder.table import AsOf
 from zorder.table.tiering import DEFAULT_FANOUT
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
+    from zorder.advice.advisor import Advice
     from zorder.api.cluster import ClusterMetrics
     from zorder.curves.kinds import ClusteringSpec, Curve, KeyMethod
 
-__all__ = ["describe", "optimize", "scan", "vacuum"]
+__all__ = ["advise", "describe", "optimize", "scan", "vacuum", "write"]
 
 
 def scan(
@@ -58,9 +62,15 @@ def scan(
     (default: all, in the table's order). ``ansi`` gives the filter the meaning
     of a session with ANSI mode on or off, else the active session's mode, else on.
     """
-    return Table(path, storage_options=storage_options, time_zone=time_zone, ansi=ansi).scan(
-        where, columns=columns, version=version, timestamp=timestamp
+    opened = Table(
+        path,
+        storage_options=storage_options,
+        time_zone=time_zone,
+        ansi=ansi,
+        version=version,
+        timestamp=timestamp,
     )
+    return opened.scan(where, columns=columns)
 
 
 def describe(
@@ -80,9 +90,14 @@ def describe(
     ``timestamp`` is read in ``time_zone``, else in the active Spark session's
     zone, else in UTC.
     """
-    return Table(path, storage_options=storage_options, time_zone=time_zone).describe(
-        columns=columns, version=version, timestamp=timestamp
+    opened = Table(
+        path,
+        storage_options=storage_options,
+        time_zone=time_zone,
+        version=version,
+        timestamp=timestamp,
     )
+    return opened.describe(columns=columns)
 
 
 def vacuum(
@@ -136,4 +151,128 @@ def optimize(
         full=full,
         fanout=fanout,
         progress=progress,
+    )
+
+
+def write(
+    df: DataFrame,
+    path: str | Table,
+    *,
+    by: Sequence[str] | ClusteringSpec | None = None,
+    mode: WriteMode = "error",
+    curve: Curve | None = None,
+    num_files: int | None = None,
+    target_file_size: int | str | None = None,
+    method: KeyMethod | None = None,
+    sample_size: int | None = None,
+    partition_by: Sequence[str] | None = None,
+    storage_options: Mapping[str, str] | None = None,
+    progress: bool = False,
+) -> ClusterMetrics:
+    """Cluster ``df`` by the columns ``by`` along ``curve`` into the Delta table at ``path``
+    (a location, or a :class:`~zorder.Table`).
+
+    The table remembers its clustering: a write that creates (or overwrites)
+    a table records ``by``, ``curve`` and ``method`` in its properties, and
+    an append without ``by`` clusters its rows by them (cluster on write:
+    the rows form a run of their own, which queries skip inside at once).
+    What is not given comes from the table's spec, else ``curve="zorder"``,
+    ``method="rank"``. An append with another ``by`` clusters its rows by it
+    and leaves the table's spec as it is.
+
+    ``partition_by`` makes a new table partitioned by those columns (an append
+    uses the table's own; a different list is an error). The rows of each
+    partition are clustered on their own: every file holds one partition.
+    ``num_files`` is then the total, shared by the partitions' row counts
+    (one file each at least), and ``target_file_size`` applies per partition.
+
+    ``mode`` follows Spark's writer: ``"error"`` refuses an existing table,
+    ``"append"`` adds files (creating the table if needed), ``"overwrite"``
+    replaces every file in the same commit. ``num_files`` is exact (empty
+    ranges give no file); otherwise ``target_file_size`` (accepts ``"256MB"``;
+    default the table's ``delta.targetFileSize``, else 128 MB) is divided into
+    Spark's estimate of the input size. A table without
+    ``delta.targetFileSize`` records the size used (for ``num_files``, the
+    mean size written). The files are cut at quantiles of a sample of
+    ``sample_size`` rows, by default 1,000 a file (at least 20,000, at most
+    1,000,000), which keeps file sizes within about 10% of each other up to
+    1,000 files. ``progress=True`` shows a status line (running tasks,
+    seconds) in the terminal or notebook while Spark works.
+
+    ``Table(path, storage_options=..., spark=df.sparkSession).write(df, ...)``
+    (see :meth:`zorder.Table.write`); a :class:`~zorder.Table` given as
+    ``path`` writes through that handle, with its own storage options.
+    """
+    if isinstance(path, Table):
+        if storage_options is not None:
+            raise InvalidArgumentError(
+                f"storage_options were given with the handle {path!r}, which carries its own; "
+                "open Table(location, storage_options=...) instead"
+            )
+        table = path
+    else:
+        table = Table(path, storage_options=storage_options, spark=df.sparkSession)
+    return table.write(
+        df,
+        by=by,
+        mode=mode,
+        curve=curve,
+        num_files=num_files,
+        target_file_size=target_file_size,
+        method=method,
+        sample_size=sample_size,
+        partition_by=partition_by,
+        progress=progress,
+    )
+
+
+def advise(
+    source: str | DataFrame,
+    workload: str | Path | Sequence[str],
+    *,
+    spark: SparkSession | None = None,
+    num_files: int | None = None,
+    max_columns: int | None = None,
+    sample_size: int | None = None,
+    seed: int | None = None,
+    storage_options: Mapping[str, str] | None = None,
+) -> Advice:
+    """The layout that lets ``workload`` skip the most rows of ``source``.
+
+    ``source`` is a Delta table's path or a DataFrame; ``workload`` a sequence
+    of SQL filters or queries (the ``WHERE`` conjuncts on the table's columns
+    are taken, see :mod:`zorder.advice.workload`), or a path to a ``.sql``
+    file of ``;``-separated statements. ``num_files`` is the file count to
+    plan for (default: what a write or optimize of the data would make with
+    the table's ``delta.targetFileSize``, else 128 MB a file); ``max_columns``
+    caps the clustering columns (default 8). ``sample_size`` rows are sampled
+    (default 1,000 a file, at least 100,000, more than a write samples).
+
+    Returns :class:`Advice`: ``spec`` (pass it as ``by=``), ``expected_scanned``
+    (the mean fraction of rows the workload would scan), the ``candidates``
+    compared and ``summary()``.
+
+    A path is ``Table(path, storage_options=..., spark=spark).advise(workload,
+    ...)`` (see :meth:`zorder.Table.advise`); ``source`` comes first because it
+    may be a DataFrame, which brings its own session.
+    """
+    from pyspark.sql import DataFrame
+
+    from zorder.api.advise import AdviceOptions, advise_frame
+
+    if isinstance(source, str):
+        return Table(source, storage_options=storage_options, spark=spark).advise(
+            workload,
+            num_files=num_files,
+            max_columns=max_columns,
+            sample_size=sample_size,
+            seed=seed,
+        )
+    options = AdviceOptions(
+        num_files=num_files, max_columns=max_columns, sample_size=sample_size, seed=seed
+    )
+    if isinstance(source, DataFrame):
+        return advise_frame(source, workload, options)
+    raise InvalidArgumentTypeError(
+        f"source must be a Delta table path or a DataFrame, got {type(source).__name__}"
     )

@@ -1,13 +1,20 @@
-"""``Table``: one handle per Delta table, deciding once where it lives and how to reach it.
+"""``Table``: one handle per Delta table, which owns what it opened.
 
-The location is normalized, the storage options resolved (given ones over
-the Spark session's object-store settings, see
-:func:`~zorder.api.scanning.table_storage`) into one
-:class:`~zorder.table.Storage`, and the zone zone-less timestamps are read in
-chosen, when the handle is made; every method then works on that. The
-path-first functions (:func:`zorder.scan`, :func:`zorder.read`,
-:func:`zorder.describe`, ...) are one-line wrappers that make a handle and
-call its method.
+Opening a handle decides once where the table lives and how to reach it (the
+location normalized, the storage options resolved, given ones over the Spark
+session's object-store settings, see :func:`~zorder.api.scanning.table_storage`,
+into one :class:`~zorder.table.Storage`), which zone zone-less timestamps are
+read in and which ANSI meaning filters have, and reads the table's log once:
+the handle holds that snapshot. ``version``, ``scan``, ``read``,
+``describe``, ``stats`` and ``history`` answer from it; :meth:`Table.refresh`
+moves it to the newest version, as delta-rs's ``update_incremental`` and
+pyiceberg's ``refresh`` do. ``write`` and ``optimize`` start from the newest
+version (one read to plan) and pass the snapshot and the ``Storage`` down,
+which nothing below opens again except the commit's own check of what landed
+since; afterwards the handle holds the version they committed (read when next
+needed). ``vacuum``, which deletes, reads the newest version first. The
+path-first functions (:func:`zorder.scan`, :func:`zorder.write`, ...) are
+one-line wrappers that open a handle and call its method.
 
 Zones: a handle plans in its zone (``time_zone``, else the session's, else
 UTC). Spark filters rows in its session's zone, so a plan read by Spark
@@ -24,10 +31,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from zorder.api.describe import FileDescription, TableDescription, describe_snapshot
+from zorder.api.modes import WriteMode
 from zorder.api.scanning import (
     Scan,
     Where,
@@ -38,7 +47,7 @@ from zorder.api.scanning import (
     table_storage,
 )
 from zorder.api.vacuum import VacuumResult, check_retain_hours, vacuum_snapshot
-from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError
+from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError, NotADeltaTableError
 from zorder.table import (
     AsOf,
     Commit,
@@ -52,6 +61,7 @@ from zorder.table.tiering import DEFAULT_FANOUT
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from zorder.advice.advisor import Advice
     from zorder.api.cluster import ClusterMetrics
     from zorder.curves.kinds import ClusteringSpec, Curve, KeyMethod
 
@@ -59,12 +69,19 @@ __all__ = ["Commit", "Snapshot", "Table"]
 
 
 class Table:
-    """The Delta table at ``uri``: ``storage_options`` (else the session's settings, else the
-    environment) reach it; ``spark`` (else the active session, if any) resolves Column
-    filters, gives the zone zone-less timestamps are read in (``time_zone`` overrides it)
-    and whether filters have the meaning of ANSI mode on or off (``ansi`` overrides it;
-    without a session, on: Spark 4.x's default), and runs :meth:`optimize` and
-    :meth:`read`."""
+    """The Delta table at ``uri``, opened: its log is read once, here, and the handle holds
+    that version (:meth:`refresh` moves it to the newest).
+
+    ``storage_options`` (else the session's settings, else the environment) reach it;
+    ``spark`` (else the active session, if any) resolves Column filters, gives the zone
+    zone-less timestamps are read in (``time_zone`` overrides it) and whether filters
+    have the meaning of ANSI mode on or off (``ansi`` overrides it; without a session,
+    on: Spark 4.x's default), and runs :meth:`write`, :meth:`optimize`, :meth:`read`
+    and :meth:`advise`. ``version`` or ``timestamp`` opens an older version, as
+    Delta's ``versionAsOf`` and ``timestampAsOf``. A location that holds no table yet
+    opens too (:meth:`write` creates it); what needs a table raises
+    :class:`~zorder.errors.NotADeltaTableError` there.
+    """
 
     def __init__(
         self,
@@ -74,6 +91,8 @@ class Table:
         spark: SparkSession | None = None,
         time_zone: str | None = None,
         ansi: bool | None = None,
+        version: int | None = None,
+        timestamp: AsOf | None = None,
     ) -> None:
         if not isinstance(uri, str | os.PathLike) or not os.fspath(uri):
             raise InvalidArgumentError(
@@ -85,6 +104,15 @@ class Table:
         if ansi is not None and not isinstance(ansi, bool):
             raise InvalidArgumentTypeError(f"ansi must be True, False or None, got {ansi!r}")
         self.ansi = ansi if ansi is not None else session_ansi(spark)
+        # The version held; None where no table is (yet). _made: a version this handle
+        # committed, read when next needed.
+        self._held: TableSnapshot | None = None
+        self._made: int | None = None
+        try:
+            self._held = self._load(version=version, timestamp=timestamp)
+        except NotADeltaTableError:
+            if version is not None or timestamp is not None:
+                raise
 
     @property
     def uri(self) -> str:
@@ -102,26 +130,32 @@ class Table:
 
     @property
     def version(self) -> int:
-        """The newest version."""
-        return self.snapshot().version
+        """The version the handle holds (the newest when it was opened or refreshed)."""
+        return self._snapshot().version
+
+    def refresh(self) -> Table:
+        """Move the handle to the table's newest version (one read of the log); returns it."""
+        self._held, self._made = self._load(), None
+        return self
 
     def history(self, *, limit: int | None = None) -> tuple[Commit, ...]:
-        """The commits the log still holds, newest first: version, time, operation, and
-        the zorder run a commit added."""
-        return history(self.storage, limit=limit)
+        """The commits the log still holds up to the handle's version, newest first: version,
+        time, operation, and the zorder run a commit added."""
+        return history(self.storage, limit=limit, up_to=self._snapshot().version)
 
     def snapshot(self, *, version: int | None = None, timestamp: AsOf | None = None) -> Snapshot:
-        """One version, from the log alone: the newest, or ``version``, or the newest
-        committed at or before ``timestamp`` (a datetime, a date or ISO-8601 text, zone-less
-        ones read in the handle's zone), as Delta's ``versionAsOf`` and ``timestampAsOf``.
+        """The version the handle holds, or ``version``, or the newest committed at or before
+        ``timestamp`` (a datetime, a date or ISO-8601 text, zone-less ones read in the
+        handle's zone), as Delta's ``versionAsOf`` and ``timestampAsOf``; from the log
+        alone (another version than the one held is read for this call).
 
         A version the log no longer (or not yet) holds raises
         :class:`~zorder.errors.VersionNotFoundError` naming those it holds.
         """
-        loaded = load_snapshot(
-            self.storage, version=version, timestamp=timestamp, time_zone=self.time_zone
-        )
-        return Snapshot(self, loaded)
+        held = self._snapshot() if version is None and timestamp is None else self._held
+        if held is not None and timestamp is None and version in (None, held.version):
+            return Snapshot(self, held)
+        return Snapshot(self, self._load(version=version, timestamp=timestamp))
 
     def scan(
         self,
@@ -194,11 +228,13 @@ class Table:
         ``delta.deletedFileRetentionDuration`` applies (one week when it sets
         none). A retention below the table's own (a week when it sets none) is
         refused unless ``force``, as in Delta's VACUUM, because older
-        versions' readers may still need the files.
+        versions' readers may still need the files. The handle is refreshed first:
+        what is unused is decided on the newest version.
         """
         check_retain_hours(retain_hours)
+        # Deleting from an older version's view could delete files a newer one added.
         return vacuum_snapshot(
-            self.snapshot().table_snapshot,
+            self.refresh()._snapshot(),
             retain_hours=retain_hours,
             dry_run=dry_run,
             force=force,
@@ -261,18 +297,147 @@ class Table:
             method=method,
             sample_size=sample_size,
         )
-        return optimize_table(
-            self._session("optimize"),
+        spark = self._session("optimize")
+        newest = self._newest_for_commit()
+        if newest is None:
+            raise NotADeltaTableError(f"not a Delta table: {self.uri}; nothing to optimize")
+        metrics = optimize_table(
+            spark,
             self.storage,
+            newest,
             asked,
             where=where,
             full=full,
             fanout=fanout,
             progress=progress,
         )
+        return self._committed(metrics)
+
+    def write(
+        self,
+        df: DataFrame,
+        *,
+        by: Sequence[str] | ClusteringSpec | None = None,
+        mode: WriteMode = "error",
+        curve: Curve | None = None,
+        num_files: int | None = None,
+        target_file_size: int | str | None = None,
+        method: KeyMethod | None = None,
+        sample_size: int | None = None,
+        partition_by: Sequence[str] | None = None,
+        progress: bool = False,
+    ) -> ClusterMetrics:
+        """Cluster ``df`` by the columns ``by`` along ``curve`` into this table (created
+        if there is none).
+
+        The table remembers its clustering: a write that creates (or overwrites)
+        a table records ``by``, ``curve`` and ``method`` in its properties, and
+        an append without ``by`` clusters its rows by them (cluster on write:
+        the rows form a run of their own, which queries skip inside at once).
+        What is not given comes from the table's spec, else ``curve="zorder"``,
+        ``method="rank"``. An append with another ``by`` clusters its rows by it
+        and leaves the table's spec as it is.
+
+        ``partition_by`` makes a new table partitioned by those columns (an append
+        uses the table's own; a different list is an error). The rows of each
+        partition are clustered on their own: every file holds one partition.
+        ``num_files`` is then the total, shared by the partitions' row counts
+        (one file each at least), and ``target_file_size`` applies per partition.
+
+        ``mode`` follows Spark's writer: ``"error"`` refuses an existing table,
+        ``"append"`` adds files (creating the table if needed), ``"overwrite"``
+        replaces every file in the same commit. ``num_files`` is exact (empty
+        ranges give no file); otherwise ``target_file_size`` (accepts ``"256MB"``;
+        default the table's ``delta.targetFileSize``, else 128 MB) is divided into
+        Spark's estimate of the input size. A table without
+        ``delta.targetFileSize`` records the size used (for ``num_files``, the
+        mean size written). The files are cut at quantiles of a sample of
+        ``sample_size`` rows, by default 1,000 a file (at least 20,000, at most
+        1,000,000), which keeps file sizes within about 10% of each other up to
+        1,000 files. ``progress=True`` shows a status line (running tasks,
+        seconds) in the terminal or notebook while Spark works.
+        """
+        from zorder.api.cluster import write_table
+        from zorder.api.jobs import ClusterOptions
+
+        asked = ClusterOptions(
+            by=by,
+            curve=curve,
+            num_files=num_files,
+            target_file_size=target_file_size,
+            method=method,
+            sample_size=sample_size,
+        )
+        newest = self._newest_for_commit()
+        metrics = write_table(
+            df,
+            self.storage,
+            newest,
+            asked,
+            mode=mode,
+            partition_by=partition_by,
+            progress=progress,
+        )
+        return self._committed(metrics)
+
+    def advise(
+        self,
+        workload: str | Path | Sequence[str],
+        *,
+        num_files: int | None = None,
+        max_columns: int | None = None,
+        sample_size: int | None = None,
+        seed: int | None = None,
+    ) -> Advice:
+        """The layout that lets ``workload`` skip the most rows of the version the handle
+        holds; Spark (``spark``, else the active session) samples it. See
+        :func:`zorder.advise` for the workload, the options and the result."""
+        from zorder.api.advise import AdviceOptions, advise_snapshot
+
+        options = AdviceOptions(
+            num_files=num_files, max_columns=max_columns, sample_size=sample_size, seed=seed
+        )
+        return advise_snapshot(
+            self._session("advise, which samples the table with Spark,"),
+            self._snapshot(),
+            workload,
+            options,
+            time_zone=self.time_zone,
+            ansi=self.ansi,
+        )
 
     def _session(self, what: str) -> SparkSession:
         return required_session(self.spark, f"Table.{what}")
+
+    def _load(self, *, version: int | None = None, timestamp: AsOf | None = None) -> TableSnapshot:
+        """One read of the log: the newest version, or the one asked for."""
+        return load_snapshot(
+            self.storage, version=version, timestamp=timestamp, time_zone=self.time_zone
+        )
+
+    def _snapshot(self) -> TableSnapshot:
+        """The version held: the one a commit of this handle made, read now if it was not."""
+        if self._made is not None:
+            self._held, self._made = self._load(version=self._made), None
+        if self._held is None:
+            self._held = self._load()  # raises NotADeltaTableError, unless one was made since
+        return self._held
+
+    def _newest_for_commit(self) -> TableSnapshot | None:
+        """The newest version, held from now on: a commit starts from it (None: no table)."""
+        self.storage.warn_if_commits_unsafe()
+        self.storage.filesystem()  # a configuration pyarrow refuses, refused before Spark runs
+        try:
+            self._held, self._made = self._load(), None
+        except NotADeltaTableError:
+            self._held = self._made = None
+        return self._held
+
+    def _committed(self, metrics: ClusterMetrics) -> ClusterMetrics:
+        """Hold the version ``metrics`` says the commit made (read when next needed)."""
+        if metrics.version is not None:
+            self._made = metrics.version
+        return metrics
 
 
 @dataclass(frozen=True, eq=False)

@@ -24,6 +24,7 @@ from zorder.table.clustering import (
     CommitClustering,
     Operation,
     Run,
+    latest_clustering,
 )
 from zorder.table.commit import (
     CommitAttempt,
@@ -37,9 +38,7 @@ from zorder.table.conflicts import rewrite_scope
 from zorder.table.maintenance import (
     MIN_VACUUM_RETENTION_HOURS,
     Commit,
-    file_statistics,
     history,
-    latest_clustering,
     vacuum_files,
 )
 from zorder.table.runs import (
@@ -85,7 +84,6 @@ __all__ = [
     "delete_directory",
     "delta_partition_value",
     "describe_written_files",
-    "file_statistics",
     "guarded_run",
     "history",
     "is_delta_table",

@@ -25,6 +25,8 @@ from zorder.curves.cuts import CutTree
 from zorder.curves.kinds import ClusteringSpec, as_curve, as_key_method
 from zorder.errors import UnsupportedTableError, ZorderError
 from zorder.sizes import parse_size
+from zorder.table.storage import Storage
+from zorder.table.versions import commit_infos
 
 __all__ = [
     "COMMIT_METADATA_KEY",
@@ -233,3 +235,29 @@ class CommitClustering:
             ),
             num_files=int(raw.get("numFiles", 0)),
         )
+
+
+def commit_clustering(info: Mapping[str, Any]) -> CommitClustering | None:
+    """What a commit's ``commitInfo`` records under ``zorder``; None for none, or one zorder
+    cannot read (another writer's, or damaged)."""
+    raw = info.get(COMMIT_METADATA_KEY)
+    if not raw:
+        return None
+    try:
+        parsed = json.loads(raw) if isinstance(raw, str) else raw
+        if not isinstance(parsed, Mapping):
+            return None
+        return CommitClustering.from_metadata(parsed)
+    except (ValueError, KeyError, TypeError, AttributeError, ZorderError):
+        return None
+
+
+def latest_clustering(
+    storage: Storage, *, at_version: int | None = None
+) -> CommitClustering | None:
+    """What the newest zorder commit still in the log (up to ``at_version``) recorded."""
+    for _, info in commit_infos(storage, up_to=at_version):
+        found = commit_clustering(info)
+        if found is not None:
+            return found
+    return None

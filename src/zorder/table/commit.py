@@ -26,7 +26,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from deltalake import DeltaTable
 from deltalake import Schema as DeltaSchema
 from deltalake.exceptions import CommitFailedError
 from deltalake.transaction import (
@@ -38,13 +37,13 @@ from deltalake.transaction import (
 )
 
 from zorder.errors import ConcurrentCommitError, InvalidArgumentError, UnsupportedTableError
-from zorder.table.clustering import COMMIT_METADATA_KEY, CommitClustering
+from zorder.table.clustering import COMMIT_METADATA_KEY, CommitClustering, commit_clustering
 from zorder.table.conflicts import check_purged, check_rewritable, purge_filters
 from zorder.table.outcome import CommitAttempt, Watched, adding, setting
 from zorder.table.runs import WrittenFile, delete_directory
 from zorder.table.snapshot import DataFile, TableSnapshot, load_snapshot
 from zorder.table.storage import Storage
-from zorder.table.versions import open_table
+from zorder.table.versions import commit_infos, open_table
 
 __all__ = [
     "CommitAttempt",
@@ -56,10 +55,6 @@ __all__ = [
 ]
 
 _REWRITE_ATTEMPTS = 10
-
-
-# How many of the newest commits to search for the one just made.
-_HISTORY_SEARCH = 100
 
 
 # The writer version from which a protocol lists its features (Delta's table features).
@@ -196,7 +191,7 @@ def _commit_create(request: CommitRequest, watched: Watched) -> int:
             storage_options=request.storage.delta_options,
             commit_properties=_commit_properties(request.clustering),
         )
-    return watched.version(lambda: int(open_table(request.storage).version()))
+    return watched.version(lambda: _committed_version(request.storage, -1, request.clustering))
 
 
 def _commit_data(request: CommitRequest, snapshot: TableSnapshot, watched: Watched) -> int:
@@ -218,7 +213,9 @@ def _commit_data(request: CommitRequest, snapshot: TableSnapshot, watched: Watch
             f"the commit to {request.uri} conflicts with a concurrent commit made after version "
             f"{snapshot.version}: {error}. Nothing was committed; run again on the new version."
         ) from error
-    return watched.version(lambda: _committed_version(table, request.clustering))
+    return watched.version(
+        lambda: _committed_version(request.storage, snapshot.version, request.clustering)
+    )
 
 
 def _commit_purge(request: CommitRequest, snapshot: TableSnapshot, watched: Watched) -> int:
@@ -253,7 +250,9 @@ def _commit_purge(request: CommitRequest, snapshot: TableSnapshot, watched: Watc
             f"changed files this optimize rewrote ({error}). Nothing was committed; the table is "
             "as the other writer left it. Run again on the new version."
         ) from error
-    version = watched.version(lambda: _committed_version(snapshot.table, request.clustering))
+    version = watched.version(
+        lambda: _committed_version(request.storage, snapshot.version, request.clustering)
+    )
     check_purged(request.storage, version, removed)
     return version
 
@@ -266,16 +265,15 @@ def _refuse_unsupported(uri: str, error: CommitFailedError) -> None:
         ) from error
 
 
-def _committed_version(table: DeltaTable, clustering: CommitClustering | None) -> int:
-    """The version this process's commit on ``table`` became (later ones may exist)."""
-    table.update_incremental()
+def _committed_version(storage: Storage, since: int, clustering: CommitClustering | None) -> int:
+    """The version this process's commit became (later ones may exist): the commit after
+    ``since`` that records this run, else the newest."""
     if clustering is not None:
-        for commit in table.history(_HISTORY_SEARCH):
-            raw = commit.get(COMMIT_METADATA_KEY)
-            recorded = json.loads(raw) if isinstance(raw, str) else raw
-            if isinstance(recorded, dict) and recorded.get("runId") == clustering.run.id:
-                return int(commit["version"])
-    return int(table.version())
+        for version, info in commit_infos(storage, after=since):
+            found = commit_clustering(info)
+            if found is not None and found.run.id == clustering.run.id:
+                return version
+    return int(open_table(storage).version())
 
 
 def _commit_rewrite(request: CommitRequest, snapshot: TableSnapshot, watched: Watched) -> int:
@@ -320,14 +318,22 @@ def _commit_rewrite(request: CommitRequest, snapshot: TableSnapshot, watched: Wa
     )
 
 
-def record_properties(storage: Storage, properties: Mapping[str, str]) -> int | None:
-    """Set the table's ``properties`` in a commit of their own; None when all already hold.
+def record_properties(
+    storage: Storage,
+    properties: Mapping[str, str],
+    *,
+    known: Mapping[str, str | None] | None = None,
+) -> int | None:
+    """Set the table's ``properties`` in a commit of their own; None when all already hold,
+    in the configuration ``known`` (a snapshot's; then the log is not read) or the newest.
 
     A metadata change: Delta fails writers that started before it and commit
     after it, so it is made only when a value changes. Its outcome is found
     out as a run's commit's is (an error deltalake raises after writing the
     commit is logged, and the version returned).
     """
+    if known is not None and all(known.get(k) == v for k, v in properties.items()):
+        return None  # nothing to record (another writer's change since is its to keep)
     uri, table = storage.uri, open_table(storage)
     current = table.metadata().configuration
     changed = {k: v for k, v in properties.items() if current.get(k) != v}

@@ -1,39 +1,30 @@
-"""Maintenance of a table's storage and history: vacuum, the newest clustering commit,
-the statistics of its files.
-"""
+"""Maintenance of a table's storage and history: vacuum, and the commits the log holds."""
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import math
 import posixpath
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-import pyarrow as pa
 import pyarrow.fs as pafs
 
 from zorder.errors import (
     InvalidArgumentError,
-    ZorderError,
 )
-from zorder.table.clustering import (
-    COMMIT_METADATA_KEY,
-    CommitClustering,
-)
+from zorder.table.clustering import CommitClustering, commit_clustering, latest_clustering
 from zorder.table.features import (
     DELETION_VECTORS,
 )
 from zorder.table.retention import DEFAULT_RETENTION_HOURS
-from zorder.table.snapshot import TableSnapshot, load_snapshot
+from zorder.table.snapshot import TableSnapshot
 from zorder.table.storage import Storage
-from zorder.table.versions import open_table
+from zorder.table.versions import commit_infos
 
 __all__ = [
     "MIN_VACUUM_RETENTION_HOURS",
     "Commit",
-    "file_statistics",
     "history",
     "latest_clustering",
     "vacuum_files",
@@ -60,12 +51,6 @@ _ICEBERG_METADATA_DIR = "metadata"
 _UNIVERSAL_FORMATS = "delta.universalFormat.enabledFormats"
 
 
-def file_statistics(storage: Storage) -> pa.Table:
-    """One row per data file: path, size_bytes, num_records, min.<c>, max.<c>, null_count.<c>."""
-    table = load_snapshot(storage).table
-    return pa.RecordBatchReader.from_stream(table.get_add_actions(flatten=True)).read_all()
-
-
 @dataclass(frozen=True)
 class Commit:
     """One commit of the table's history: its version, time, Delta operation, and the zorder
@@ -77,48 +62,22 @@ class Commit:
     clustering: CommitClustering | None = None
 
 
-def history(storage: Storage, *, limit: int | None = None) -> tuple[Commit, ...]:
-    """The commits the log still holds, newest first (``limit`` of them at most)."""
-    table = open_table(storage)
-    commits = []
-    for raw in table.history(limit):
-        millis = raw.get("timestamp")
+def history(
+    storage: Storage, *, limit: int | None = None, up_to: int | None = None
+) -> tuple[Commit, ...]:
+    """The commits the log still holds (up to version ``up_to``), newest first (``limit`` of
+    them at most). A commit's time is its ``inCommitTimestamp`` where it records one, else
+    its ``timestamp``."""
+    commits: list[Commit] = []
+    for version, info in commit_infos(storage, up_to=up_to):
+        if limit is not None and len(commits) >= limit:
+            break
+        millis = info.get("inCommitTimestamp", info.get("timestamp"))
         when = dt.datetime.fromtimestamp(millis / 1000, dt.UTC) if isinstance(millis, int) else None
         commits.append(
-            Commit(
-                int(raw.get("version", -1)),
-                when,
-                str(raw.get("operation", "")),
-                _clustering(raw.get(COMMIT_METADATA_KEY)),
-            )
+            Commit(version, when, str(info.get("operation", "")), commit_clustering(info))
         )
     return tuple(commits)
-
-
-def _clustering(raw: object) -> CommitClustering | None:
-    """What a commit's ``commitInfo.zorder`` records; None for none, or one zorder cannot
-    read (another writer's, or damaged)."""
-    if not raw:
-        return None
-    try:
-        parsed = json.loads(raw) if isinstance(raw, str) else raw
-        if not isinstance(parsed, Mapping):
-            return None
-        return CommitClustering.from_metadata(parsed)
-    except (ValueError, KeyError, TypeError, AttributeError, ZorderError):
-        return None
-
-
-def latest_clustering(
-    storage: Storage, *, at_version: int | None = None
-) -> CommitClustering | None:
-    """What the newest zorder commit still in the history (up to ``at_version``) recorded."""
-    for commit in history(storage):
-        if at_version is not None and commit.version > at_version:
-            continue
-        if commit.clustering is not None:
-            return commit.clustering
-    return None
 
 
 def vacuum_files(

@@ -22,7 +22,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 from deltalake import DeltaTable
-from deltalake.exceptions import DeltaError, DeltaProtocolError
+from deltalake.exceptions import DeltaError, DeltaProtocolError, TableNotFoundError
 
 from zorder.columns import match_column
 from zorder.curves.kinds import ClusteringSpec
@@ -36,7 +36,14 @@ from zorder.table.actions import (
     with_partition_statistics,
     with_partition_values,
 )
-from zorder.table.clustering import Run, recorded_spec, recorded_target_file_size, trusted_runs
+from zorder.table.clustering import (
+    CommitClustering,
+    Run,
+    latest_clustering,
+    recorded_spec,
+    recorded_target_file_size,
+    trusted_runs,
+)
 from zorder.table.features import Protocol, WriteOperation, unreadable, unwritable
 from zorder.table.mapping import ColumnMapping
 from zorder.table.schema import TableSchema
@@ -267,6 +274,12 @@ class TableSnapshot:
         """The clustering spec the table's properties record, if any."""
         return recorded_spec(self.configuration)
 
+    @functools.cached_property
+    def latest_clustering(self) -> CommitClustering | None:
+        """What the newest zorder commit up to this version recorded (its spec is the
+        table's when the properties record none); read from the log once per snapshot."""
+        return latest_clustering(self.storage, at_version=self.version)
+
     @property
     def recorded_target_file_size(self) -> int | None:
         """``delta.targetFileSize`` in bytes, if the table sets it."""
@@ -329,8 +342,6 @@ def load_snapshot(
     """Pin the table's newest version, or the one asked for (see :func:`open_table`), and
     list its files with their statistics."""
     uri = storage.uri
-    if not is_delta_table(storage):
-        raise NotADeltaTableError(f"not a Delta table: {uri} (no readable _delta_log found)")
     asked = f"version {version}" if version is not None else f"as of {timestamp}"
     where = f"table {uri} ({asked if version is not None or timestamp else 'latest version'})"
     try:
@@ -340,6 +351,11 @@ def load_snapshot(
         # Not pa.table(): it imports pandas (0.2 s) to ask whether this is a DataFrame.
         actions = pa.RecordBatchReader.from_stream(table.get_add_actions(flatten=False)).read_all()
     except DeltaError as error:  # DeltaProtocolError and TableNotFoundError among them
+        # Asked only now, so that loading a table reads its log once.
+        if isinstance(error, TableNotFoundError) or not is_delta_table(storage):
+            raise NotADeltaTableError(
+                f"not a Delta table: {uri} (no readable _delta_log found)"
+            ) from error
         raise _log_error(where, error) from error
     partition_columns = tuple(metadata.partition_columns)
     schema = TableSchema.of(table.schema(), metadata.configuration)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from deltalake import DeltaTable
@@ -24,7 +25,7 @@ from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError, Versio
 from zorder.skipping.zones import session_zone
 from zorder.table.storage import Storage
 
-__all__ = ["AsOf", "open_table"]
+__all__ = ["AsOf", "commit_infos", "open_table"]
 
 if TYPE_CHECKING:  # loaded where used: a lookup reads no footer and lists no directory
     import pyarrow.fs as pafs
@@ -145,12 +146,38 @@ def _commit_times(storage: Storage, table: DeltaTable) -> list[tuple[int, dt.dat
 
 
 def _in_commit_timestamp(filesystem: pafs.FileSystem, path: str) -> dt.datetime | None:
+    info = _commit_info(filesystem, path)
+    if isinstance(info.get("inCommitTimestamp"), int):
+        return dt.datetime.fromtimestamp(info["inCommitTimestamp"] / 1000, dt.UTC)
+    return None
+
+
+def _commit_info(filesystem: pafs.FileSystem, path: str) -> dict[str, Any]:
+    """The ``commitInfo`` action of the commit file at ``path`` ({} when it has none)."""
     with filesystem.open_input_stream(path) as stream:
         for line in stream.read().decode().splitlines():
             info = json.loads(line).get("commitInfo") if line.strip() else None
-            if isinstance(info, dict) and isinstance(info.get("inCommitTimestamp"), int):
-                return dt.datetime.fromtimestamp(info["inCommitTimestamp"] / 1000, dt.UTC)
-    return None
+            if isinstance(info, dict):
+                return info
+    return {}
+
+
+def commit_infos(
+    storage: Storage, *, up_to: int | None = None, after: int | None = None
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(version, ``commitInfo``) of the commits the log still holds, newest first: those at
+    or below ``up_to`` and above ``after``, read one commit file at a time, on demand.
+
+    Read from the commit files, not through ``DeltaTable.history``: deltalake 1.6's
+    history of a table loaded at a version older than the newest reads the newest
+    commits and numbers them down from the loaded version (measured on 1.6.6), so a
+    pinned snapshot, or one a commit landed after, would see other commits' runs.
+    """
+    filesystem, commits = _commit_files(storage)
+    for version in sorted(commits, reverse=True):
+        if (up_to is not None and version > up_to) or (after is not None and version <= after):
+            continue
+        yield version, _commit_info(filesystem, commits[version].path)
 
 
 def _version_at(uri: str, instant: dt.datetime, history: list[tuple[int, dt.datetime]]) -> int:
