@@ -64,7 +64,7 @@ def test_queries_give_the_filters_that_reach_the_table(tmp_path: Path) -> None:
         ],
         names,
     )
-    assert read.filters == (
+    assert read.texts == (
         "(l_shipdate > CAST('1995-03-15' AS DATE))",
         "(l_partkey = 5)",
         "l_quantity between 1 and 10",
@@ -73,7 +73,7 @@ def test_queries_give_the_filters_that_reach_the_table(tmp_path: Path) -> None:
     assert (read.statements, read.left_out) == (4, 1)
     path = tmp_path / "w.sql"
     path.write_text("select * from lineitem where l_partkey = 7;\n-- a comment\nl_quantity > 3;")
-    assert read_workload(str(path), names).filters == ("(l_partkey = 7)", "l_quantity > 3")
+    assert read_workload(str(path), names).texts == ("(l_partkey = 7)", "l_quantity > 3")
     with pytest.raises(InvalidArgumentError, match="wrap one filter in a list"):
         read_workload("l_quantity > 3", names)
     with pytest.raises(InvalidArgumentError, match="does not exist"):

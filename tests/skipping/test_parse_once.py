@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 import pyarrow as pa
@@ -113,3 +114,71 @@ def test_a_null_comparison_spark_refuses_is_refused_not_answered(
     with pytest.raises(zorder.UnsupportedFilterError, match="map column m"):
         zorder.to_arrow(str(path), where)
     assert zorder.to_arrow(str(path), "NOT (i = NULL)").num_rows == 0  # ints compare
+
+
+@pytest.fixture
+def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts parsed as filters while the test runs."""
+    seen: list[str] = []
+    parse = sql._parse
+
+    def counted(text: str) -> object:
+        seen.append(text)
+        return parse(text)
+
+    monkeypatch.setattr(sql, "_parse", counted)
+    return seen
+
+
+def test_a_parsed_filter_converts_its_tree_once(parses: list[str]) -> None:
+    parsed = parse_filter("x + 1 > 2 AND y IN (1, 2)")
+    assert parsed.predicate() is parsed.predicate()
+    assert parsed.unfolded() is parsed.unfolded()
+    assert parsed.predicate(ansi_off=TYPES) is parsed.predicate(ansi_off=dict(TYPES))
+    assert parsed.columns == {"x", "y"}
+    assert parses == ["x + 1 > 2 AND y IN (1, 2)"]
+
+
+def test_a_plan_in_another_zone_keeps_the_tree_and_the_instant(parses: list[str]) -> None:
+    from zorder.skipping.clock import in_zone, parse_with_clock
+
+    now = dt.datetime(2024, 6, 1, 2, 30, tzinfo=dt.UTC)
+    plain = parse_with_clock("x > 1", columns=TYPES, time_zone="UTC", now=now)
+    moved = in_zone(plain, columns=TYPES, time_zone="America/New_York")
+    assert moved.tree is plain.tree  # nothing in it depends on the zone's clock: not parsed
+    assert moved.context is not None
+    assert moved.context.zone_name == "America/New_York"
+    assert parses == ["x > 1"]
+    # current_date() is 1 June in UTC and 31 May in New York at this instant: the text
+    # pinned in the new zone differs, and only then is it parsed again, at the same instant.
+    dated = parse_with_clock("d = current_date()", columns=["d"], time_zone="UTC", now=now)
+    there = in_zone(dated, columns=["d"], time_zone="America/New_York")
+    assert "2024-06-01" in dated.text
+    assert "2024-05-31" in there.text
+    assert there.context is not None
+    assert there.context.now == now
+    assert in_zone(there, columns=["d"], time_zone="UTC").text == dated.text
+
+
+def test_advice_parses_each_statement_and_each_filter_once(
+    parses: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlglot
+
+    from zorder.advice import workload
+
+    statements: list[str] = []
+    parse_one, parse_all = sqlglot.parse_one, sqlglot.parse
+
+    def one(text: str, **kwargs: object) -> object:
+        statements.append(text)
+        return parse_one(text, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(workload.sqlglot, "parse_one", one)
+    monkeypatch.setattr(workload.sqlglot, "parse", parse_all)
+    queries = ["SELECT * FROM t WHERE x > 1 AND y = 2", "x > 1", "x > 1"]
+    read = workload.read_workload(queries, TYPES)
+    assert read.texts == ("(x > 1) AND (y = 2)", "x > 1", "x > 1")
+    assert statements == queries  # each statement parsed once
+    assert parses == ["(x > 1) AND (y = 2)", "x > 1"]  # each distinct filter once
+    assert read.filters[1] is read.filters[2]

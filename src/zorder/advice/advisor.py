@@ -32,7 +32,7 @@ import pyarrow as pa
 
 from zorder.advice.simulate import Simulation
 from zorder.advice.tree import grow_cut_tree
-from zorder.advice.workload import Workload
+from zorder.advice.workload import Workload, parsed_filters
 from zorder.curves.cells import apportion
 from zorder.curves.kinds import ClusteringSpec, SpaceFillingCurve
 from zorder.curves.plan import RankedSample, fit_file_plan, rank_bits
@@ -116,7 +116,7 @@ def advise_sample(
     """
     started = time.perf_counter()
     if not isinstance(workload, Workload):
-        workload = Workload(tuple(workload), len(workload), 0)
+        workload = Workload(parsed_filters(list(workload), types, time_zone), len(workload), 0)
     filters = workload.filters
     if num_files < 1:
         raise InvalidArgumentError(f"num_files must be >= 1, got {num_files}")

@@ -23,8 +23,9 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from zorder.advice.workload import parsed_filters
 from zorder.skipping import Bound, bind, might_match_mask
-from zorder.skipping.clock import parse_with_clock
+from zorder.skipping.sql import ParsedFilter
 from zorder.stats import STRING_PREFIX_LENGTH
 from zorder.stats.delta import truncate_max_string, truncate_min_string
 
@@ -47,18 +48,21 @@ class Simulation:
         self,
         sample: pa.Table,
         types: Mapping[str, str],
-        filters: Sequence[str],
+        filters: Sequence[ParsedFilter | str],
         *,
         time_zone: str = "UTC",
     ) -> None:
         self.sample = sample
         self.types = dict(types)
-        counts: dict[str, int] = {}
-        for text in filters:
-            counts[text] = counts.get(text, 0) + 1
+        texts = [f for f in filters if isinstance(f, str)]
+        given = iter(parsed_filters(texts, types, time_zone))  # text: parsed here, once
+        counts: dict[str, tuple[ParsedFilter, int]] = {}
+        for one in filters:
+            parsed = next(given) if isinstance(one, str) else one
+            held, count = counts.get(parsed.text, (parsed, 0))
+            counts[parsed.text] = (held, count + 1)
         planned = []
-        for text, count in counts.items():
-            parsed = parse_with_clock(text, columns=types, time_zone=time_zone)
+        for text, (parsed, count) in counts.items():
             bound = bind(parsed.predicate(), self.types, time_zone=time_zone)
             planned.append(PlannedFilter(text, bound, count))
         self.filters: tuple[PlannedFilter, ...] = tuple(planned)

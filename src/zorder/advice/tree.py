@@ -34,13 +34,8 @@ from zorder.skipping import Bound, might_match_mask
 from zorder.skipping.nodes import (
     Comparison,
     InList,
-    IsNaN,
-    IsNull,
-    NullComparison,
-    StartsWith,
-    Unknown,
 )
-from zorder.skipping.visitor import PredicateVisitor, visit
+from zorder.skipping.visitor import PredicateCollector, visit
 
 __all__ = ["grow_cut_tree"]
 
@@ -132,45 +127,21 @@ def _literals(predicate: Bound, column: str) -> list[Any]:
     return visit(predicate.tree, _Literals(column))
 
 
-class _Literals(PredicateVisitor[list[Any]]):
+class _Literals(PredicateCollector[list[Any]]):
     def __init__(self, column: str) -> None:
         self.column = column
 
-    def visit_true(self) -> list[Any]:
+    def empty(self) -> list[Any]:
         return []
 
-    def visit_false(self) -> list[Any]:
-        return []
-
-    def visit_unknown(self, node: Unknown) -> list[Any]:
-        return []
+    def combine(self, left: list[Any], right: list[Any]) -> list[Any]:
+        return left + right
 
     def visit_comparison(self, node: Comparison) -> list[Any]:
         return [node.value] if node.column == self.column else []
 
     def visit_in_list(self, node: InList) -> list[Any]:
         return list(node.values) if node.column == self.column else []
-
-    def visit_null_comparison(self, node: NullComparison) -> list[Any]:
-        return []
-
-    def visit_is_null(self, node: IsNull) -> list[Any]:
-        return []
-
-    def visit_is_nan(self, node: IsNaN) -> list[Any]:
-        return []
-
-    def visit_starts_with(self, node: StartsWith) -> list[Any]:
-        return []
-
-    def visit_and(self, left: list[Any], right: list[Any]) -> list[Any]:
-        return left + right
-
-    def visit_or(self, left: list[Any], right: list[Any]) -> list[Any]:
-        return left + right
-
-    def visit_not(self, child: list[Any]) -> list[Any]:
-        return child
 
 
 class _Grower:

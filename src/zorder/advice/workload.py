@@ -15,6 +15,7 @@ as this table's.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,8 +25,10 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from zorder.errors import FilterParseError, InvalidArgumentError
+from zorder.skipping.clock import parse_with_clock
+from zorder.skipping.sql import ParsedFilter
 
-__all__ = ["Workload", "read_workload"]
+__all__ = ["Workload", "parsed_filters", "read_workload"]
 
 _DIALECT = "spark"
 _EVERYTHING = "TRUE"
@@ -33,39 +36,66 @@ _EVERYTHING = "TRUE"
 
 @dataclass(frozen=True)
 class Workload:
-    """The table's filters, one per scan, and the statements that never scan the table."""
+    """The table's filters, one per scan, each parsed once, and the statements that never
+    scan the table."""
 
-    filters: tuple[str, ...]
+    filters: tuple[ParsedFilter, ...]
     statements: int
     left_out: int  # statements naming none of the table's columns
 
+    @property
+    def texts(self) -> tuple[str, ...]:
+        return tuple(f.text for f in self.filters)
 
-def read_workload(workload: str | Path | Sequence[str], columns: Iterable[str]) -> Workload:
-    """The filters ``workload`` puts on a table of ``columns``.
+
+def read_workload(
+    workload: str | Path | Sequence[str],
+    columns: Iterable[str],
+    *,
+    time_zone: str = "UTC",
+    now: dt.datetime | None = None,
+) -> Workload:
+    """The filters ``workload`` puts on a table of ``columns``, parsed once each with the
+    clock pinned to ``now`` (default: this instant) in the session zone ``time_zone``.
 
     ``workload`` is a sequence of filters or SQL statements, or a path (``str``
     ending in ``.sql``, or a :class:`~pathlib.Path`) to a file of
-    ``;``-separated statements.
+    ``;``-separated statements. Each statement is parsed once.
     """
+    columns = list(columns)
     names = {c.lower() for c in columns}
     statements = _statements(workload)
-    filters: list[str] = []
+    texts: list[str] = []
     left_out = 0
-    for text in statements:
-        found = _filters_of(text, names)
+    for text, tree in statements:
+        found = _filters_of(text, tree, names)
         if found:
-            filters.extend(found)
+            texts.extend(found)
         else:
             left_out += 1
-    if not filters:
+    if not texts:
         raise InvalidArgumentError(
             f"the workload has no filter on the table's columns ({', '.join(sorted(names))}): "
             f"{len(statements)} statement(s), none of them reads one"
         )
-    return Workload(tuple(filters), len(statements), left_out)
+    return Workload(parsed_filters(texts, columns, time_zone, now), len(statements), left_out)
 
 
-def _statements(workload: str | Path | Sequence[str]) -> list[str]:
+def parsed_filters(
+    texts: Sequence[str], columns: Iterable[str], time_zone: str, now: dt.datetime | None = None
+) -> tuple[ParsedFilter, ...]:
+    """``texts`` as filters, parsed once per distinct text (one instant for them all)."""
+    now = now if now is not None else dt.datetime.now(dt.UTC)
+    columns = list(columns)
+    parsed: dict[str, ParsedFilter] = {}
+    for text in texts:
+        if text not in parsed:
+            parsed[text] = parse_with_clock(text, columns=columns, time_zone=time_zone, now=now)
+    return tuple(parsed[text] for text in texts)
+
+
+def _statements(workload: str | Path | Sequence[str]) -> list[tuple[str, exp.Expr]]:
+    """Each statement's text and its tree, parsed once."""
     if isinstance(workload, Path) or (
         isinstance(workload, str) and workload.strip().lower().endswith(".sql")
     ):
@@ -79,7 +109,7 @@ def _statements(workload: str | Path | Sequence[str]) -> list[str]:
             raise FilterParseError(
                 f"workload file {str(path)!r} does not parse: {error}", text=text
             ) from None
-        return [p.sql(dialect=_DIALECT, comments=False) for p in parsed if p is not None]
+        return [(p.sql(dialect=_DIALECT, comments=False), p) for p in parsed if p is not None]
     if isinstance(workload, str):
         raise InvalidArgumentError(
             "workload must be a sequence of filters or queries, or a path to a .sql file; "
@@ -91,17 +121,20 @@ def _statements(workload: str | Path | Sequence[str]) -> list[str]:
         raise InvalidArgumentError(
             f"workload must hold non-empty SQL strings, got {bad[0] if bad else 'nothing'!r}"
         )
-    return texts
+    return [(text, _parsed(text)) for text in texts]
 
 
-def _filters_of(text: str, names: set[str]) -> list[str]:
+def _parsed(text: str) -> exp.Expr:
     try:
-        tree = sqlglot.parse_one(text, read=_DIALECT)
+        return sqlglot.parse_one(text, read=_DIALECT)
     except ParseError as error:
         shown = text[:80]
         raise FilterParseError(
             f"workload statement {shown!r} does not parse: {error}", text=text
         ) from None
+
+
+def _filters_of(text: str, tree: exp.Expr, names: set[str]) -> list[str]:
     if not _reads(tree, names):
         return []
     selects = list(tree.find_all(exp.Select))

@@ -22,7 +22,7 @@ from zorder.columns import resolve_column
 from zorder.curves.encodings import SUPPORTED_TYPES, canonical_type_name
 from zorder.errors import InvalidArgumentError
 from zorder.sizes import DEFAULT_TARGET_FILE_SIZE
-from zorder.skipping.sql import referenced_columns
+from zorder.skipping.sql import ParsedFilter
 from zorder.spark.keys import (
     DEFAULT_SAMPLE_SEED,
     ClusteringColumn,
@@ -90,7 +90,8 @@ def _advise(
     frame = source_of.frame
     partition_columns = source_of.partition_columns
     types = {f.name: str(f.dataType.simpleString()) for f in frame.schema.fields}
-    parsed = read_workload(workload, types)
+    time_zone = session_time_zone(frame.sparkSession)
+    parsed = read_workload(workload, types, time_zone=time_zone)
     wanted = _filtered_columns(parsed.filters, types)
     # Columns of other types (maps, arrays, structs) have no statistics to simulate: filters
     # on them keep every file, in the simulation as on the table.
@@ -119,7 +120,7 @@ def _advise(
         parsed,
         num_files=count,
         max_columns=max_columns,
-        time_zone=session_time_zone(frame.sparkSession),
+        time_zone=time_zone,
         partition_columns=partition_columns,
     )
 
@@ -148,11 +149,11 @@ class _Source:
     rows: int | None = None
 
 
-def _filtered_columns(filters: Sequence[str], types: Mapping[str, str]) -> set[str]:
+def _filtered_columns(filters: Sequence[ParsedFilter], types: Mapping[str, str]) -> set[str]:
     """The table's columns the ``filters`` name (in the table's spelling)."""
     wanted = set()
-    for text in filters:
-        for name in referenced_columns(text):
+    for parsed in filters:
+        for name in parsed.columns:
             try:
                 wanted.add(resolve_column(name, list(types), kind="column"))
             except InvalidArgumentError:

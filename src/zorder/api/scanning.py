@@ -27,7 +27,7 @@ from zorder.columns import match_column, resolve_column, sql_identifier
 from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError
 from zorder.skipping import Bound, Mask, ParsedFilter, bind, might_match_mask, parse_filter
 from zorder.skipping.ansi import ANSI_SETTING, reads_as_ansi
-from zorder.skipping.clock import parse_with_clock
+from zorder.skipping.clock import in_zone, parse_with_clock
 from zorder.skipping.constants import FoldContext
 from zorder.skipping.explain import planned_sql
 from zorder.skipping.guard import spark_rendered
@@ -88,7 +88,7 @@ class ScanReport:
         )
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class Scan:
     """A read of one version of a table, planned: which files may hold matching rows."""
 
@@ -158,6 +158,7 @@ class Scan:
                 time_zone=zone,
                 columns=self.columns,
                 ansi=ansi,
+                parsed=self.parsed if isinstance(self.where, str) else None,
             )
             return again.to_spark(spark)
         from pyspark.sql import functions as F
@@ -184,19 +185,25 @@ def plan_scan(
     time_zone: str | None = None,
     columns: Sequence[str] | None = None,
     ansi: bool | None = None,
+    parsed: ParsedFilter | None = None,
 ) -> Scan:
     """The files of ``snapshot`` that may hold rows matching ``where``.
 
     Zone-less timestamps are read in ``time_zone``, else in the session's; the
     filter means what it means to a session with ANSI mode ``ansi``, else the
-    session's (see :func:`session_ansi`).
+    session's (see :func:`session_ansi`). ``parsed``, SQL ``where`` as an earlier
+    plan parsed it, is planned again in this zone, its clock at the same instant.
     """
     zone = time_zone if time_zone is not None else session_time_zone(spark)
     ansi = ansi if ansi is not None else session_ansi(spark)
     source, snapshot = snapshot, snapshot.in_time_zone(zone)
     types = snapshot.schema.column_types
     picked = None if columns is None else tuple(_resolved_columns(columns, types))
-    text, parsed = _predicate(where, snapshot, spark, zone)
+    if parsed is not None and isinstance(where, str):
+        parsed = in_zone(parsed, columns=snapshot.schema.column_types, time_zone=zone)
+        text = parsed.text
+    else:
+        text, parsed = _predicate(where, snapshot, spark, zone)
     bound = bind(parsed.predicate(ansi_off=None if ansi else types), types, time_zone=zone)
     mask = might_match_mask(
         bound, snapshot.actions, types, nan_free_bounds=lambda: snapshot.nan_free_bounds
@@ -217,9 +224,19 @@ def plan_scan(
         partitions_total=len({f.partition for f in snapshot.files}) if partitioned else None,
         partitions_scanned=len({f.partition for f in kept}) if partitioned else None,
     )
-    row_filter = text if isinstance(where, str) else where
     return Scan(
-        snapshot, source, where, picked, zone, mask, kept, report, row_filter, parsed, bound, ansi
+        snapshot=snapshot,
+        source=source,
+        where=where,
+        columns=picked,
+        time_zone=zone,
+        keep=mask,
+        files=kept,
+        report=report,
+        row_filter=text if isinstance(where, str) else where,
+        parsed=parsed,
+        bound=bound,
+        ansi=ansi,
     )
 
 

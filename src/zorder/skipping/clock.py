@@ -16,6 +16,7 @@ reference when the table has a column of that name, as in Spark.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Iterable
 
@@ -28,7 +29,7 @@ from zorder.skipping.constants import FoldContext
 from zorder.skipping.sql import ParsedFilter, parse_filter
 from zorder.skipping.zones import session_zone
 
-__all__ = ["parse_with_clock", "pin_clock"]
+__all__ = ["in_zone", "parse_with_clock", "pin_clock"]
 
 # Spark's functions of the query's instant, by the literal that stands for each.
 _DATE = frozenset({"current_date", "curdate"})
@@ -112,4 +113,27 @@ def parse_with_clock(
         return parse_filter(text)
     now = now if now is not None else dt.datetime.now(dt.UTC)
     pinned = pin_clock(text, now=now, zone=zone, columns=columns)
-    return parse_filter(pinned, context=FoldContext(zone=zone, now=now, zone_name=time_zone))
+    context = FoldContext(zone=zone, now=now, zone_name=time_zone)
+    return dataclasses.replace(parse_filter(pinned, context=context), given=text)
+
+
+def in_zone(parsed: ParsedFilter, *, columns: Iterable[str], time_zone: str) -> ParsedFilter:
+    """``parsed`` for a session in ``time_zone``: its clock pinned to the same instant.
+
+    The tree is kept (its constants fold in the new zone) unless the pinned text differs
+    in that zone (``current_date()`` may be another day there): only then is the text
+    parsed again.
+    """
+    try:
+        zone = session_zone(time_zone)
+    except InvalidArgumentError:  # as parse_with_clock: the text as given, nothing pinned
+        if parsed.given is None:
+            return dataclasses.replace(parsed, context=None)
+        return parse_filter(parsed.given)
+    now = parsed.context.now if parsed.context is not None else None
+    moved = FoldContext(zone=zone, now=now, zone_name=time_zone)
+    if parsed.given is not None and now is not None:
+        pinned = pin_clock(parsed.given, now=now, zone=zone, columns=columns)
+        if pinned != parsed.text:
+            return dataclasses.replace(parse_filter(pinned, context=moved), given=parsed.given)
+    return dataclasses.replace(parsed, context=moved)

@@ -6,10 +6,11 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import decimal
+import functools
 import re
 import sys
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlglot import exp
@@ -68,6 +69,14 @@ class ParsedFilter:
     text: str
     tree: exp.Expression
     context: FoldContext | None = None
+    # The text as given, before its clock was pinned (see zorder.skipping.clock): what a
+    # plan in another zone pins again. None: ``text`` is as given.
+    given: str | None = None
+    # The trees converted from ``tree``, kept: predicate trees are frozen, and a filter is
+    # planned again (another zone, another version) without converting it again.
+    _converted: dict[object, Predicate] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def predicate(self, *, ansi_off: Mapping[str, str] | None = None) -> Predicate:
         """The unbound predicate tree, folded: what file skipping evaluates.
@@ -80,8 +89,12 @@ class ParsedFilter:
         does: each part whose meaning may differ between the modes
         (:mod:`zorder.skipping.ansi`) becomes :class:`Unknown`.
         """
-        differs = None if ansi_off is None else mode_dependent_atoms(ansi_off, self.context)
-        return _Converter(fold=True, context=self.context, differs=differs).convert(self.tree)
+        key = ("folded", None if ansi_off is None else tuple(sorted(ansi_off.items())))
+        if key not in self._converted:
+            differs = None if ansi_off is None else mode_dependent_atoms(ansi_off, self.context)
+            converter = _Converter(fold=True, context=self.context, differs=differs)
+            self._converted[key] = converter.convert(self.tree)
+        return self._converted[key]
 
     def check_ansi_off(self, columns: Mapping[str, str]) -> None:
         """UnsupportedFilterError naming the part of the filter whose meaning differs
@@ -98,12 +111,15 @@ class ParsedFilter:
         cannot answer exactly has to see every leaf. (Constant subexpressions
         are still computed: that changes no row.)
         """
-        return _Converter(fold=False, context=self.context).convert(self.tree)
+        if "unfolded" not in self._converted:
+            converter = _Converter(fold=False, context=self.context)
+            self._converted["unfolded"] = converter.convert(self.tree)
+        return self._converted["unfolded"]
 
-    @property
-    def columns(self) -> set[str]:
+    @functools.cached_property
+    def columns(self) -> frozenset[str]:
         """The names of every column the filter refers to."""
-        return {str(column.name) for column in self.tree.find_all(exp.Column)}
+        return frozenset(str(column.name) for column in self.tree.find_all(exp.Column))
 
 
 def parse_filter(text: str, *, context: FoldContext | None = None) -> ParsedFilter:
@@ -128,7 +144,7 @@ def parse_unfolded(text: str, *, context: FoldContext | None = None) -> Predicat
 
 def referenced_columns(text: str) -> set[str]:
     """The names of every column the SQL boolean expression ``text`` refers to."""
-    return parse_filter(text).columns
+    return set(parse_filter(text).columns)
 
 
 def _parse(text: str) -> exp.Expression:

@@ -2,10 +2,13 @@
 
 A :class:`PredicateVisitor` says what each kind of node means, given what
 its children meant; :func:`visit` does the walking (children first, left
-before right), so the And/Or/Not recursion is written once, here. A
-subclass must define every method: one that forgets a kind of node cannot be
-instantiated (mypy reports it too), rather than answering wrongly for that
-kind at run time.
+before right), so the And/Or/Not recursion is written once, here. An
+evaluator (of statistics, of rows, a rewriter) must define every method: one
+that forgets a kind of node cannot be instantiated (mypy reports it too),
+rather than answering wrongly for that kind at run time. A
+:class:`PredicateCollector`, which gathers something from the leaves (the
+columns read, the literals compared with), overrides only the leaves it
+gathers from: the others give :meth:`~PredicateCollector.empty`.
 
 The walk is a fold: a method sees its children's results, never the
 children themselves. Anything that needs to look down (pushing a NOT to the
@@ -33,7 +36,7 @@ from zorder.skipping.nodes import (
     Unknown,
 )
 
-__all__ = ["PredicateVisitor", "visit"]
+__all__ = ["PredicateCollector", "PredicateVisitor", "visit"]
 
 T = TypeVar("T")
 
@@ -80,6 +83,56 @@ class PredicateVisitor(ABC, Generic[T]):
 
     @abstractmethod
     def visit_not(self, child: T) -> T: ...
+
+
+class PredicateCollector(PredicateVisitor[T]):
+    """What the leaves of a predicate hold, gathered: a leaf gives :meth:`empty` unless
+    its method is overridden, AND and OR :meth:`combine` their children's, NOT passes
+    its child's on."""
+
+    @abstractmethod
+    def empty(self) -> T:
+        """What a leaf gathers nothing from gives."""
+
+    @abstractmethod
+    def combine(self, left: T, right: T) -> T:
+        """Two children's gatherings as one."""
+
+    def visit_true(self) -> T:
+        return self.empty()
+
+    def visit_false(self) -> T:
+        return self.empty()
+
+    def visit_unknown(self, node: Unknown) -> T:
+        return self.empty()
+
+    def visit_comparison(self, node: Comparison) -> T:
+        return self.empty()
+
+    def visit_in_list(self, node: InList) -> T:
+        return self.empty()
+
+    def visit_null_comparison(self, node: NullComparison) -> T:
+        return self.empty()
+
+    def visit_is_null(self, node: IsNull) -> T:
+        return self.empty()
+
+    def visit_is_nan(self, node: IsNaN) -> T:
+        return self.empty()
+
+    def visit_starts_with(self, node: StartsWith) -> T:
+        return self.empty()
+
+    def visit_and(self, left: T, right: T) -> T:
+        return self.combine(left, right)
+
+    def visit_or(self, left: T, right: T) -> T:
+        return self.combine(left, right)
+
+    def visit_not(self, child: T) -> T:
+        return child
 
 
 def visit(predicate: Predicate, visitor: PredicateVisitor[T]) -> T:
