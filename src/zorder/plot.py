@@ -25,9 +25,10 @@ import matplotlib.pyplot as plt
 import pyarrow as pa
 from matplotlib.patches import Rectangle
 
+from zorder.api.table import Table
 from zorder.curves import deinterleave_bits, hilbert_point
 from zorder.curves.kinds import SPACE_FILLING_CURVES, SpaceFillingCurve
-from zorder.table import Storage, TableSnapshot, load_snapshot, normalize_uri
+from zorder.table import TableSnapshot
 
 __all__ = ["plot_curve", "plot_layout"]
 
@@ -68,7 +69,7 @@ def plot_layout(
 ) -> Path:
     """Draw every file's box in columns ``x`` and ``y`` over a sample of rows; returns the PNG."""
     target = _check_output(output)
-    snapshot = load_snapshot(Storage.of(normalize_uri(path), storage_options))
+    snapshot = Table(path, storage_options=storage_options).snapshot().table_snapshot
     x, y = resolve_columns([x, y], snapshot.schema.column_types)
     points = _sample(snapshot, [x, y], sample, seed)
     xs = [v for v in points.column(x).to_pylist()]
