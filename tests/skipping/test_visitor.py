@@ -24,7 +24,7 @@ from zorder.skipping.predicates import (
     rewrite_not,
 )
 from zorder.skipping.rows import prefilter_sql, referenced
-from zorder.skipping.visitor import PredicateVisitor, visit
+from zorder.skipping.visitor import PredicateCollector, PredicateVisitor, visit
 
 
 class Render(PredicateVisitor[str]):
@@ -159,3 +159,25 @@ def test_referenced_and_prefilter_sql() -> None:
     assert prefilter_sql(bound, types, among={"s"}) == """"s" IN ('a', 'it''s')"""
     either = Or(Comparison("=", "n", 1), Comparison("=", "n", 2))
     assert prefilter_sql(Bound(either, types), types) is None
+
+
+class _Compared(PredicateCollector[list[str]]):
+    """Only comparisons gathered: every other leaf gives nothing."""
+
+    def empty(self) -> list[str]:
+        return []
+
+    def combine(self, left: list[str], right: list[str]) -> list[str]:
+        return left + right
+
+    def visit_comparison(self, node: Comparison) -> list[str]:
+        return [node.column]
+
+
+def test_a_collector_overrides_only_the_leaves_it_gathers_from() -> None:
+    tree = Or(
+        And(Comparison("=", "a", 1), Not(IsNull("b"))),
+        Not(And(Comparison("<", "c", 2), InList("d", (1, 2)))),
+    )
+    assert visit(tree, _Compared()) == ["a", "c"]
+    assert visit(AlwaysTrue(), _Compared()) == []
