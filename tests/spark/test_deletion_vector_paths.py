@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable, TableFeatures
-from deltalake.transaction import AddAction
+from deltalake.transaction import AddAction, RemoveAction
 from pyspark.sql import SparkSession
 
 import zorder
@@ -72,7 +72,7 @@ def committed(
     written by pyarrow and committed in one transaction through deltalake's transaction
     API; deletion vectors then enabled."""
     table = DeltaTable.create(str(root), schema, partition_by=partition_by)
-    adds = []
+    adds: list[AddAction | RemoveAction] = []
     for relative, (data, values) in files.items():
         (root / relative).parent.mkdir(parents=True, exist_ok=True)
         pq.write_table(data, root / relative)
@@ -227,7 +227,8 @@ def test_columns_named_like_the_read_s_own_are_kept_apart(
             ("_metadata", pa.string()),
         ]
     )
-    files, written = {}, {}
+    files: dict[str, tuple[pa.Table, dict[str, str]]] = {}
+    written: dict[str, list[tuple[int, str, int, str]]] = {}
     for number in range(3):
         rows = [(i, NAME, 0, f"file_path {i}") for i in range(number * 50, number * 50 + 50)]
         data = pa.table(list(zip(*rows, strict=True)), schema=schema)
