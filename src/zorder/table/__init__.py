@@ -37,7 +37,6 @@ from zorder.table.conflicts import rewrite_scope
 from zorder.table.maintenance import (
     MIN_VACUUM_RETENTION_HOURS,
     Commit,
-    file_statistics,
     history,
     latest_clustering,
     vacuum_files,
@@ -85,7 +84,6 @@ __all__ = [
     "delete_directory",
     "delta_partition_value",
     "describe_written_files",
-    "file_statistics",
     "guarded_run",
     "history",
     "is_delta_table",

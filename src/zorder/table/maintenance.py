@@ -11,7 +11,6 @@ import posixpath
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-import pyarrow as pa
 import pyarrow.fs as pafs
 
 from zorder.errors import (
@@ -26,14 +25,13 @@ from zorder.table.features import (
     DELETION_VECTORS,
 )
 from zorder.table.retention import DEFAULT_RETENTION_HOURS
-from zorder.table.snapshot import TableSnapshot, load_snapshot
+from zorder.table.snapshot import TableSnapshot
 from zorder.table.storage import Storage
 from zorder.table.versions import open_table
 
 __all__ = [
     "MIN_VACUUM_RETENTION_HOURS",
     "Commit",
-    "file_statistics",
     "history",
     "latest_clustering",
     "vacuum_files",
@@ -58,12 +56,6 @@ _DELTA_LOG = "_delta_log"
 # UniForm keeps Iceberg's metadata files in <table>/metadata, unknown to the Delta log.
 _ICEBERG_METADATA_DIR = "metadata"
 _UNIVERSAL_FORMATS = "delta.universalFormat.enabledFormats"
-
-
-def file_statistics(storage: Storage) -> pa.Table:
-    """One row per data file: path, size_bytes, num_records, min.<c>, max.<c>, null_count.<c>."""
-    table = load_snapshot(storage).table
-    return pa.RecordBatchReader.from_stream(table.get_add_actions(flatten=True)).read_all()
 
 
 @dataclass(frozen=True)
