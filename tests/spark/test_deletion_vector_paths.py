@@ -28,7 +28,7 @@ from deltalake.transaction import AddAction, RemoveAction
 from pyspark.sql import SparkSession
 
 import zorder
-from tests.delta_writer import delete_rows, live_adds
+from tests.delta_writer import STORAGES, delete_rows, live_adds
 from tests.spark.helpers import arrow_rows, delta_rs_rows, kernel_rows, row_multiset
 
 pytestmark = pytest.mark.spark
@@ -122,7 +122,7 @@ def delete_some(root: Path, seed: int) -> dict[str, set[int]]:
             continue  # some files keep every row
         count = json.loads(add["stats"])["numRecords"]
         rows = set(rng.sample(range(count), rng.randint(1, count // 2)))
-        delete_rows(root, logged, rows, storage="uip"[number % 3])  # type: ignore[arg-type]
+        delete_rows(root, logged, rows, storage=STORAGES[number % 3])
         deleted[unquote(logged)] = rows  # the log's paths are percent-encoded
     return deleted
 
@@ -192,7 +192,9 @@ def test_small_files_zorder_wrote_then_a_delete_read_exactly(
     rng = random.Random(3)
     for number, logged in enumerate(sorted(adds)[::3]):
         count = json.loads(adds[logged]["stats"])["numRecords"]
-        delete_rows(path, logged, rng.sample(range(count), count // 4), storage="uip"[number % 3])  # type: ignore[arg-type]
+        delete_rows(
+            path, logged, rng.sample(range(count), count // 4), storage=STORAGES[number % 3]
+        )
     columns = ["id", "a", "day"]
     expected = kernel_rows(kernel, path, columns)
     assert 15_000 < sum(expected.values()) < 20_000

@@ -171,10 +171,10 @@ def test_optimize_takes_the_row_count_from_the_log_when_every_file_has_one(
         write_deltalake(table, arrow.slice(0, 700))
         write_deltalake(table, arrow.slice(700), mode="append")
     assert zorder.table.load_snapshot(Storage.of(path)).counted_rows == 1200
-    counts_given = []
+    counts_given: list[int | None] = []
     real_sample = zorder.spark.layout.sample_columns
 
-    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+    def spy(*args: Any, **kwargs: Any) -> pa.Table:
         counts_given.append(kwargs.get("rows"))
         return real_sample(*args, **kwargs)
 
@@ -208,10 +208,10 @@ def test_optimize_takes_the_row_count_from_the_log_when_every_file_has_one(
 def test_the_default_sample_grows_with_the_file_count(
     spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    sizes_given = []
+    sizes_given: list[int] = []
     real_sample = zorder.spark.layout.sample_columns
 
-    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+    def spy(*args: Any, **kwargs: Any) -> pa.Table:
         sizes_given.append(kwargs["sample_size"])
         return real_sample(*args, **kwargs)
 
