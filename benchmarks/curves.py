@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -49,8 +50,8 @@ def measure(points: int, scalar_points: int, dims: int, bits: int, repeat: int) 
         expected = [scalar(row, bits) for row in sample]
         if as_ints(vectorized(array[:scalar_points], bits)) != expected:
             raise AssertionError(f"{name}: vectorized keys differ from the scalar ones")
-        scalar_s = best_seconds(lambda s=scalar: [s(row, bits) for row in sample], 1)
-        vector_s = best_seconds(lambda v=vectorized: v(array, bits), repeat)
+        scalar_s = best_seconds(partial(_scalar_keys, scalar, sample, bits), 1)
+        vector_s = best_seconds(partial(vectorized, array, bits), repeat)
         scalar_rate = scalar_points / scalar_s
         vector_rate = points / vector_s
         results[name] = {
@@ -59,6 +60,18 @@ def measure(points: int, scalar_points: int, dims: int, bits: int, repeat: int) 
             "speedup": vector_rate / scalar_rate,
         }
     return results
+
+
+def _scalar_keys(scalar: Callable[..., int], sample: list[list[int]], bits: int) -> list[int]:
+    return [scalar(row, bits) for row in sample]
+
+
+def _binary_counts(bounds: np.ndarray, batches: list[np.ndarray]) -> list[np.ndarray]:
+    return [np.searchsorted(bounds, b, side="right") for b in batches]
+
+
+def _guided_counts(guided: GuidedSearch, batches: list[np.ndarray]) -> list[np.ndarray]:
+    return [guided.count(b, side="right") for b in batches]
 
 
 def _ordered_words(column: Any) -> np.ndarray:
@@ -84,16 +97,8 @@ def measure_search(keys: int, repeat: int) -> dict[str, Any]:
             for b in batches
         ):
             raise AssertionError(f"{name}: guided counts differ from np.searchsorted")
-        binary_s = best_seconds(
-            lambda bounds=bounds, batches=batches: [
-                np.searchsorted(bounds, b, side="right") for b in batches
-            ],
-            repeat,
-        )
-        guided_s = best_seconds(
-            lambda guided=guided, batches=batches: [guided.count(b, side="right") for b in batches],
-            repeat,
-        )
+        binary_s = best_seconds(partial(_binary_counts, bounds, batches), repeat)
+        guided_s = best_seconds(partial(_guided_counts, guided, batches), repeat)
         results[name] = {
             "binary_keys_per_s": len(queries) / binary_s,
             "guided_keys_per_s": len(queries) / guided_s,

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pyarrow as pa
@@ -35,6 +35,7 @@ from pyspark.sql import DataFrame, SparkSession
 import zorder
 from benchmarks.report import command_line, machine_facts, measured_on, replace_section, write_json
 from benchmarks.session import user_session
+from zorder.curves import Curve
 from zorder.demo import (
     ceiling,
     equality_effectiveness,
@@ -122,7 +123,7 @@ DATASETS: dict[str, Callable[[np.random.Generator, int], pa.Table]] = {
 class Layout:
     name: str
     by: list[str]
-    curve: str
+    curve: Curve | Literal["random"]  # random: the rows as written, no clustering
 
 
 def effectiveness(

@@ -37,13 +37,14 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pyspark.sql import SparkSession
 
 import zorder
 from benchmarks.report import command_line, machine_facts, measured_on, replace_section, write_json
 from benchmarks.session import user_session
+from zorder.curves import Curve
 from zorder.demo import NETWORK_COLUMNS, network_frame
 from zorder.spark.committer import run_tasks
 from zorder.spark.writes import LOCAL_WRITE_OPTIONS
@@ -51,7 +52,7 @@ from zorder.spark.writes import LOCAL_WRITE_OPTIONS
 PHASES = ("counting", "sampling", "clustering and writing", "statistics", "commit", "properties")
 
 
-def _zorder(spark: SparkSession, source: str, out: str, curve: str, files: int) -> dict[str, Any]:
+def _zorder(spark: SparkSession, source: str, out: str, curve: Curve, files: int) -> dict[str, Any]:
     frame = spark.read.parquet(source)
     metrics = zorder.write(frame, out, by=list(NETWORK_COLUMNS), curve=curve, num_files=files)
     return {
@@ -81,7 +82,7 @@ def _plain(spark: SparkSession, source: str, out: str, rows: int, files: int) ->
 def measure(spark: SparkSession, tmp: str, rows: int, files: int, repeat: int) -> dict[str, Any]:
     source = f"{tmp}/source-{rows}"
     network_frame(spark, rows).write.parquet(source)
-    contenders = ["zorder", "hilbert", "plain sort"]
+    contenders: list[Curve | Literal["plain sort"]] = ["zorder", "hilbert", "plain sort"]
     runs: dict[str, list[dict[str, Any]]] = {name: [] for name in contenders}
     for attempt in range(repeat + 1):  # round 0 warms up
         order = contenders if attempt % 2 == 0 else list(reversed(contenders))

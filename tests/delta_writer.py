@@ -25,6 +25,7 @@ from typing import Any, Literal
 from pyroaring import BitMap
 
 Storage = Literal["u", "i", "p"]
+STORAGES: tuple[Storage, ...] = ("u", "i", "p")
 
 _Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
 _BITMAP_MAGIC = 1681511377

@@ -57,10 +57,11 @@ def test_every_public_name_resolves() -> None:
 
 
 def test_lookups_and_describe_start_no_spark(tmp_path: object) -> None:
-    """The JVM-free paths import no pyspark, on a real table (time travel included)."""
+    """The JVM-free paths import no pyspark, on a real table (time travel and a vacuum that
+    deletes an orphan file included); each call's answer is checked as it runs."""
     path = str(tmp_path)
     statement = (
-        "import pyarrow as pa, deltalake, zorder\n"
+        "import os, pyarrow as pa, deltalake, zorder\n"
         f"path = {path!r} + '/t'\n"
         "deltalake.write_deltalake(path, pa.table({'x': [1, 2, 3]}))\n"
         "deltalake.write_deltalake(path, pa.table({'x': [4]}), mode='append')\n"
@@ -68,7 +69,18 @@ def test_lookups_and_describe_start_no_spark(tmp_path: object) -> None:
         "assert zorder.to_arrow(path, 'x > 1', version=1).num_rows == 3\n"
         "assert zorder.scan(path, 'x > 1').to_arrow(limit=1).num_rows == 1\n"
         "assert zorder.explain(path, 'x = 4').files_scanned == 1\n"
-        "assert zorder.vacuum(path, dry_run=True) is not None\n"
+        "orphan = os.path.join(path, 'orphan.parquet')\n"
+        "open(orphan, 'wb').write(b'referenced by no commit')\n"
+        "kept = zorder.vacuum(path, dry_run=True)\n"
+        "assert (kept.files, kept.retain_hours) == ((), 168), kept  # a week: too young\n"
+        "listed = zorder.vacuum(path, retain_hours=0, force=True)\n"
+        "assert (listed.files, listed.dry_run) == (('orphan.parquet',), True), listed\n"
+        "assert os.path.exists(orphan)  # a dry run deletes nothing\n"
+        "done = zorder.vacuum(path, retain_hours=0, force=True, dry_run=False)\n"
+        "assert (done.files, done.dry_run) == (('orphan.parquet',), False), done\n"
+        "assert not os.path.exists(orphan)\n"
+        "assert sorted(zorder.to_arrow(path).column('x').to_pylist()) == [1, 2, 3, 4]\n"
+        "assert zorder.vacuum(path, retain_hours=0, force=True).files == ()\n"
     )
     loaded = loaded_after(statement)
     assert "pyspark" not in loaded, loaded

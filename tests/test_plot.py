@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 import zorder
 from zorder.cli import app
+from zorder.curves.kinds import SpaceFillingCurve
 from zorder.plot import plot_curve, plot_layout
 
 runner = CliRunner()
@@ -49,8 +50,8 @@ def test_layout_picture(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("curve", ["zorder", "hilbert"])
-def test_curve_picture(tmp_path: Path, curve: str) -> None:
-    written = plot_curve(tmp_path / f"{curve}.png", curve=curve, bits=3)  # type: ignore[arg-type]
+def test_curve_picture(tmp_path: Path, curve: SpaceFillingCurve) -> None:
+    written = plot_curve(tmp_path / f"{curve}.png", curve=curve, bits=3)
     assert png_size(written) == (800, 800)
 
 

@@ -76,7 +76,21 @@ def test_the_path_first_functions_give_what_the_handle_gives(tmp_path: Path) -> 
     assert zorder.to_arrow(path, where, limit=3).equals(table.scan(where).to_arrow(3))
     assert zorder.explain(path, where) == table.scan(where).report
     assert zorder.describe(path, columns=["x"]) == table.describe(columns=["x"])
+    # vacuum: an orphan file is kept by the week's retention, then listed and deleted by both.
+    rows = sorted(table.scan().to_arrow().column("x").to_pylist())
+    orphan = Path(path) / "orphan.parquet"
+    orphan.write_bytes(b"referenced by no commit")
     assert zorder.vacuum(path) == table.vacuum()
+    assert table.vacuum().files == ()
+    listed = table.vacuum(retain_hours=0, force=True)
+    assert zorder.vacuum(path, retain_hours=0, force=True) == listed
+    assert (listed.files, listed.dry_run) == (("orphan.parquet",), True)
+    assert orphan.exists()
+    deleted = table.vacuum(retain_hours=0, force=True, dry_run=False)
+    assert (deleted.files, deleted.dry_run) == (("orphan.parquet",), False)
+    assert not orphan.exists()
+    assert zorder.vacuum(path, retain_hours=0, force=True).files == ()
+    assert sorted(table.scan().to_arrow().column("x").to_pylist()) == rows == list(range(300))
     # skipping_effectiveness: the mean share of rows each filter's scan skips
     filters = ["x < 100", "p = 1"]
     shares = [1 - table.scan(f).report.rows_fraction for f in filters]

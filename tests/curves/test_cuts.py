@@ -34,7 +34,10 @@ def reference_leaf(tree: CutTree, row: list[Any]) -> int:
 @st.composite
 def trees(draw: st.DrawFn) -> CutTree:
     """A random tree over (int 0..99, date in 2020) grown by splitting random leaves."""
-    column, value, left, right = [-1], [None], [-1], [-1]
+    column: list[int] = [-1]
+    value: list[int | dt.date | None] = [None]
+    left: list[int] = [-1]
+    right: list[int] = [-1]
     for _ in range(draw(st.integers(0, 12))):
         leaves = [i for i, c in enumerate(column) if c < 0]
         at = draw(st.sampled_from(leaves))

@@ -11,6 +11,7 @@ import pytest
 
 from zorder.curves import encoding_for, hilbert_index, interleave_bits
 from zorder.curves.cells import FileCells, reference_cell, reference_range
+from zorder.curves.kinds import SpaceFillingCurve
 from zorder.curves.plan import cell_key_packing, fit_file_plan, rank_bits
 from zorder.curves.ranks import reference_bucket
 from zorder.errors import InvalidArgumentError
@@ -60,12 +61,12 @@ def arrays(seed: int) -> dict[str, tuple[pa.Array, str]]:
 @pytest.mark.parametrize("curve", ["zorder", "hilbert"])
 @pytest.mark.parametrize("count", [1, 7, 40])
 def test_the_plan_places_every_row_as_the_references_do(
-    names: list[str], curve: str, count: int
+    names: list[str], curve: SpaceFillingCurve, count: int
 ) -> None:
     columns = arrays(3)
     data = [columns[n][0] for n in names]
     bits = rank_bits(len(names))
-    plan = fit_file_plan(data, curve=curve, bits=bits, count=count)  # type: ignore[arg-type]
+    plan = fit_file_plan(data, curve=curve, bits=bits, count=count)
     files, keys = plan.place(data)
     packed = plan.packed(data)
     packing = cell_key_packing(len(names), bits, plan.count)
@@ -92,12 +93,12 @@ def test_the_plan_places_every_row_as_the_references_do(
 
 
 @pytest.mark.parametrize("curve", ["zorder", "hilbert"])
-def test_keys_order_a_grid_quadrant_by_quadrant(curve: str) -> None:
+def test_keys_order_a_grid_quadrant_by_quadrant(curve: SpaceFillingCurve) -> None:
     # An 8 x 8 grid: along either curve the first quarter of the keys is one
     # 4 x 4 quadrant, and within it the first quarter is one 2 x 2 cell.
     x = pa.array([i % 8 for i in range(64)], pa.int64())
     y = pa.array([i // 8 for i in range(64)], pa.int64())
-    plan = fit_file_plan([x, y], curve=curve, bits=4, count=1)  # type: ignore[arg-type]
+    plan = fit_file_plan([x, y], curve=curve, bits=4, count=1)
     _, keys = plan.place([x, y])
     order = np.argsort(keys, kind="stable")
     assert len(set(keys.tolist())) == 64

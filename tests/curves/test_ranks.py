@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from zorder.curves import encoding_for
+from zorder.curves import NullOrder, encoding_for
 from zorder.curves.ranks import (
     _fixed_prefix,
     _sort_key,
@@ -60,6 +60,7 @@ TYPES: list[tuple[str, pa.DataType, st.SearchStrategy[Any]]] = [
     ("binary", pa.binary(), st.binary(max_size=12)),
 ]
 IDS = [t[0] for t in TYPES]
+NULL_ORDERS: tuple[NullOrder, ...] = ("first", "last")
 
 
 def column(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[list[Any]]:
@@ -117,7 +118,7 @@ def test_direct_words_match_reference(
     type_name: str, arrow_type: pa.DataType, values: st.SearchStrategy[Any], data: st.DataObject
 ) -> None:
     rows = data.draw(column(values))
-    nulls = data.draw(st.sampled_from(["first", "last"]))
+    nulls = data.draw(st.sampled_from(NULL_ORDERS))
     enc = encoding_for(type_name, nulls=nulls)
     array = pa.array(rows, arrow_type)
     # Sliced arrays (non-zero offset) are what Arrow batches often are.

@@ -13,6 +13,7 @@ import pytest
 import sqlglot
 from hypothesis import given
 from hypothesis import strategies as st
+from sqlglot import exp
 
 from zorder.skipping.coercion import ComputedLiteral, InexactError, comparison_type
 from zorder.skipping.constants import FoldContext, NotConstantError, constant
@@ -31,7 +32,9 @@ NY_CONTEXT = FoldContext(
 
 
 def fold(text: str, context: FoldContext | None = None) -> TypedLiteral | None:
-    return constant(sqlglot.parse_one(text, dialect="spark"), context)
+    node = sqlglot.parse_one(text, dialect="spark")
+    assert isinstance(node, exp.Expression)
+    return constant(node, context)
 
 
 # Each measured on Spark 4.1 with `SELECT <text>` (value and df.schema).

@@ -30,7 +30,7 @@ def check(rows: list[dict[str, Any]], node: Node, files: int, style: str) -> Non
     assert kept(sql, summaries) == expected, sql
 
 
-@settings(max_examples=3 * settings.default.max_examples)
+@settings(max_examples=3 * settings().max_examples)
 @given(rows_strategy, predicates, st.integers(1, 6), st.sampled_from(["zorder", "plain", "bare"]))
 def test_evaluator_equals_oracle(
     rows: list[dict[str, Any]], node: Node, files: int, style: str
@@ -46,7 +46,7 @@ def _edge_cases(test: Any) -> Any:
 
 
 @_edge_cases
-@settings(max_examples=3 * settings.default.max_examples)
+@settings(max_examples=3 * settings().max_examples)
 @given(rows_strategy, leaves(), st.integers(1, 6), st.sampled_from(["zorder", "plain"]))
 def test_evaluator_leaves_equal_oracle(
     rows: list[dict[str, Any]], node: Node, files: int, style: str

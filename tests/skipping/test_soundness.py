@@ -86,7 +86,15 @@ def compare(x: Any, op: str, v: Any) -> bool | None:
     if x is None or v is None:
         return None
     a, b = cmp_key(x), cmp_key(v)
-    return {"=": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]
+    outcomes: dict[str, bool] = {
+        "=": a == b,
+        "!=": a != b,
+        "<": a < b,
+        "<=": a <= b,
+        ">": a > b,
+        ">=": a >= b,
+    }
+    return outcomes[op]
 
 
 @dataclass(frozen=True)
@@ -297,7 +305,7 @@ def summarize(rows: list[dict[str, Any]], style: str, path: str) -> FileSummary:
     maxs: dict[str, Any] = {}
     nulls: dict[str, int | None] = {}
     for column in TYPES:
-        values = [r.get(column) for r in rows if r.get(column) is not None]
+        values = [v for r in rows if (v := r.get(column)) is not None]
         nulls[column] = len(rows) - len(values)
         if style == "bare" or not values or column == "y":
             continue
@@ -396,7 +404,7 @@ rows_strategy = st.lists(
 )
 
 
-@settings(max_examples=8 * settings.default.max_examples)
+@settings(max_examples=8 * settings().max_examples)
 @given(rows_strategy, predicates, st.integers(1, 5), st.sampled_from(["zorder", "plain", "bare"]))
 def test_no_file_with_a_matching_row_is_skipped(
     rows: list[dict[str, Any]], node: Node, files: int, style: str
@@ -463,7 +471,7 @@ _EDGE_CASES = [
 @example(*_EDGE_CASES[5], 1, "plain")
 @example(*_EDGE_CASES[6], 1, "plain")
 @example(*_EDGE_CASES[7], 1, "plain")
-@settings(max_examples=8 * settings.default.max_examples)
+@settings(max_examples=8 * settings().max_examples)
 @given(rows_strategy, leaves(), st.integers(1, 3), st.sampled_from(["zorder", "plain"]))
 def test_single_conditions_never_skip_a_matching_file(
     rows: list[dict[str, Any]], node: Node, files: int, style: str

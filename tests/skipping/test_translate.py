@@ -65,7 +65,10 @@ ROWS = pa.table(
 
 
 def mask(where: str, zone: str = "UTC", rows: pa.Table = ROWS) -> list[bool | None]:
-    return translated_mask(translate(where, TYPES, time_zone=zone), rows).to_pylist()
+    result: list[bool | None] = translated_mask(
+        translate(where, TYPES, time_zone=zone), rows
+    ).to_pylist()
+    return result
 
 
 def one(where: str, zone: str = "UTC") -> bool | None:
@@ -160,7 +163,8 @@ def test_like_escapes_as_spark() -> None:
     types = {"s": "string"}
 
     def like(where: str) -> list[bool | None]:
-        return translated_mask(translate(where, types), rows).to_pylist()
+        result: list[bool | None] = translated_mask(translate(where, types), rows).to_pylist()
+        return result
 
     assert like("s LIKE 'a\\\\_c'") == [True, False, False, False, None]
     assert like("s LIKE 'a_c'") == [True, True, True, False, None]
@@ -176,7 +180,9 @@ def test_rlike_translates_java_patterns_or_refuses() -> None:
     types = {"s": "string"}
 
     def rlike(pattern: str) -> list[bool | None]:
-        return translated_mask(translate(f"s RLIKE '{pattern}'", types), rows).to_pylist()
+        where = f"s RLIKE '{pattern}'"
+        result: list[bool | None] = translated_mask(translate(where, types), rows).to_pylist()
+        return result
 
     assert rlike("^K1") == [True, False, False, False, None]
     assert rlike("K1") == [True, True, False, False, None]

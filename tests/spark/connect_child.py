@@ -13,7 +13,7 @@ import re
 import shutil
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -26,7 +26,7 @@ from zorder.api.progress import spark_status
 from zorder.spark import remote_session
 
 
-def _slowly(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+def _slowly(batches: Iterable[pd.DataFrame]) -> Iterator[pd.DataFrame]:
     # Each pass over a partition waits 0.6 s: the watched write outlasts the
     # server's progress reports and the display's ticks however fast it runs.
     time.sleep(0.6)

@@ -23,6 +23,7 @@ import sys
 import time
 from collections.abc import Iterator
 from typing import Any
+from unittest.mock import patch
 
 import pyarrow as pa
 
@@ -30,6 +31,9 @@ import zorder
 import zorder.api.cluster as cluster_module
 from tests.spark.jvm import QUICK_JVM_OPTIONS
 from zorder.spark import local_session
+from zorder.spark.layout import cluster
+from zorder.spark.partitions import cluster_partitions
+from zorder.table.commit import commit_files
 
 COLUMNS = ["a", "b", "s"]
 
@@ -48,15 +52,12 @@ def main(operation: str, path: str, moment: str) -> None:
     quick = {"spark.driver.extraJavaOptions": QUICK_JVM_OPTIONS}
     spark = local_session(master="local[2]", app_name="zorder-crash-child", conf=quick)
     spark.sparkContext.setLogLevel("ERROR")
-    real_commit = cluster_module.commit_files
-    real_cluster = cluster_module.cluster
-    real_partitions = cluster_module.cluster_partitions
 
     def commit(*args: Any, **kwargs: Any) -> int:
         _say("COMMITTING")
         if moment == "before-commit":
             time.sleep(600)
-        version = real_commit(*args, **kwargs)
+        version = commit_files(*args, **kwargs)
         _say("COMMITTED")
         if moment == "after-commit":
             time.sleep(600)
@@ -67,16 +68,17 @@ def main(operation: str, path: str, moment: str) -> None:
         return dataclasses.replace(laid_out, frame=frame)
 
     def slow_cluster(df: Any, *args: Any, **kwargs: Any) -> Any:
-        return slowed(real_cluster(df, *args, **kwargs))
+        return slowed(cluster(df, *args, **kwargs))
 
     def slow_partitions(*args: Any, **kwargs: Any) -> Any:
-        layout = real_partitions(*args, **kwargs)
+        layout = cluster_partitions(*args, **kwargs)
         return dataclasses.replace(layout, laid_out=slowed(layout.laid_out))
 
-    cluster_module.commit_files = commit  # type: ignore[assignment]
+    # The process ends with the run (or is killed in it): nothing is put back.
+    patch.object(cluster_module, "commit_files", commit).start()
     if moment == "spark":
-        cluster_module.cluster = slow_cluster
-        cluster_module.cluster_partitions = slow_partitions
+        patch.object(cluster_module, "cluster", slow_cluster).start()
+        patch.object(cluster_module, "cluster_partitions", slow_partitions).start()
     _say("STARTED")
     if operation == "optimize":
         zorder.optimize(spark, path, by=COLUMNS, num_files=6)

@@ -133,6 +133,8 @@ def assert_stats_bound_files(path: str | Path) -> int:
 
 def within(value: Any, bound: Any, *, lower: bool) -> bool:
     """Does a Delta JSON bound hold for ``value`` (lower: bound <= value)?"""
+    a: Any  # the two sides compared, of the value's type
+    b: Any
     if isinstance(value, float):
         assert not math.isnan(value), "a NaN must never sit under a bound"
         a, b = (float(bound), value) if lower else (value, float(bound))

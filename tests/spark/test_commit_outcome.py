@@ -38,6 +38,7 @@ import zorder.api.cluster as cluster_module
 import zorder.table.commit as commit_module
 from tests.delta_writer import delete_rows, live_adds
 from tests.spark.helpers import arrow_rows, delta_rs_rows, kernel_rows
+from zorder.api.modes import WriteMode
 
 pytestmark = pytest.mark.spark
 
@@ -113,10 +114,10 @@ def _with_a_deleted_partition(path: str) -> Rows:
 NEW = rows(10_000, 2_000)
 
 
-def _write(mode: str) -> Callable[[SparkSession, str], object]:
+def _write(mode: WriteMode) -> Callable[[SparkSession, str], object]:
     def run(spark: SparkSession, path: str) -> object:
         df = spark.createDataFrame(NEW.to_pylist(), "a bigint, b bigint, day string")
-        return zorder.write(df, path, by=["a", "b"], mode=mode, num_files=2)  # type: ignore[arg-type]
+        return zorder.write(df, path, by=["a", "b"], mode=mode, num_files=2)
 
     return run
 

@@ -28,6 +28,7 @@ from deltalake import DeltaTable, write_deltalake
 from pyspark.sql import DataFrame, SparkSession
 
 import zorder
+from zorder.curves.kinds import SpaceFillingCurve
 from zorder.demo import NETWORK_COLUMNS, network_connections, network_frame
 from zorder.spark.committer import COMMIT_PROTOCOL_SETTING, run_tasks
 from zorder.spark.jar import jar_path
@@ -104,7 +105,7 @@ def test_the_jar_is_built_from_its_source(tmp_path: Path) -> None:
 @pytest.mark.compat
 @pytest.mark.parametrize("curve", ["zorder", "hilbert"])
 def test_a_task_writes_a_run_of_files_exactly_as_tasks_of_their_own(
-    spark: SparkSession, tmp_path: Path, curve: str
+    spark: SparkSession, tmp_path: Path, curve: SpaceFillingCurve
 ) -> None:
     files = 12
     frame = network_frame(spark, 30_000, seed=5)

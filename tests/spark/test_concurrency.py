@@ -20,6 +20,7 @@ from pyspark.sql import SparkSession
 import zorder
 import zorder.api.cluster as cluster_module
 from zorder.errors import ConcurrentCommitError
+from zorder.table.commit import commit_files
 
 pytestmark = pytest.mark.spark
 
@@ -53,7 +54,7 @@ def make_table(path: Path) -> pa.Table:
 
 
 def just_before_commit(monkeypatch: pytest.MonkeyPatch, other_writer: Callable[[], object]) -> None:
-    real = cluster_module.commit_files
+    real = commit_files
 
     def commit(*args: Any, **kwargs: Any) -> int:
         other_writer()
@@ -86,7 +87,7 @@ def test_two_optimizes_at_once_one_fails_cleanly(
 ) -> None:
     path = tmp_path / "t"
     first = make_table(path)
-    real = cluster_module.commit_files
+    real = commit_files
     inner_done: list[zorder.ClusterMetrics] = []
 
     def other_optimize() -> None:

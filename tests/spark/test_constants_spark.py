@@ -28,6 +28,7 @@ import sqlglot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import SparkSession
+from sqlglot import exp
 
 from zorder.skipping.constants import FoldContext, NotConstantError, constant
 from zorder.skipping.nodes import TypedLiteral
@@ -343,6 +344,7 @@ def _check(spark: SparkSession, zone_name: str, text: str) -> None:
     except sqlglot.errors.ParseError:
         OUTCOMES["sqlglot cannot parse"] += 1
         return
+    assert isinstance(node, exp.Expression)
     answer = _spark_answer(spark, text)
     zone = zoneinfo.ZoneInfo(zone_name)
     now = None if isinstance(answer, Exception) else answer[2]

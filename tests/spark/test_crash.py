@@ -29,6 +29,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, write_deltalake
+from pyspark.sql import SparkSession
 
 import zorder
 
@@ -154,11 +155,11 @@ def four_files(path: Path, *, partitioned: bool = False) -> frozenset[str]:
     return frozenset()
 
 
-def clustered_half_then_appended(spark: object, path: Path) -> frozenset[str]:
+def clustered_half_then_appended(spark: SparkSession, path: Path) -> frozenset[str]:
     """Half the rows clustered by zorder, the other half appended blind; the clustered files."""
     table = pa.Table.from_batches(original_rows().to_batches())
     write_deltalake(str(path), table.slice(0, ROWS // 2), mode="append")
-    zorder.optimize(spark, str(path), by=["a", "b", "s"], num_files=4)  # type: ignore[arg-type]
+    zorder.optimize(spark, str(path), by=["a", "b", "s"], num_files=4)
     clustered = frozenset(Path(u).name for u in DeltaTable(str(path)).file_uris())
     write_deltalake(str(path), table.slice(ROWS // 2), mode="append")
     return clustered
@@ -179,7 +180,7 @@ INCREMENTAL_MOMENTS = ["spark", "before-commit", "after-commit"]
 
 @pytest.fixture(scope="module")
 def killed(
-    spark: object, tmp_path_factory: pytest.TempPathFactory
+    spark: SparkSession, tmp_path_factory: pytest.TempPathFactory
 ) -> dict[tuple[str, str], Killed]:
     """Every case of this module: its table prepared, then its run killed (in parallel)."""
     prepare: dict[tuple[str, str], Callable[[Path], frozenset[str]]] = {
@@ -245,7 +246,7 @@ def test_sigkill_mid_optimize_of_a_partition_leaves_the_table_as_it_was(
 
 
 def test_sigkill_between_the_commit_and_the_properties_loses_nothing(
-    spark: object, killed: dict[tuple[str, str], Killed]
+    spark: SparkSession, killed: dict[tuple[str, str], Killed]
 ) -> None:
     """The spec goes into the properties in a commit after the data's: a kill in between
     leaves the rows committed, and the next call finds the spec in the history."""
@@ -253,7 +254,7 @@ def test_sigkill_between_the_commit_and_the_properties_loses_nothing(
     path, before = case.path, case.before
     assert table_rows(path) == before + appended_rows()
     assert "zorder.clustering.columns" not in DeltaTable(str(path)).metadata().configuration
-    metrics = zorder.optimize(spark, str(path))  # type: ignore[arg-type]
+    metrics = zorder.optimize(spark, str(path))
     assert metrics.by == ("a", "b", "s")  # from the history: the run's commit recorded it
     assert metrics.files_removed == 4  # delta-rs's files; the appended run is current
     assert zorder.describe(str(path)).spec is not None  # recorded now

@@ -24,11 +24,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable, TableFeatures
-from deltalake.transaction import AddAction
+from deltalake.transaction import AddAction, RemoveAction
 from pyspark.sql import SparkSession
 
 import zorder
-from tests.delta_writer import delete_rows, live_adds
+from tests.delta_writer import STORAGES, delete_rows, live_adds
 from tests.spark.helpers import arrow_rows, delta_rs_rows, kernel_rows, row_multiset
 
 pytestmark = pytest.mark.spark
@@ -72,7 +72,7 @@ def committed(
     written by pyarrow and committed in one transaction through deltalake's transaction
     API; deletion vectors then enabled."""
     table = DeltaTable.create(str(root), schema, partition_by=partition_by)
-    adds = []
+    adds: list[AddAction | RemoveAction] = []
     for relative, (data, values) in files.items():
         (root / relative).parent.mkdir(parents=True, exist_ok=True)
         pq.write_table(data, root / relative)
@@ -122,7 +122,7 @@ def delete_some(root: Path, seed: int) -> dict[str, set[int]]:
             continue  # some files keep every row
         count = json.loads(add["stats"])["numRecords"]
         rows = set(rng.sample(range(count), rng.randint(1, count // 2)))
-        delete_rows(root, logged, rows, storage="uip"[number % 3])  # type: ignore[arg-type]
+        delete_rows(root, logged, rows, storage=STORAGES[number % 3])
         deleted[unquote(logged)] = rows  # the log's paths are percent-encoded
     return deleted
 
@@ -192,7 +192,9 @@ def test_small_files_zorder_wrote_then_a_delete_read_exactly(
     rng = random.Random(3)
     for number, logged in enumerate(sorted(adds)[::3]):
         count = json.loads(adds[logged]["stats"])["numRecords"]
-        delete_rows(path, logged, rng.sample(range(count), count // 4), storage="uip"[number % 3])  # type: ignore[arg-type]
+        delete_rows(
+            path, logged, rng.sample(range(count), count // 4), storage=STORAGES[number % 3]
+        )
     columns = ["id", "a", "day"]
     expected = kernel_rows(kernel, path, columns)
     assert 15_000 < sum(expected.values()) < 20_000
@@ -227,7 +229,8 @@ def test_columns_named_like_the_read_s_own_are_kept_apart(
             ("_metadata", pa.string()),
         ]
     )
-    files, written = {}, {}
+    files: dict[str, tuple[pa.Table, dict[str, str]]] = {}
+    written: dict[str, list[tuple[int, str, int, str]]] = {}
     for number in range(3):
         rows = [(i, NAME, 0, f"file_path {i}") for i in range(number * 50, number * 50 + 50)]
         data = pa.table(list(zip(*rows, strict=True)), schema=schema)

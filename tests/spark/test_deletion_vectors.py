@@ -23,7 +23,14 @@ from hypothesis import strategies as st
 from pyspark.sql import SparkSession
 
 import zorder
-from tests.delta_writer import delete_rows, enable_deletion_vectors, live_adds, rename_column
+from tests.delta_writer import (
+    STORAGES,
+    Storage,
+    delete_rows,
+    enable_deletion_vectors,
+    live_adds,
+    rename_column,
+)
 from tests.spark.helpers import arrow_rows, delta_rs_rows, kernel_rows, row_multiset
 from tests.spark.test_partitioned_optimize import DAYS, just_before_commit, other_process
 from zorder.errors import ConcurrentCommitError, UnsupportedTableError
@@ -73,7 +80,7 @@ def dv_table(path: str, *, seed: int = 3) -> None:
     files = sorted(live_adds(Path(path)))
     for index, data_file in enumerate(files[:6]):
         rows = rng.sample(range(300), rng.randint(1, 40))
-        delete_rows(path, data_file, rows, storage="uip"[index % 3])  # type: ignore[arg-type]
+        delete_rows(path, data_file, rows, storage=STORAGES[index % 3])
     delete_rows(path, files[0], rng.sample(range(300), 10), storage="u")
 
 
@@ -298,7 +305,9 @@ filters = st.recursive(
     max_leaves=4,
 )
 deletes = st.lists(
-    st.tuples(st.integers(0, 5), st.sets(st.integers(0, 119), max_size=60), st.sampled_from("uip")),
+    st.tuples(
+        st.integers(0, 5), st.sets(st.integers(0, 119), max_size=60), st.sampled_from(STORAGES)
+    ),
     min_size=1,
     max_size=5,
 )
@@ -316,7 +325,7 @@ def test_random_deletes_and_renames_then_fuzzed_filters(
     kernel: duckdb.DuckDBPyConnection,
     fuzz_sources: dict[bool, str],
     tmp_path_factory: pytest.TempPathFactory,
-    deletes: list[tuple[int, set[int], str]],
+    deletes: list[tuple[int, set[int], Storage]],
     names: tuple[str, str] | None,
     where: str,
 ) -> None:
@@ -327,7 +336,7 @@ def test_random_deletes_and_renames_then_fuzzed_filters(
     for index, rows, storage in deletes:
         add = live_adds(Path(path))[files[index % len(files)]]
         count = json.loads(add["stats"])["numRecords"]
-        delete_rows(path, add["path"], {r % count for r in rows}, storage=storage)  # type: ignore[arg-type]
+        delete_rows(path, add["path"], {r % count for r in rows}, storage=storage)
     for old, new in zip(("a", "s"), names, strict=True):
         if new != old:
             rename_column(path, old, new)
@@ -380,7 +389,9 @@ def test_purge_with_null_and_encoded_values_over_two_partition_columns(
         if add["partitionValues"]["region"] == "gone":
             delete_rows(path, name, range(count))
         elif number % 2 == 0:
-            delete_rows(path, name, rng.sample(range(count), count // 3), storage="uip"[number % 3])  # type: ignore[arg-type]
+            delete_rows(
+                path, name, rng.sample(range(count), count // 3), storage=STORAGES[number % 3]
+            )
     columns = ["region", "bucket", "a"]
     before = kernel_rows(kernel, path, columns)
     assert not any(row[0] == "gone" for row in before)

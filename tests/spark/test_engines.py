@@ -67,12 +67,19 @@ def test_deltalake_prunes_files_and_finds_every_row(table: tuple[str, int]) -> N
     assert 0 < len(scope["kept"]) < FILES // 2
 
 
+def scanned_files(profile: str) -> tuple[int, int]:
+    """The files DuckDB's EXPLAIN ANALYZE says its Delta scan read, and the table's total."""
+    found = re.search(r"Scanning Files:\D*(\d+)/(\d+)", profile)
+    assert found is not None, profile
+    return int(found[1]), int(found[2])
+
+
 def test_duckdb_prunes_files_and_finds_every_row(table: tuple[str, int]) -> None:
     path, expected = table
     scope = run("duckdb", path)
     assert len(scope["rows"]) == expected
     profile = scope["plan"].fetchall()[0][1]
-    scanned, total = map(int, re.search(r"Scanning Files:\D*(\d+)/(\d+)", profile).groups())  # type: ignore[union-attr]
+    scanned, total = scanned_files(profile)
     assert total == FILES
     assert 0 < scanned < FILES // 2  # the other day pruned, and files of this one skipped
 
@@ -110,6 +117,6 @@ def test_other_engines_read_a_partitioned_table_zorder_wrote_and_optimized(
     query = f"SELECT count(*) FROM delta_scan('{path}') WHERE day = '2026-11-02'"
     assert con.sql(query).fetchone() == (expected,)
     profile = con.sql(f"EXPLAIN ANALYZE {query}").fetchall()[0][1]
-    scanned, total = map(int, re.search(r"Scanning Files:\D*(\d+)/(\d+)", profile).groups())  # type: ignore[union-attr]
+    scanned, total = scanned_files(profile)
     assert total == files
     assert 0 < scanned < total  # the other days' files are pruned

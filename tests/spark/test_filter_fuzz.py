@@ -211,6 +211,7 @@ def _no_cache_pruning(spark: SparkSession) -> Iterator[None]:
 def ansi_mode(spark: SparkSession, enabled: bool) -> Iterator[None]:
     """The shared session with ANSI mode ``enabled`` for the block, as it was after."""
     previous = spark.conf.get(ANSI_SETTING)
+    assert previous is not None  # set by default
     spark.conf.set(ANSI_SETTING, "true" if enabled else "false")
     try:
         yield
@@ -456,11 +457,11 @@ def function_leaves(draw: st.DrawFn) -> str:
         value = draw(literals(c))
     else:  # prefixes of strings
         c = draw(st.sampled_from(["s", "s", "p", "i"]))
-        k = draw(st.sampled_from([1, 2, 3, 4, 0]))
-        side = draw(st.sampled_from([f"substring({c}, 1, {k})", f"substr({c}, 0, {k})"]))
-        side = draw(st.sampled_from([side, f"left({c}, {k})"]))
+        n = draw(st.sampled_from([1, 2, 3, 4, 0]))
+        side = draw(st.sampled_from([f"substring({c}, 1, {n})", f"substr({c}, 0, {n})"]))
+        side = draw(st.sampled_from([side, f"left({c}, {n})"]))
         text = draw(st.sampled_from([*STRINGS, "k0", "k00", "k000", "a", "中", "é"]))
-        value = _quoted(draw(st.sampled_from([text, text[:k], text + "0"])))
+        value = _quoted(draw(st.sampled_from([text, text[:n], text + "0"])))
     return f"{value} {op} {side}" if draw(st.booleans()) else f"{side} {op} {value}"
 
 

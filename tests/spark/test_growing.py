@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
@@ -81,10 +82,11 @@ def test_without_a_spec_or_by_the_error_says_how_to_set_one(
         zorder.write(rows(spark, 0, 10), path)
     assert not Path(path).exists()
     blind_append(path, 0, 100)
-    for call in (
+    calls: list[Callable[[], object]] = [
         lambda: zorder.optimize(spark, path),
         lambda: zorder.write(rows(spark, 0, 10), path, mode="append"),
-    ):
+    ]
+    for call in calls:
         with pytest.raises(zorder.InvalidArgumentError, match="records no clustering"):
             call()
     assert DeltaTable(path).version() == 0

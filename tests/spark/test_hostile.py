@@ -20,6 +20,7 @@ from pyspark.sql import functions as F
 
 import zorder
 from tests.spark.helpers import assert_stats_bound_files, delta_rows, logged_stats, row_multiset
+from zorder.curves.kinds import SpaceFillingCurve
 from zorder.spark.compat import collect_arrow
 
 pytestmark = pytest.mark.spark
@@ -144,7 +145,7 @@ CASES: dict[str, Callable[[SparkSession], tuple[DataFrame, list[str]]]] = {
 @pytest.mark.parametrize("case", list(CASES))
 @pytest.mark.parametrize("curve", ["zorder", "hilbert"])
 def test_hostile_table_round_trips(
-    spark: SparkSession, tmp_path: Path, case: str, curve: str
+    spark: SparkSession, tmp_path: Path, case: str, curve: SpaceFillingCurve
 ) -> None:
     df, by = CASES[case](spark)
     path = tmp_path / "t"

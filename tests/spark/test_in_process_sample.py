@@ -20,6 +20,8 @@ from tests.spark.test_partitioned_optimize import DAYS, appended_by_delta_rs, co
 from zorder.arrow.sample import sample_files
 from zorder.spark.compat import collect_arrow
 from zorder.spark.keys import comparable, resolve_clustering_columns
+from zorder.spark.layout import cluster as layout_cluster
+from zorder.spark.partitions import cluster_partitions as partitions_cluster
 from zorder.table import Storage, load_snapshot
 
 pytestmark = pytest.mark.spark
@@ -84,7 +86,7 @@ def test_every_clustering_type_is_sampled_as_spark_samples_it(
 def samples_given(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """Whether each layout of an optimize from here on was handed a drawn sample."""
     given: list[bool] = []
-    real_cluster, real_partitions = cluster_module.cluster, cluster_module.cluster_partitions
+    real_cluster, real_partitions = layout_cluster, partitions_cluster
 
     def cluster(*args: Any, **kwargs: Any) -> Any:
         given.append(kwargs.get("sample") is not None)

@@ -29,6 +29,7 @@ import zorder
 from tests.spark.helpers import ALL_TYPES_SCHEMA, PREFIX, needs_arrow_udf, random_row
 from zorder.curves.cells import FileCells
 from zorder.curves.cuts import CutTree
+from zorder.curves.kinds import SpaceFillingCurve
 from zorder.curves.plan import FilePlan, cell_key_packing, fit_file_plan
 from zorder.demo import network_frame
 from zorder.spark.compat import collect_arrow
@@ -44,6 +45,7 @@ pytestmark = pytest.mark.spark
 ROWS = 3_000
 COLUMNS = ["b", "i8", "i16", "i32", "i64", "f32", "f64", "dec", "wide", "d", "ts", "ntz", "s"]
 COLUMNS += ["bin", "long", "one_dec", "one_text", "not_utf8"]
+CURVES: tuple[SpaceFillingCurve, ...] = ("zorder", "hilbert")
 
 
 def _long_text(rng: random.Random) -> str | None:
@@ -110,7 +112,8 @@ def _trees(draw: st.DrawFn, arrays: list[pa.Array]) -> CutTree:
 def _jvm_keys(frame: DataFrame, key: Any) -> np.ndarray:
     out = collect_arrow(frame.select("id", key.alias("key")))
     order = np.argsort(out.column("id").to_numpy())
-    return out.column("key").to_numpy()[order]
+    keys: np.ndarray = out.column("key").to_numpy()[order]
+    return keys
 
 
 @pytest.mark.compat
@@ -121,7 +124,7 @@ def test_jvm_keys_equal_the_reference_on_drawn_plans(
 ) -> None:
     assert key_engine(spark, []) == "jvm"
     names = data.draw(st.lists(st.sampled_from(COLUMNS), min_size=2, max_size=6, unique=True))
-    curve = data.draw(st.sampled_from(["zorder", "hilbert"]))
+    curve = data.draw(st.sampled_from(CURVES))
     count = data.draw(st.integers(1, 300))
     columns = resolve_clustering_columns(frame, names)
     arrays = [values[n] for n in names]
@@ -157,7 +160,7 @@ def test_jvm_keys_equal_the_reference_on_drawn_plans(
 
 @pytest.mark.parametrize("curve", ["zorder", "hilbert"])
 def test_partitioned_jvm_keys_equal_the_reference(
-    spark: SparkSession, frame: DataFrame, values: dict[str, pa.Array], curve: str
+    spark: SparkSession, frame: DataFrame, values: dict[str, pa.Array], curve: SpaceFillingCurve
 ) -> None:
     """One plan a partition, picked by a text key and by an integer key, files numbered on."""
     names = ["f64", "s", "long", "ntz", "one_dec"]
@@ -214,7 +217,7 @@ def _files(path: str) -> dict[str, list[tuple[Any, ...]]]:
 @needs_arrow_udf
 @pytest.mark.parametrize("curve", ["zorder", "hilbert"])
 def test_the_jvm_and_the_arrow_udf_write_the_same_files(
-    spark: SparkSession, tmp_path: Path, curve: str, monkeypatch: pytest.MonkeyPatch
+    spark: SparkSession, tmp_path: Path, curve: SpaceFillingCurve, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     by = ["src_ip", "dst_ip", "src_port", "dst_port"]
     source = network_frame(spark, 20_000, seed=35)

@@ -8,6 +8,7 @@ from pyspark.sql import DataFrame, SparkSession
 from tests.spark.helpers import all_types_frame
 from zorder.curves import encoding_for, hilbert_index, interleave_bits
 from zorder.curves.cells import FileCells, reference_cell, reference_range
+from zorder.curves.kinds import SpaceFillingCurve
 from zorder.curves.plan import cell_key_packing, fit_file_plan
 from zorder.curves.ranks import reference_bucket, reference_direct_word
 from zorder.spark.compat import collect_arrow
@@ -48,12 +49,12 @@ def frame(spark: SparkSession) -> DataFrame:
     ],
 )
 def test_cell_key_packs_the_reference_file_above_the_reference_key(
-    frame: DataFrame, names: list[str], count: int, curve: str
+    frame: DataFrame, names: list[str], count: int, curve: SpaceFillingCurve
 ) -> None:
     columns = resolve_clustering_columns(frame, names)
     bits = bits_per_column(len(columns))
     sample = sample_columns(frame, columns, sample_size=300)
-    plan = fit_file_plan(sample_arrays(sample), curve=curve, bits=bits, count=count)  # type: ignore[arg-type]
+    plan = fit_file_plan(sample_arrays(sample), curve=curve, bits=bits, count=count)
     buckets = dict(zip(names, plan.buckets, strict=True))
     files = plan.files
     packing = plan.packing
@@ -90,12 +91,14 @@ def test_cell_key_packing_drops_key_bits_only_beyond_63() -> None:
 
 @pytest.mark.parametrize("names", [*GROUPS, ["s"]])
 @pytest.mark.parametrize("curve", ["zorder", "hilbert"])
-def test_direct_file_key_equals_reference(frame: DataFrame, names: list[str], curve: str) -> None:
+def test_direct_file_key_equals_reference(
+    frame: DataFrame, names: list[str], curve: SpaceFillingCurve
+) -> None:
     columns = resolve_clustering_columns(frame, names)
     sample = sample_columns(frame, columns, sample_size=300)
-    ranges = direct_ranges(sample, columns, curve=curve, count=9)  # type: ignore[arg-type]
+    ranges = direct_ranges(sample, columns, curve=curve, count=9)
     assert ranges.count > 1
-    keyed = frame.select(*names, direct_file_key(columns, ranges, curve=curve).alias("k"))  # type: ignore[arg-type]
+    keyed = frame.select(*names, direct_file_key(columns, ranges, curve=curve).alias("k"))
     combine = interleave_bits if curve == "zorder" else hilbert_index
     encodings = {c.name: encoding_for(c.type_name) for c in columns}
     width = 8 * len(names)

@@ -18,6 +18,7 @@ import zorder
 import zorder.api.cluster as cluster_module
 from tests.spark.helpers import row_multiset
 from zorder.api.scanning import session_ansi
+from zorder.table.commit import commit_files
 
 pytestmark = pytest.mark.spark
 
@@ -140,7 +141,7 @@ def other_process(kind: str, path: str, argument: str) -> None:
 
 
 def just_before_commit(monkeypatch: pytest.MonkeyPatch, other: Callable[[], None]) -> None:
-    real = cluster_module.commit_files
+    real = commit_files
 
     def commit(*args: Any, **kwargs: Any) -> int:
         other()

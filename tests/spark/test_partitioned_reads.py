@@ -138,7 +138,7 @@ def test_typed_partition_values_read_as_the_table_types(
 
 # ---------------------------------------------------------------- fuzzed filters
 
-FUZZ_PARTS = {
+FUZZ_PARTS: dict[str, list[str | None] | list[dt.date | None]] = {
     "region": ["eu west", "us/east", "a=b", "100%", "日本", None],
     "day": [dt.date(2026, 11, 1), dt.date(2026, 11, 2), None],
 }

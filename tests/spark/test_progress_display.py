@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -19,7 +19,7 @@ from zorder.api.progress import spark_status
 pytestmark = pytest.mark.spark
 
 
-def _slowly(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+def _slowly(batches: Iterable[pd.DataFrame]) -> Iterator[pd.DataFrame]:
     # Each pass over a partition waits 0.6 s, so every job over these rows
     # (the sample, the write) outlasts several of the display's quarter-second
     # ticks however fast the machine: the line must catch the write's tasks.

@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 import zorder
@@ -107,6 +107,7 @@ def test_read_equals_a_full_scan_for_fuzzed_sql(
 def test_read_with_columns(spark: SparkSession, clustered: tuple[str, DataFrame]) -> None:
     path, df = clustered
     value = sample_value(df, "i32", random.Random(1))
+    assert isinstance(value, int)
     filters = [
         F.col("i32") == value,
         (F.col("I32") > 0) & F.col("s").startswith(PREFIX),
@@ -192,7 +193,7 @@ def test_zone_less_timestamps_follow_the_session_time_zone(
     df = df.withColumn("ntz", F.to_timestamp_ntz("ntz")).cache()
     path = str(tmp_path / "t")
     zorder.write(df, path, by=["ts"], num_files=48)
-    filters: list[str | object] = [
+    filters: list[str | Column] = [
         "ts <= TIMESTAMP'2020-01-01 00:00:00'",
         "ts > TIMESTAMP'2020-01-01 00:00:00'",
         "ts = TIMESTAMP'2020-01-01 03:00:00'",
@@ -205,6 +206,7 @@ def test_zone_less_timestamps_follow_the_session_time_zone(
         F.col("ts") <= F.lit("2020-01-01 00:00:00").cast("timestamp"),
     ]
     previous = spark.conf.get("spark.sql.session.timeZone")
+    assert previous is not None  # set by default
     spark.conf.set("spark.sql.session.timeZone", zone)
     try:
         for where in filters:

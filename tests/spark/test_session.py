@@ -17,7 +17,9 @@ def test_session_binds_to_loopback(spark: SparkSession) -> None:
     assert conf.get("spark.driver.bindAddress") == "127.0.0.1"
     assert conf.get("spark.driver.host") == "127.0.0.1"
     assert conf.get("spark.ui.enabled") == "false"
-    assert spark.range(1000).selectExpr("sum(id)").first()[0] == 499500
+    total = spark.range(1000).selectExpr("sum(id)").first()
+    assert total is not None
+    assert total[0] == 499500
 
 
 def test_spark_parquet_files_become_a_delta_table(spark: SparkSession, tmp_path: Path) -> None:

@@ -30,7 +30,9 @@ def test_one_handle_writes_reads_describes_and_optimizes(
     assert commits[0].version == table.version
     written = [c for c in commits if c.clustering is not None]
     assert len(written) == 1
-    assert written[0].clustering.spec.columns == ("a", "b")  # type: ignore[union-attr]
+    clustering = written[0].clustering
+    assert clustering is not None
+    assert clustering.spec.columns == ("a", "b")
     planned = table.scan("a = 5")
     expected = df.filter("a = 5").count()
     assert planned.report.files_scanned < 4

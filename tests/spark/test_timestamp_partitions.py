@@ -74,6 +74,7 @@ def test_wall_clock_values_are_read_in_the_zone_asked(path: str) -> None:
 
 def test_spark_reads_them_in_its_session_zone(spark: SparkSession, path: str) -> None:
     previous = spark.conf.get("spark.sql.session.timeZone")
+    assert previous is not None  # set by default
     spark.conf.set("spark.sql.session.timeZone", LA)
     try:
         rows = zorder.read(spark, path, "ts = '2021-09-08 11:11:11'").collect()
@@ -102,6 +103,7 @@ def test_written_outside_utc_read_back_in_any_zone(
         dt.datetime(2021, 11, 7, 8, 30, tzinfo=dt.UTC),
     ]
     previous = spark.conf.get("spark.sql.session.timeZone")
+    assert previous is not None  # set by default
     spark.conf.set("spark.sql.session.timeZone", LA)
     try:
         rows = [(moments[i % 2], i) for i in range(40)]

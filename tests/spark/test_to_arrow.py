@@ -173,6 +173,7 @@ def test_fuzzed_filters_give_spark_s_rows(
 @contextmanager
 def session_zone(spark: SparkSession, zone: str) -> Iterator[None]:
     before = spark.conf.get("spark.sql.session.timeZone")
+    assert before is not None  # set by default
     spark.conf.set("spark.sql.session.timeZone", zone)
     try:
         yield

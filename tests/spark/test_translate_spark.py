@@ -67,7 +67,7 @@ STRINGS = ["K17", "k1", "k17x", "straße", "İstanbul", "Ωmega", "中文", "", 
 
 def _rows() -> list[tuple[object, ...]]:
     rng = random.Random(7)
-    rows = []
+    rows: list[tuple[object, ...]] = []
     for index in range(240):
 
         def maybe(value: object) -> object:

@@ -315,7 +315,7 @@ def test_nested_fields_widened_read_exactly(
     # column's, by fieldPath), an array of structs.
     table = tmp_path / "t"
     path = str(table)
-    old = [
+    old: list[dict[str, Any]] = [
         {
             "s": {"a": -128, "f": FLOAT_MAX, "d": dt.date(1, 1, 1)},
             "l": [-(2**31), 2**31 - 1],
@@ -446,6 +446,7 @@ def test_a_change_delta_does_not_allow_is_refused_by_name(
     spark: SparkSession, tmp_path: Path, old: str, new: str
 ) -> None:
     path = str(tmp_path / "t")
+    values: list[int] | list[float] | list[dt.date]
     values = [1, 2] if old not in ("double", "date") else [1.5, 2.5]
     if old == "date":
         values = [dt.date(2026, 1, 1), dt.date(2026, 1, 2)]

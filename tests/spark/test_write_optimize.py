@@ -7,13 +7,14 @@ import json
 import math
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet
 import pytest
 from deltalake import DeltaTable, write_deltalake
 from deltalake.transaction import AddAction
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 import zorder
@@ -27,12 +28,13 @@ from tests.spark.helpers import (
     needs_arrow_udf,
     spark_rows,
 )
-from zorder.curves import ClusteringSpec
+from zorder.curves import ClusteringSpec, Curve, KeyMethod
 from zorder.spark.compat import collect_arrow
 from zorder.spark.keys import plan_key, sample_columns
 from zorder.spark.layout import plan_clustering
 from zorder.spark.scan import read_files
-from zorder.table import Storage, latest_clustering
+from zorder.table import Storage, WrittenFile, latest_clustering
+from zorder.table.runs import describe_written_files, remove_writer_markers
 
 pytestmark = pytest.mark.spark
 
@@ -55,7 +57,7 @@ CLUSTERABLE = [
 
 
 @pytest.fixture(scope="module")
-def mixed(spark: SparkSession):  # type: ignore[no-untyped-def]
+def mixed(spark: SparkSession) -> DataFrame:
     return all_types_frame(spark, 600).cache()
 
 
@@ -72,11 +74,11 @@ def mixed(spark: SparkSession):  # type: ignore[no-untyped-def]
 )
 def test_write_keeps_every_row_and_stats_bound_data(
     spark: SparkSession,
-    mixed,
+    mixed: DataFrame,
     tmp_path: Path,
-    curve: str,
-    method: str,
-    by: list[str],  # type: ignore[no-untyped-def]
+    curve: Curve,
+    method: KeyMethod,
+    by: list[str],
 ) -> None:
     path = tmp_path / "t"
     metrics = zorder.write(mixed, str(path), by=by, curve=curve, method=method, num_files=5)
@@ -169,10 +171,10 @@ def test_optimize_takes_the_row_count_from_the_log_when_every_file_has_one(
         write_deltalake(table, arrow.slice(0, 700))
         write_deltalake(table, arrow.slice(700), mode="append")
     assert zorder.table.load_snapshot(Storage.of(path)).counted_rows == 1200
-    counts_given = []
+    counts_given: list[int | None] = []
     real_sample = zorder.spark.layout.sample_columns
 
-    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+    def spy(*args: Any, **kwargs: Any) -> pa.Table:
         counts_given.append(kwargs.get("rows"))
         return real_sample(*args, **kwargs)
 
@@ -189,8 +191,10 @@ def test_optimize_takes_the_row_count_from_the_log_when_every_file_has_one(
     copy = Path(path) / "copy.parquet"
     copy.write_bytes(data_file.read_bytes())
     relative = copy.relative_to(path).as_posix()
+    # deltalake annotates stats as str; None is how it writes an add action without any.
+    no_stats = AddAction(relative, copy.stat().st_size, {}, 0, True, None)  # type: ignore[arg-type]
     DeltaTable(path).create_write_transaction(
-        [AddAction(relative, copy.stat().st_size, {}, 0, True, None)],
+        [no_stats],
         mode="append",
         schema=DeltaTable(path).schema(),
     )
@@ -204,10 +208,10 @@ def test_optimize_takes_the_row_count_from_the_log_when_every_file_has_one(
 def test_the_default_sample_grows_with_the_file_count(
     spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    sizes_given = []
+    sizes_given: list[int] = []
     real_sample = zorder.spark.layout.sample_columns
 
-    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+    def spy(*args: Any, **kwargs: Any) -> pa.Table:
         sizes_given.append(kwargs["sample_size"])
         return real_sample(*args, **kwargs)
 
@@ -385,7 +389,7 @@ def test_a_backquote_in_a_column_name(spark: SparkSession, tmp_path: Path) -> No
     ],
 )
 def test_empty_dataframe_makes_an_empty_table(
-    spark: SparkSession, tmp_path: Path, curve: str, method: str
+    spark: SparkSession, tmp_path: Path, curve: Curve, method: KeyMethod
 ) -> None:
     df = spark.createDataFrame([], "a int, b string")
     path = str(tmp_path / "t")
@@ -521,10 +525,9 @@ def test_an_optimize_whose_files_lost_rows_is_not_committed(
     frame = spark.range(400).select((F.col("id") % 13).alias("a"), "id")
     zorder.write(frame, str(path), by=["a", "id"], num_files=4)
     before = DeltaTable(str(path)).version()
-    real = zorder.api.cluster.describe_written_files
 
-    def one_file_short(*args, **kwargs):  # type: ignore[no-untyped-def]
-        return real(*args, **kwargs)[1:]
+    def one_file_short(*args: Any, **kwargs: Any) -> list[WrittenFile]:
+        return describe_written_files(*args, **kwargs)[1:]
 
     monkeypatch.setattr(zorder.api.cluster, "describe_written_files", one_file_short)
     with pytest.raises(zorder.ZorderError, match="read 400 rows but its files hold"):
@@ -552,7 +555,7 @@ def test_a_local_write_leaves_no_checksum_files_to_delete(
     zorder would only delete again. (Spark's ``_SUCCESS`` marker stays: in a run of no
     rows it is the one sign that Spark wrote where zorder looks.)"""
     found: list[str] = []
-    real = cluster_module.remove_writer_markers
+    real = remove_writer_markers
 
     def listing(storage: Storage, directory: str) -> int:
         found.extend(p.name for p in (tmp_path / "t" / directory).rglob("*") if p.is_file())

@@ -28,7 +28,7 @@ def test_deletion_vectors_and_plain_tables_are_readable_and_writable() -> None:
     assert unreadable(mapped, named) == []
     assert unwritable(mapped, named, schema(a={}), "optimize") == []
     for operation in ("append", "optimize"):
-        assert unwritable(MODERN, {}, schema(a={}), operation) == []  # type: ignore[arg-type]
+        assert unwritable(MODERN, {}, schema(a={}), operation) == []
 
 
 @pytest.mark.parametrize(
@@ -62,7 +62,7 @@ def test_what_would_be_read_wrong_is_named(
 def test_writer_features_zorder_does_not_honour_refuse_every_write(feature: str) -> None:
     protocol = Protocol(3, 7, ("deletionVectors",), ("deletionVectors", feature))
     for operation in ("append", "optimize"):
-        reasons = unwritable(protocol, {}, schema(a={}), operation)  # type: ignore[arg-type]
+        reasons = unwritable(protocol, {}, schema(a={}), operation)
         assert any(r.startswith(feature) for r in reasons), reasons
 
 
