@@ -168,7 +168,7 @@ def log_reads(monkeypatch: pytest.MonkeyPatch) -> LogReads:
 
     reads = LogReads()
 
-    class Counted(DeltaTable):  # type: ignore[misc]
+    class Counted(DeltaTable):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             reads.read("open")
             super().__init__(*args, **kwargs)
