@@ -102,6 +102,11 @@ def test_optimize_reads_the_log_twice_plan_and_check(
     assert table.version == metrics.version == 3  # the version it made, read when asked
     assert table.read().count() == 2_002
     assert table.scan("a = 5").to_arrow().num_rows == 2_000 // 97 + 1 + 1
+    # The path-first optimize opens no handle of its own first: plan and check, once each.
+    write_deltalake(path, pa.table({"a": [1], "b": [2]}), mode="append")
+    before = log_reads.count
+    assert zorder.optimize(spark, path).files_removed >= 1
+    assert log_reads.count - before == 2, log_reads.calls
 
 
 def test_a_write_through_the_handle_moves_it_to_the_version_written(

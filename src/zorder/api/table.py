@@ -83,6 +83,11 @@ class Table:
     :class:`~zorder.errors.NotADeltaTableError` there.
     """
 
+    # The version held; None where no table is (yet, or not read). _made: a version this
+    # handle committed, read when next needed.
+    _held: TableSnapshot | None
+    _made: int | None
+
     def __init__(
         self,
         uri: str | os.PathLike[str],
@@ -94,6 +99,36 @@ class Table:
         version: int | None = None,
         timestamp: AsOf | None = None,
     ) -> None:
+        self._resolve(uri, storage_options, spark, time_zone, ansi)
+        try:
+            self._held = self._load(version=version, timestamp=timestamp)
+        except NotADeltaTableError:
+            if version is not None or timestamp is not None:
+                raise
+
+    @classmethod
+    def _to_commit(
+        cls,
+        uri: str | os.PathLike[str],
+        *,
+        storage_options: Mapping[str, str] | None,
+        spark: SparkSession | None,
+    ) -> Table:
+        """A handle whose log is first read by the commit it is made for: the path-first
+        ``write`` and ``optimize`` read the newest version to plan, once."""
+        table = cls.__new__(cls)
+        table._resolve(uri, storage_options, spark, None, None)
+        return table
+
+    def _resolve(
+        self,
+        uri: str | os.PathLike[str],
+        storage_options: Mapping[str, str] | None,
+        spark: SparkSession | None,
+        time_zone: str | None,
+        ansi: bool | None,
+    ) -> None:
+        """Where the table lives and how to reach it, its zone and ANSI meaning; no read."""
         if not isinstance(uri, str | os.PathLike) or not os.fspath(uri):
             raise InvalidArgumentError(
                 f"a table's location must be a non-empty string, got {uri!r}"
@@ -104,15 +139,8 @@ class Table:
         if ansi is not None and not isinstance(ansi, bool):
             raise InvalidArgumentTypeError(f"ansi must be True, False or None, got {ansi!r}")
         self.ansi = ansi if ansi is not None else session_ansi(spark)
-        # The version held; None where no table is (yet). _made: a version this handle
-        # committed, read when next needed.
-        self._held: TableSnapshot | None = None
-        self._made: int | None = None
-        try:
-            self._held = self._load(version=version, timestamp=timestamp)
-        except NotADeltaTableError:
-            if version is not None or timestamp is not None:
-                raise
+        self._held = None
+        self._made = None
 
     @property
     def uri(self) -> str:
