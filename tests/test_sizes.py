@@ -1,6 +1,6 @@
 """Size limits of docs/ARCHITECTURE.md, checked on the source: a module a reader can hold.
 
-No module over 500 lines; no function over 60 lines of code (its docstring,
+No module over 700 lines; no function over 80 lines of code (its docstring,
 blank lines and comments aside); no signature over 8 parameters, except the
 public entry points, whose keyword options are the API (the functions
 :mod:`zorder` exports, the :class:`zorder.Table` methods, the commands).
@@ -15,8 +15,8 @@ import zorder
 
 SOURCE = Path(__file__).resolve().parents[1] / "src" / "zorder"
 
-MAX_MODULE_LINES = 500
-MAX_FUNCTION_LINES = 60
+MAX_MODULE_LINES = 700
+MAX_FUNCTION_LINES = 80
 MAX_PARAMETERS = 8
 
 
