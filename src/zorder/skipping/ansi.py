@@ -32,6 +32,7 @@ from typing import Any
 from sqlglot import exp
 
 from zorder.errors import UnsupportedFilterError
+from zorder.skipping.casts import cast_may_raise
 from zorder.skipping.coercion import (
     FLOAT_TYPES,
     INTEGER_TYPES,
@@ -42,7 +43,6 @@ from zorder.skipping.coercion import (
 from zorder.skipping.constants import FoldContext, NotConstantError, constant, spark_type_name
 from zorder.skipping.monotone import COMPARISONS
 from zorder.skipping.predicates import resolve_column
-from zorder.skipping.translate_casts import cast_may_raise
 
 __all__ = [
     "ANSI_SETTING",

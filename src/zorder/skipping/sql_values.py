@@ -14,12 +14,9 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 from dataclasses import dataclass
-from typing import Any, Protocol
-
-from sqlglot import exp
+from typing import Any
 
 from zorder.skipping.coercion import FLOAT_TYPES, INTEGER_TYPES, decimal_shape
-from zorder.skipping.constants import FoldContext
 
 INTEGER_ORDER = ("tinyint", "smallint", "int", "bigint")
 _INTEGER_AS_DECIMAL = {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 20}
@@ -62,37 +59,6 @@ class Value:
     # Spark's optimizer makes it FALSE, unevaluated, where it is the filter or an operand of
     # the filter's ANDs and ORs (its NULL is replaced by FALSE there).
     false_in_predicate: bool = False
-
-
-class Translating(Protocol):
-    """What a handler family asks of the translator
-    (:class:`~zorder.skipping.translator.Translator`)."""
-
-    context: FoldContext
-
-    def value(self, node: exp.Expression) -> Value:
-        """``node`` translated, in the type Spark gives it."""
-
-    def boolean(self, node: exp.Expression) -> Value:
-        """``node`` translated where Spark needs a boolean."""
-
-    def condition(self, node: exp.Expression, predicate: bool) -> Value:
-        """``node`` as a condition (a NULL literal is FALSE in ``predicate`` position)."""
-
-    def cast(self, value: Value, target: str, *, safe: bool = False) -> Value:
-        """``CAST(value AS target)`` as ANSI Spark computes it."""
-
-    def integer(self, node: exp.Expression | None, what: str) -> Value:
-        """``node`` where Spark takes an int (``what`` names the argument)."""
-
-    def fixed_offset(self) -> dt.timedelta | None:
-        """The session zone's offset when it never changes; None for a region."""
-
-    def local(self, sql: str) -> str:
-        """A TIMESTAMPTZ's wall-clock time in the session zone, as a TIMESTAMP."""
-
-    def instant(self, sql: str) -> str:
-        """A zone-less TIMESTAMP read in the session zone, as a TIMESTAMPTZ."""
 
 
 def duck_type(type_name: str) -> str:

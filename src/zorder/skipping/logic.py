@@ -1,0 +1,531 @@
+"""Spark's logic, comparisons and conditionals: each defined once, its value and its SQL.
+
+AND, OR, NOT and IS answer with SQL's three values; comparisons, IN, BETWEEN and
+``<=>`` bring their operands to the type Spark compares them in; COALESCE, NULLIF, IF,
+CASE, GREATEST and LEAST bring their branches to the one type Spark widens them to; the
+NULL and NaN tests (``isnull``, ``isnotnull``, ``isnan``) say which branch a value takes.
+
+Spark decides a good deal of a filter's logic before it reads a row: it folds constant
+calls (the ``*_value`` rules; what Spark orders otherwise than Python, NaN, zone-less
+timestamps, a string against another type, is left unfolded), simplifies constant
+operands of AND and OR, propagates NULL through comparisons and unwraps casts compared
+with literals their type cannot hold; and it evaluates the right side of AND and OR, and
+the branches of a conditional, only where they are taken. The ``*_sql`` rules write these
+rules out as DuckDB SQL, so the SQL raises, and answers, only where Spark does.
+:data:`FUNCTIONS` registers both in the one table of :mod:`zorder.skipping.functions`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import math
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
+
+from sqlglot import exp
+
+from zorder.skipping.coercion import (
+    FLOAT_TYPES,
+    INTEGER_TYPES,
+    MAX_DECIMAL_PRECISION,
+    InexactError,
+    decimal_shape,
+    fit_decimal,
+)
+from zorder.skipping.numbers import Operand, to_double
+from zorder.skipping.rules import NULL, Folding, Function, Translating
+from zorder.skipping.sql_values import (
+    DAYS,
+    FALSE,
+    MICROS,
+    MONTHS,
+    TRUE,
+    UNKNOWN,
+    RefusedError,
+    Value,
+    common_type,
+    is_null,
+    is_numeric,
+    truth_of,
+)
+from zorder.skipping.sql_values import NULL as NULL_SQL
+from zorder.skipping.zones import SESSION_ZONE
+
+COMPARISONS: dict[type[exp.Expression], str] = {
+    exp.EQ: "=",
+    exp.NullSafeEQ: "IS NOT DISTINCT FROM",
+    exp.NEQ: "<>",
+    exp.LT: "<",
+    exp.LTE: "<=",
+    exp.GT: ">",
+    exp.GTE: ">=",
+}
+
+
+_HOLDS: dict[str, Callable[[int], bool]] = {
+    "=": lambda c: c == 0,
+    "<>": lambda c: c != 0,
+    "<": lambda c: c < 0,
+    "<=": lambda c: c <= 0,
+    ">": lambda c: c > 0,
+    ">=": lambda c: c >= 0,
+}
+
+
+# -- the common type of branches and operands --------------------------------------
+
+
+def _common_type(types: list[str | None]) -> str:
+    """The type Spark widens the branches of COALESCE, IF, CASE, GREATEST to, where it is
+    known here; InexactError otherwise."""
+    known = [t for t in types if t != "void"]
+    if any(t is None for t in known):
+        raise InexactError("a NULL of unknown type among the branches")
+    names = [t for t in known if t is not None]
+    if not names:
+        return "void"
+    if all(t == names[0] for t in names):
+        return names[0]
+    if not all(is_numeric(t) for t in names):
+        raise InexactError(f"the common type of {', '.join(names)}")
+    if any(t in FLOAT_TYPES for t in names):
+        if any(t == "float" for t in names):
+            raise InexactError("a float among other numbers (its common type)")
+        return "double"
+    if all(t in INTEGER_TYPES for t in names):
+        order = ("tinyint", "smallint", "int", "bigint")
+        return max(names, key=order.index)
+    integral = scale = 0
+    for name in names:
+        shape = decimal_shape(name) or (
+            {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 20}[name],
+            0,
+        )
+        integral, scale = max(integral, shape[0] - shape[1]), max(scale, shape[1])
+    if integral + scale > MAX_DECIMAL_PRECISION:
+        raise InexactError("the common decimal type needs more than 38 digits")
+    return f"decimal({integral + scale},{scale})"
+
+
+def _as_type(operand: Operand | None, common: str) -> Operand:
+    if operand is None or operand.value is None:
+        return Operand(None, common)
+    if operand.type == common or common == "void":
+        return Operand(operand.value, operand.type)
+    assert operand.type is not None
+    shape = decimal_shape(common)
+    if shape is not None:
+        return Operand(fit_decimal(operand.value, *shape), common)
+    if common == "double":
+        return Operand(to_double(operand.value, operand.type), common)
+    return Operand(operand.value, common)  # a wider integer
+
+
+def _sort_key(value: Any) -> Any:
+    if isinstance(value, dt.datetime) and value.tzinfo is SESSION_ZONE:
+        raise InexactError("zone-less timestamps compared (needs the session's zone)")
+    if isinstance(value, decimal.Decimal | int) and not isinstance(value, bool):
+        return Fraction(value)
+    return value
+
+
+def _compare(left: Operand, right: Operand) -> int | None:
+    """Spark's comparison of two constants: -1, 0, 1, or None when either is NULL."""
+    common = _common_type([left.type, right.type])
+    if common == "string" and (left.type != right.type):
+        raise InexactError("a string compared with another type")
+    if left.value is None or right.value is None:
+        return None
+    a, b = _sort_key(_as_type(left, common).value), _sort_key(_as_type(right, common).value)
+    if isinstance(a, float) and (math.isnan(a) or math.isnan(b)):
+        raise InexactError("NaN compared (Spark orders NaN above every number)")
+    return int(a > b) - int(a < b)
+
+
+def _pair(t: Translating, left: Value, right: Value, shown: str) -> tuple[Value, Value, str]:
+    common = common_type(left, right, digits=True)
+    if common is None:
+        raise RefusedError(f"{shown}: Spark does not compare a {left.type} with a {right.type}")
+    if common == "null":
+        common = "boolean"
+    return t.cast(left, common), t.cast(right, common), common
+
+
+def _branches(t: Translating, values: list[Value], shown: str) -> tuple[list[Value], str]:
+    common = "null"
+    for value in values:
+        widened = common_type(Value("", common), value, digits=False)
+        if widened is None:
+            raise RefusedError(f"{shown}: no common type of {common} and {value.type}")
+        common = widened
+    if common == "null":
+        return values, common
+    return [t.cast(v, common) for v in values], common
+
+
+def _condition(operand: Operand) -> bool:
+    if operand.type not in ("boolean", "void"):
+        raise InexactError(f"a {operand.type} as a condition")
+    return operand.value is True
+
+
+# -- AND, OR, NOT, IS --------------------------------------------------------------
+
+
+def and_or_value(f: Folding, node: exp.And | exp.Or) -> Operand:
+    left, right = f.fold(node.this), f.fold(node.expression)
+    if left.type not in ("boolean", "void") or right.type not in ("boolean", "void"):
+        raise InexactError(f"{left.type} AND/OR {right.type}")
+    a, b = left.value, right.value
+    if isinstance(node, exp.And):
+        value = False if a is False or b is False else (None if a is None or b is None else True)
+    else:
+        value = True if a is True or b is True else (None if a is None or b is None else False)
+    return Operand(value, "boolean")
+
+
+def and_sql(t: Translating, node: exp.And) -> Value:
+    return junction(t, node, predicate=False)
+
+
+def or_sql(t: Translating, node: exp.Or) -> Value:
+    return junction(t, node, predicate=False)
+
+
+def junction(t: Translating, node: exp.And | exp.Or, predicate: bool) -> Value:
+    is_and = isinstance(node, exp.And)
+    left = t.condition(node.this, predicate)
+    right = t.condition(node.expression, predicate)
+    # Spark's BooleanSimplification, before any row: x AND FALSE is FALSE, x OR TRUE is
+    # TRUE, whatever x would do (raise included); TRUE AND x is x.
+    absorbing, neutral = (False, True) if is_and else (True, False)
+    truths = (truth_of(left), truth_of(right))
+    if absorbing in truths:
+        return FALSE if is_and else TRUE
+    if truths[0] is neutral:
+        return right
+    if truths[1] is neutral:
+        return left
+    if truths == (None, None):
+        return NULL_SQL
+    raises = left.raises or right.raises
+    word = "AND" if is_and else "OR"
+    if right.raises:  # Spark skips the right side where the left decides
+        decided = "FALSE" if is_and else "TRUE"
+        sql = (
+            f"CASE WHEN ({left.sql}) IS {decided} THEN {decided} "
+            f"ELSE ({left.sql}) {word} ({right.sql}) END"
+        )
+    else:
+        sql = f"(({left.sql}) {word} ({right.sql}))"
+    return Value(sql, "boolean", raises=raises)
+
+
+def not_value(f: Folding, node: exp.Not) -> Operand:
+    inner = f.fold(node.this)
+    if inner.type not in ("boolean", "void"):
+        raise InexactError(f"NOT of a {inner.type}")
+    return Operand(None if inner.value is None else not inner.value, "boolean")
+
+
+def not_sql(t: Translating, node: exp.Not) -> Value:
+    inner = t.boolean(node.this)
+    truth = truth_of(inner)
+    if truth is not UNKNOWN:
+        return NULL_SQL if truth is None else (FALSE if truth else TRUE)
+    return Value(f"(NOT ({inner.sql}))", "boolean", raises=inner.raises)
+
+
+def is_value(f: Folding, node: exp.Is) -> Operand:
+    if not isinstance(node.expression, exp.Null):
+        raise InexactError(node.sql(dialect="spark"))
+    return Operand(f.fold(node.this).value is None, "boolean")
+
+
+def is_sql(t: Translating, node: exp.Is) -> Value:
+    inner = t.value(node.this)
+    target = node.expression
+    if isinstance(target, exp.Null):
+        return Value(f"(({inner.sql}) IS NULL)", "boolean", raises=inner.raises)
+    if isinstance(target, exp.Boolean):
+        inner = t.boolean(node.this)
+        word = "TRUE" if target.this else "FALSE"
+        return Value(f"(({inner.sql}) IS {word})", "boolean", raises=inner.raises)
+    raise RefusedError(node.sql(dialect="spark"))
+
+
+# -- comparisons -------------------------------------------------------------------
+
+
+def comparison_value(f: Folding, node: exp.Expression) -> Operand:
+    left, right = f.fold(node.this), f.fold(node.expression)
+    order = _compare(left, right)
+    if order is None:
+        return Operand(None, "boolean")
+    return Operand(_HOLDS[COMPARISONS[type(node)]](order), "boolean")
+
+
+def compare_sql(t: Translating, node: exp.Expression) -> Value:
+    op = COMPARISONS[type(node)]
+    left, right = t.value(node.this), t.value(node.expression)
+    return compare_values(t, op, left, right, node.sql(dialect="spark"))
+
+
+def compare_values(t: Translating, op: str, left: Value, right: Value, shown: str) -> Value:
+    if "DISTINCT" not in op and (is_null(left) or is_null(right)):
+        return NULL_SQL  # NullPropagation: the other side is never evaluated
+    decided = unwrapped(op, left, right)
+    if decided is not None:
+        return decided
+    if left.type in (DAYS, MONTHS, MICROS) or right.type in (DAYS, MONTHS, MICROS):
+        if left.type != right.type:
+            raise RefusedError(f"{shown}: an interval compared with a {right.type}")
+        a, b = left, right
+    else:
+        a, b, _ = _pair(t, left, right, shown)
+    sql = f"(({a.sql}) {op} ({b.sql}))"
+    return Value(sql, "boolean", raises=a.raises or b.raises)
+
+
+_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "<>": "<>"}
+
+
+def unwrapped(op: str, left: Value, right: Value) -> Value | None:
+    """Spark's UnwrapCastInBinaryComparison, where it decides the comparison before a row:
+    an integral expression against a literal its type cannot hold (``CAST(m AS BIGINT) =
+    1.5``, ``i > 1e10``) is FALSE (or TRUE) wherever the expression is not NULL, and FALSE
+    unevaluated in predicate position; None where the rule does not decide it."""
+    for target, literal, flipped in ((left, right, False), (right, left, True)):
+        if target.is_literal or not literal.is_literal or target.type not in INTEGER_TYPES:
+            continue
+        if not is_numeric(literal.type) or op not in _FLIPPED:
+            continue
+        value = literal.literal
+        if isinstance(value, float) and math.isnan(value):
+            return None
+        if literal.type in ("float", "double") and target.type == "bigint":
+            # Compared as DOUBLE, which does not hold every BIGINT: not an up-cast, so the
+            # rule does not apply and Spark casts each row (measured: CAST(f AS BIGINT) =
+            # 1e30 raises on an infinite f).
+            return None
+        low, high = -(1 << (_BITS[target.type] - 1)), (1 << (_BITS[target.type] - 1)) - 1
+        above = value > high
+        below = value < low
+        if isinstance(value, float):
+            fractional = not (above or below) and not value.is_integer()
+        else:
+            number = decimal.Decimal(value)
+            fractional = number != number.to_integral_value()
+        direction = _FLIPPED[op] if flipped else op
+        if above or below:
+            truth = {
+                "=": False,
+                "<>": True,
+                "<": above,
+                "<=": above,
+                ">": below,
+                ">=": below,
+            }[direction]
+        elif fractional and direction in ("=", "<>"):
+            truth = direction == "<>"
+        else:
+            return None
+        word = "TRUE" if truth else "FALSE"
+        sql = f"(CASE WHEN ({target.sql}) IS NULL THEN NULL ELSE {word} END)"
+        return Value(sql, "boolean", raises=target.raises, false_in_predicate=not truth)
+    return None
+
+
+_BITS = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}
+
+
+def null_safe_eq_value(f: Folding, node: exp.NullSafeEQ) -> Operand:
+    left, right = f.fold(node.this), f.fold(node.expression)
+    if left.value is None or right.value is None:
+        _common_type([left.type, right.type])  # Spark must accept the pair
+        return Operand(left.value is None and right.value is None, "boolean")
+    return Operand(_compare(left, right) == 0, "boolean")
+
+
+def distinct_sql(t: Translating, node: exp.NullSafeNEQ) -> Value:
+    left, right = t.value(node.this), t.value(node.expression)
+    return compare_values(t, "IS DISTINCT FROM", left, right, node.sql(dialect="spark"))
+
+
+def between_sql(t: Translating, node: exp.Between) -> Value:
+    if node.args.get("symmetric"):
+        raise RefusedError("BETWEEN SYMMETRIC")
+    shown = node.sql(dialect="spark")
+    target = t.value(node.this)
+    low = compare_values(t, ">=", target, t.value(node.args["low"]), shown)
+    high = compare_values(t, "<=", target, t.value(node.args["high"]), shown)
+    if high.raises:
+        sql = f"CASE WHEN ({low.sql}) IS FALSE THEN FALSE ELSE ({low.sql}) AND ({high.sql}) END"
+    else:
+        sql = f"(({low.sql}) AND ({high.sql}))"
+    return Value(sql, "boolean", raises=low.raises or high.raises)
+
+
+def in_sql(t: Translating, node: exp.In) -> Value:
+    shown = node.sql(dialect="spark")
+    if node.args.get("query") is not None or node.args.get("unnest") is not None:
+        raise RefusedError(f"a subquery ({shown})")
+    target = t.value(node.this)
+    items = [t.value(item) for item in node.expressions]
+    common = target.type
+    for item in items:
+        widened = common_type(Value("", common), item, digits=False)
+        if widened is None:
+            raise RefusedError(f"{shown}: Spark does not compare a {common} with a {item.type}")
+        common = widened
+    if common == "null":
+        return Value("CAST(NULL AS BOOLEAN)", "boolean")
+    cast = [t.cast(v, common) for v in [target, *items]]
+    sql = f"(({cast[0].sql}) IN ({', '.join(v.sql for v in cast[1:])}))"
+    return Value(sql, "boolean", raises=any(v.raises for v in cast))
+
+
+# -- conditionals ------------------------------------------------------------------
+
+
+def coalesce_value(f: Folding, node: exp.Coalesce) -> Operand:
+    operands = [f.fold(node.this), *(f.fold(e) for e in node.expressions)]
+    common = _common_type([o.type for o in operands])
+    chosen = next((o for o in operands if o.value is not None), None)
+    return _as_type(chosen, common)
+
+
+def coalesce_sql(t: Translating, node: exp.Coalesce) -> Value:
+    values = [t.value(node.this), *[t.value(e) for e in node.expressions]]
+    cast, common = _branches(t, values, node.sql(dialect="spark"))
+    if common == "null":
+        return NULL_SQL
+    sql = f"coalesce({', '.join(v.sql for v in cast)})"
+    return Value(sql, common, raises=any(v.raises for v in cast))
+
+
+def nullif_value(f: Folding, node: exp.Nullif) -> Operand:
+    first, second = f.fold(node.this), f.fold(node.expression)
+    if first.type is None:
+        raise InexactError("nullif of a NULL of unknown type")
+    if _compare(first, second) == 0:
+        return Operand(None, first.type)
+    return Operand(first.value, first.type)
+
+
+def nullif_sql(t: Translating, node: exp.Nullif) -> Value:
+    first = t.value(node.this)
+    equal = compare_values(t, "=", first, t.value(node.expression), node.sql(dialect="spark"))
+    sql = f"(CASE WHEN {equal.sql} THEN NULL ELSE {first.sql} END)"
+    return Value(sql, first.type, raises=equal.raises)
+
+
+def if_value(f: Folding, node: exp.If) -> Operand:
+    condition = _condition(f.fold(node.this))
+    yes = f.fold(node.args["true"])
+    no = f.fold(node.args["false"]) if node.args.get("false") is not None else NULL
+    common = _common_type([yes.type, no.type])
+    return _as_type(yes if condition else no, common)
+
+
+def if_sql(t: Translating, node: exp.If) -> Value:
+    condition = t.boolean(node.this)
+    otherwise = node.args.get("false")
+    values = [t.value(node.args["true"])]
+    values.append(t.value(otherwise) if otherwise is not None else Value("NULL", "null"))
+    cast, common = _branches(t, values, node.sql(dialect="spark"))
+    sql = f"(CASE WHEN {condition.sql} THEN {cast[0].sql} ELSE {cast[1].sql} END)"
+    raises = condition.raises or any(v.raises for v in cast)
+    return Value(sql, common, raises=raises)
+
+
+def case_value(f: Folding, node: exp.Case) -> Operand:
+    subject = f.fold(node.this) if node.args.get("this") is not None else None
+    branches = [(f.fold(i.this), f.fold(i.args["true"])) for i in node.args["ifs"]]
+    default = f.fold(node.args["default"]) if node.args.get("default") else NULL
+    common = _common_type([v.type for _, v in branches] + [default.type])
+    for test, value in branches:
+        if subject is None and test.type == "void":  # measured: IF(NULL, ..) is not
+            raise InexactError("CASE WHEN NULL: an error in Spark")
+        matched = _condition(test) if subject is None else _compare(subject, test) == 0
+        if matched:
+            return _as_type(value, common)
+    return _as_type(default, common)
+
+
+def case_sql(t: Translating, node: exp.Case) -> Value:
+    shown = node.sql(dialect="spark")
+    subject = node.this
+    conditions: list[Value] = []
+    results: list[Value] = []
+    for branch in node.args.get("ifs") or []:
+        if subject is not None:
+            conditions.append(compare_values(t, "=", t.value(subject), t.value(branch.this), shown))
+        else:
+            conditions.append(t.boolean(branch.this))
+        results.append(t.value(branch.args["true"]))
+    default = node.args.get("default")
+    results.append(t.value(default) if default is not None else Value("NULL", "null"))
+    cast, common = _branches(t, results, shown)
+    whens = " ".join(
+        f"WHEN {c.sql} THEN {r.sql}" for c, r in zip(conditions, cast[:-1], strict=True)
+    )
+    sql = f"(CASE {whens} ELSE {cast[-1].sql} END)"
+    raises = any(v.raises for v in conditions) or any(v.raises for v in cast)
+    return Value(sql, common, raises=raises)
+
+
+def extreme_value(f: Folding, node: exp.Greatest | exp.Least) -> Operand:
+    operands = [f.fold(node.this), *(f.fold(e) for e in node.expressions)]
+    if len(operands) < 2:
+        raise InexactError("greatest/least of one argument: an error in Spark")
+    common = _common_type([o.type for o in operands])
+    values = [_as_type(o, common) for o in operands if o.value is not None]
+    if not values:
+        return Operand(None, common)
+    pick = max if isinstance(node, exp.Greatest) else min
+    if any(isinstance(v.value, float) and math.isnan(v.value) for v in values):
+        raise InexactError("greatest/least with NaN")
+    return pick(values, key=lambda v: _sort_key(v.value))
+
+
+def is_nan_sql(t: Translating, node: exp.IsNan) -> Value:
+    inner = t.value(node.this)
+    if inner.type == "null":
+        return Value("FALSE", "boolean")
+    if inner.type not in FLOAT_TYPES:
+        raise RefusedError(f"isnan of a {inner.type}")
+    return Value(f"coalesce(isnan({inner.sql}), FALSE)", "boolean", raises=inner.raises)
+
+
+def is_null_function_sql(t: Translating, node: exp.Anonymous) -> Value:
+    if len(node.expressions) != 1:
+        raise RefusedError(node.sql(dialect="spark"))
+    inner = t.value(node.expressions[0])
+    word = "IS NULL" if str(node.this).lower() == "isnull" else "IS NOT NULL"
+    return Value(f"(({inner.sql}) {word})", "boolean", raises=inner.raises)
+
+
+_COMPARE = Function(comparison_value, compare_sql, locates=True)
+FUNCTIONS: dict[type[exp.Expression] | str, Function] = {
+    exp.And: Function(and_or_value, and_sql),
+    exp.Or: Function(and_or_value, or_sql),
+    exp.Not: Function(not_value, not_sql),
+    exp.Is: Function(is_value, is_sql, locates=True),
+    **{node: _COMPARE for node in COMPARISONS if node is not exp.NullSafeEQ},
+    exp.NullSafeEQ: Function(null_safe_eq_value, compare_sql, locates=True),
+    exp.NullSafeNEQ: Function(sql=distinct_sql, locates=True),
+    exp.Between: Function(sql=between_sql, locates=True),
+    exp.In: Function(sql=in_sql, locates=True),
+    exp.Coalesce: Function(coalesce_value, coalesce_sql),
+    exp.Nullif: Function(nullif_value, nullif_sql),
+    exp.If: Function(if_value, if_sql),
+    exp.Case: Function(case_value, case_sql),
+    exp.Greatest: Function(extreme_value),
+    exp.Least: Function(extreme_value),
+    exp.IsNan: Function(sql=is_nan_sql),
+    "isnull": Function(sql=is_null_function_sql),
+    "isnotnull": Function(sql=is_null_function_sql),
+}
