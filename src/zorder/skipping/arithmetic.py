@@ -28,25 +28,25 @@ from zorder.skipping.coercion import (
     InexactError,
     decimal_shape,
     fit_decimal,
+    integer_range,
+    is_numeric,
     number_literal,
 )
-from zorder.skipping.numbers import Operand, absolute, arithmetic, negate
+from zorder.skipping.numbers import Operand, absolute, arithmetic, negate, result_precision
 from zorder.skipping.rules import Folding, Function, NotConstantError, Translating, int_arg
 from zorder.skipping.sql_values import (
     DAYS,
-    MAX_PRECISION,
     MICROS,
     MONTHS,
     NULL,
     RefusedError,
     Value,
-    as_decimal,
-    bounded,
     common_type,
+    decimal_shapes_of,
     duck_type,
     error_sql,
     is_null,
-    is_numeric,
+    one_answer,
 )
 from zorder.skipping.temporal import datetime_arithmetic
 
@@ -109,6 +109,15 @@ def arithmetic_value(f: Folding, node: exp.Expression) -> Operand:
     return arithmetic(op, left, right)
 
 
+def _decimal_result(op: str, a: Value, b: Value, shown: str) -> tuple[int, int]:
+    """The precision and scale of ``a op b`` on decimals, as the folder computes them
+    (:func:`~zorder.skipping.numbers.result_precision`), before Spark bounds them to 38."""
+    answers = {
+        result_precision(op, x, y) for x in decimal_shapes_of(a) for y in decimal_shapes_of(b)
+    }
+    return one_answer(answers, shown)  # type: ignore[no-any-return]
+
+
 def add_sub_sql(t: Translating, node: exp.Add | exp.Sub) -> Value:
     left, right = t.value(node.this), t.value(node.expression)
     op = "+" if isinstance(node, exp.Add) else "-"
@@ -119,12 +128,11 @@ def add_sub_sql(t: Translating, node: exp.Add | exp.Sub) -> Value:
     if common == "null":
         return NULL
     if common.startswith("decimal"):
-        (p1, s1), (p2, s2) = as_decimal(a), as_decimal(b)
-        scale = max(s1, s2)
-        precision = max(p1 - s1, p2 - s2) + scale + 1
-        result = bounded(precision, scale)
-        if precision > MAX_PRECISION:
-            raise RefusedError(f"{node.sql(dialect='spark')}: a decimal sum above 38 digits")
+        shown = node.sql(dialect="spark")
+        precision, scale = _decimal_result(op, a, b, shown)
+        if precision > MAX_DECIMAL_PRECISION:
+            raise RefusedError(f"{shown}: a decimal sum above 38 digits")
+        result = f"decimal({precision},{scale})"
         x, y = t.cast(a, result), t.cast(b, result)
         sql = f"CAST(({x.sql}) {op} ({y.sql}) AS {duck_type(result)})"
         return Value(sql, result, raises=True)
@@ -138,12 +146,12 @@ def mul_sql(t: Translating, node: exp.Mul) -> Value:
     if common == "null":
         return NULL
     if common.startswith("decimal"):
-        (p1, s1), (p2, s2) = as_decimal(a), as_decimal(b)
-        if p1 + p2 + 1 > MAX_PRECISION:
-            raise RefusedError(
-                f"{node.sql(dialect='spark')}: a decimal product above 38 digits (Spark rounds it)"
-            )
-        result = f"decimal({p1 + p2 + 1},{s1 + s2})"
+        shown = node.sql(dialect="spark")
+        precision, scale = _decimal_result("*", a, b, shown)
+        if precision > MAX_DECIMAL_PRECISION:
+            raise RefusedError(f"{shown}: a decimal product above 38 digits (Spark rounds it)")
+        result = f"decimal({precision},{scale})"
+        (p1, s1), (p2, s2) = decimal_shapes_of(a)[0], decimal_shapes_of(b)[0]
         x = t.cast(a, f"decimal({p1},{s1})")
         y = t.cast(b, f"decimal({p2},{s2})")
         sql = f"CAST(({x.sql}) * ({y.sql}) AS {duck_type(result)})"
@@ -258,7 +266,7 @@ def round_value(f: Folding, node: exp.Round) -> Operand:
         value = int(operand.value)
         rounded = (abs(value) + unit // 2) // unit * unit
         rounded = rounded if value >= 0 else -rounded
-        low, high = -(1 << (_BITS[type_name] - 1)), (1 << (_BITS[type_name] - 1)) - 1
+        low, high = integer_range(type_name)
         if not low <= rounded <= high:
             raise InexactError("round overflows")
         return Operand(rounded, type_name)
@@ -308,7 +316,6 @@ def floor_ceil_value(f: Folding, node: exp.Floor | exp.Ceil) -> Operand:
     return Operand(decimal.Decimal(math.ceil(exact) if up else math.floor(exact)), result_type)
 
 
-_BITS = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}
 _EXACT = decimal.Context(prec=200, Emax=10_000, Emin=-10_000, traps=[decimal.InvalidOperation])
 
 

@@ -23,21 +23,21 @@ from sqlglot import exp
 from zorder.skipping import datetimes
 from zorder.skipping.coercion import (
     FLOAT_TYPES,
+    INTEGER_ORDER,
     INTEGER_TYPES,
     InexactError,
     cast_literal,
     decimal_shape,
+    is_numeric,
     timestamp_text,
 )
 from zorder.skipping.numbers import Operand
 from zorder.skipping.rules import Folding, Function, NotConstantError, Translating
 from zorder.skipping.sql_values import (
-    INTEGER_ORDER,
     RefusedError,
     Value,
     duck_type,
     error_sql,
-    is_numeric,
     literal_sql,
 )
 from zorder.skipping.zones import SESSION_ZONE, datetimes_zone

@@ -30,8 +30,14 @@ import calendar
 import datetime as dt
 import re
 
-from zorder.skipping.coercion import INTEGER_TYPES, InexactError, cast_literal, timestamp_text
-from zorder.skipping.numbers import Operand, integer_range
+from zorder.skipping.coercion import (
+    INTEGER_TYPES,
+    InexactError,
+    cast_literal,
+    integer_range,
+    timestamp_text,
+)
+from zorder.skipping.numbers import Operand
 from zorder.skipping.zones import SESSION_ZONE, need_zone
 
 __all__ = [

@@ -28,11 +28,15 @@ from sqlglot import exp
 
 from zorder.skipping.coercion import (
     FLOAT_TYPES,
+    INTEGER_ORDER,
     INTEGER_TYPES,
     MAX_DECIMAL_PRECISION,
     InexactError,
+    as_decimal,
     decimal_shape,
     fit_decimal,
+    integer_range,
+    is_numeric,
 )
 from zorder.skipping.numbers import Operand, to_double
 from zorder.skipping.rules import NULL, Folding, Function, Translating
@@ -47,7 +51,6 @@ from zorder.skipping.sql_values import (
     Value,
     common_type,
     is_null,
-    is_numeric,
     truth_of,
 )
 from zorder.skipping.sql_values import NULL as NULL_SQL
@@ -95,14 +98,11 @@ def _common_type(types: list[str | None]) -> str:
             raise InexactError("a float among other numbers (its common type)")
         return "double"
     if all(t in INTEGER_TYPES for t in names):
-        order = ("tinyint", "smallint", "int", "bigint")
-        return max(names, key=order.index)
+        return max(names, key=INTEGER_ORDER.index)
     integral = scale = 0
     for name in names:
-        shape = decimal_shape(name) or (
-            {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 20}[name],
-            0,
-        )
+        shape = as_decimal(name)
+        assert shape is not None
         integral, scale = max(integral, shape[0] - shape[1]), max(scale, shape[1])
     if integral + scale > MAX_DECIMAL_PRECISION:
         raise InexactError("the common decimal type needs more than 38 digits")
@@ -310,7 +310,7 @@ def unwrapped(op: str, left: Value, right: Value) -> Value | None:
             # rule does not apply and Spark casts each row (measured: CAST(f AS BIGINT) =
             # 1e30 raises on an infinite f).
             return None
-        low, high = -(1 << (_BITS[target.type] - 1)), (1 << (_BITS[target.type] - 1)) - 1
+        low, high = integer_range(target.type)
         above = value > high
         below = value < low
         if isinstance(value, float):
@@ -336,9 +336,6 @@ def unwrapped(op: str, left: Value, right: Value) -> Value | None:
         sql = f"(CASE WHEN ({target.sql}) IS NULL THEN NULL ELSE {word} END)"
         return Value(sql, "boolean", raises=target.raises, false_in_predicate=not truth)
     return None
-
-
-_BITS = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}
 
 
 def null_safe_eq_value(f: Folding, node: exp.NullSafeEQ) -> Operand:

@@ -1,12 +1,10 @@
 """The values a Spark filter translates to: DuckDB SQL with the Spark type it computes in.
 
-Every handler of :mod:`zorder.skipping.translator` answers a :class:`Value` (its SQL, its
+Every SQL rule of :mod:`zorder.skipping.functions` answers a :class:`Value` (its SQL, its
 Spark type, whether it is a literal and whether some row may make it raise), and agrees with
 the others on types through this module: Spark's type names as DuckDB types, the common type
 two operands are brought to (ANSI widening, decimal precision and scale), literals as SQL,
 and the constant conditions (TRUE, FALSE, NULL) Spark's optimizer simplifies before a row.
-:class:`Translating` is what a handler may ask of the translator, so the handler families
-live in modules of their own without importing the translator that dispatches to them.
 """
 
 from __future__ import annotations
@@ -16,11 +14,16 @@ import decimal
 from dataclasses import dataclass
 from typing import Any
 
-from zorder.skipping.coercion import FLOAT_TYPES, INTEGER_TYPES, decimal_shape
+from zorder.skipping.coercion import (
+    FLOAT_TYPES,
+    INTEGER_TYPES,
+    decimal_shape,
+    decimal_shapes,
+    is_numeric,
+    wider_decimal,
+    wider_type,
+)
 
-INTEGER_ORDER = ("tinyint", "smallint", "int", "bigint")
-_INTEGER_AS_DECIMAL = {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 20}
-MAX_PRECISION = 38
 DUCK_TYPES = {
     "boolean": "BOOLEAN",
     "tinyint": "TINYINT",
@@ -55,6 +58,9 @@ class Value:
     type: str  # Spark's type name, "null", or one of the interval kinds
     literal: Any = None  # the Python value, when the node is a literal (not NULL)
     is_literal: bool = False
+    # A constant's kind as Spark's analyzer types it against a decimal, as the folder's
+    # Operand.literal says: written as a literal (its digits), computed (its type), or either.
+    written: bool | None = True
     raises: bool = False  # some row may make it raise (it then needs lazy operators)
     # Spark's optimizer makes it FALSE, unevaluated, where it is the filter or an operand of
     # the filter's ANDs and ORs (its NULL is replaced by FALSE there).
@@ -71,47 +77,35 @@ def duck_type(type_name: str) -> str:
         raise RefusedError(f"a value of type {type_name}") from None
 
 
-def is_numeric(type_name: str) -> bool:
-    return type_name in INTEGER_TYPES or type_name in FLOAT_TYPES or type_name.startswith("decimal")
+def decimal_shapes_of(value: Value) -> list[tuple[int, int]]:
+    """The decimal types Spark may see a number as where it meets a decimal (an integer
+    literal as written: its digits), as the folder's arithmetic sees its operands."""
+    if value.is_literal:
+        return decimal_shapes(value.type, value.literal, value.written)
+    return decimal_shapes(value.type, None, False)
 
 
-def as_decimal(value: Value) -> tuple[int, int]:
-    """A decimal operand's shape; an integer literal's is its digits (fromLiteral)."""
-    shape = decimal_shape(value.type)
-    if shape is not None:
-        return shape
-    if value.is_literal and isinstance(value.literal, int):
-        return max(len(str(abs(value.literal))), 1), 0
-    return _INTEGER_AS_DECIMAL[value.type], 0
+def one_answer(answers: set[Any], shown: str) -> Any:
+    """The one answer whichever way Spark's analyzer types an integer constant; refused
+    where the ways part (``5L`` and ``CAST(5 AS BIGINT)`` parse alike)."""
+    if len(answers) != 1:
+        raise RefusedError(
+            f"{shown}: whether an integer is a literal changes the decimal type Spark "
+            "computes in (write the literal without a cast)"
+        )
+    return answers.pop()
 
 
-def bounded(precision: int, scale: int) -> str:
-    """Spark's adjustPrecisionScale (precision loss allowed, its default)."""
-    if precision <= MAX_PRECISION:
-        return f"decimal({precision},{scale})"
-    digits = precision - scale
-    kept = max(MAX_PRECISION - digits, min(scale, 6))
-    return f"decimal({MAX_PRECISION},{kept})"
-
-
-def _wider_decimal(left: tuple[int, int], right: tuple[int, int]) -> str:
-    scale = max(left[1], right[1])
-    digits = max(left[0] - left[1], right[0] - right[1])
-    if digits + scale <= MAX_PRECISION:
-        return f"decimal({digits + scale},{scale})"
-    return f"decimal({MAX_PRECISION},{max(0, MAX_PRECISION - digits)})"
-
-
-_TEMPORAL = {
-    frozenset({"date", "timestamp"}): "timestamp",
-    frozenset({"date", "timestamp_ntz"}): "timestamp_ntz",
-    frozenset({"timestamp", "timestamp_ntz"}): "timestamp",
-}
+def _scale(type_name: str) -> int:
+    shape = decimal_shape(type_name)
+    assert shape is not None
+    return shape[1]
 
 
 def common_type(left: Value, right: Value, *, digits: bool) -> str | None:
-    """The type Spark (ANSI) brings two operands to; ``digits`` types an integer literal
-    met by a decimal by its digits, as comparisons and arithmetic do."""
+    """The type Spark (ANSI) brings two operands to (:func:`~zorder.skipping.coercion.
+    wider_type`, as binding does); ``digits`` types an integer literal met by a decimal by
+    its digits, as comparisons and arithmetic do."""
     a, b = left.type, right.type
     if a == b:
         return a
@@ -119,25 +113,18 @@ def common_type(left: Value, right: Value, *, digits: bool) -> str | None:
         return b
     if b == "null":
         return a
-    if is_numeric(a) and is_numeric(b):
-        if a == "double" or b == "double" or a == "float" or b == "float":
-            return "double"
-        if a in INTEGER_TYPES and b in INTEGER_TYPES:
-            return max(a, b, key=INTEGER_ORDER.index)
-        if digits:
-            return _wider_decimal(as_decimal(left), as_decimal(right))
-        shapes = [decimal_shape(t) or (_INTEGER_AS_DECIMAL[t], 0) for t in (a, b)]
-        return _wider_decimal(shapes[0], shapes[1])
-    temporal = _TEMPORAL.get(frozenset({a, b}))
-    if temporal is not None:
-        return temporal
-    for one, other in ((a, b), (b, a)):
-        if one == "string":
-            if other in INTEGER_TYPES:
-                return "bigint"
-            if other in ("date", "timestamp", "timestamp_ntz", "boolean"):
-                return other
-    return None
+    decimals = decimal_shape(a) is not None or decimal_shape(b) is not None
+    exact = is_numeric(a) and is_numeric(b) and not {a, b} & FLOAT_TYPES
+    if digits and decimals and exact:
+        shapes = [(x, y) for x in decimal_shapes_of(left) for y in decimal_shapes_of(right)]
+        wider = [wider_decimal(x, y) for x, y in shapes]
+        scale = max(shape[1] for pair in shapes for shape in pair)
+        if all(_scale(w) >= scale for w in wider):
+            return wider[0]  # every way holds both sides exactly: they compare alike
+        return str(one_answer(set(wider), f"a {a} with a {b}"))
+    if {a, b} == {"string", "boolean"}:
+        return "boolean"  # ANSI's string promotion (binding leaves a boolean column to Spark)
+    return wider_type(a, b)
 
 
 def literal_sql(value: Any, type_name: str) -> str:

@@ -16,7 +16,7 @@ from sqlglot import exp
 
 from zorder.errors import ColumnNotFoundError
 from zorder.skipping.casts import cast_to
-from zorder.skipping.coercion import decimal_shape
+from zorder.skipping.coercion import ComputedLiteral, decimal_shape
 from zorder.skipping.constants import FoldContext, NotConstantError, constant
 from zorder.skipping.functions import lookup
 from zorder.skipping.logic import junction
@@ -125,7 +125,12 @@ class Translator:
             value = value.replace(tzinfo=self.zone, fold=0)
         if type_name not in DUCK_TYPES and decimal_shape(type_name) is None:
             return None
-        return Value(literal_sql(value, type_name), type_name, value, is_literal=True)
+        # Spark's analyzer types a computed integer (1 + 1) by its type, a literal by its digits.
+        written: bool | None = True
+        if isinstance(literal, ComputedLiteral):
+            written = None if literal.maybe_literal else False
+        sql = literal_sql(value, type_name)
+        return Value(sql, type_name, value, is_literal=True, written=written)
 
     @staticmethod
     def _nondeterministic(node: exp.Expression) -> str | None:
