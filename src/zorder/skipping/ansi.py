@@ -38,6 +38,7 @@ from zorder.skipping.coercion import (
     INTEGER_TYPES,
     as_decimal,
     date_text,
+    integer_range,
     same_as_text,
 )
 from zorder.skipping.constants import FoldContext, NotConstantError, constant, spark_type_name
@@ -307,12 +308,6 @@ class _Classifier:
 
 
 _PLAIN_INTEGER = re.compile(r"-?\d+")
-_INTEGER_RANGES = {
-    "tinyint": (-(2**7), 2**7 - 1),
-    "smallint": (-(2**15), 2**15 - 1),
-    "int": (-(2**31), 2**31 - 1),
-    "bigint": (-(2**63), 2**63 - 1),
-}
 
 
 def _compatible(operand: _Typed, other: _Typed) -> bool:
@@ -324,8 +319,8 @@ def _compatible(operand: _Typed, other: _Typed) -> bool:
     if operand.type != "string" or not operand.constant:
         return other.type == "string" and other.constant  # judged from the other side
     text = operand.value
-    if other.type in _INTEGER_RANGES and _PLAIN_INTEGER.fullmatch(text):
-        low, high = _INTEGER_RANGES[other.type]
+    if other.type in INTEGER_TYPES and _PLAIN_INTEGER.fullmatch(text):
+        low, high = integer_range(other.type)
         return low <= int(text) <= high  # ANSI off casts to the column's own type
     if other.type == "date":
         return date_text(text) is not None
@@ -375,7 +370,7 @@ def _same_text(value: _Typed, column_type: str) -> bool:
         return False
     if not same_as_text(value.value, column_type):
         return False
-    if column_type in _INTEGER_RANGES:
-        low, high = _INTEGER_RANGES[column_type]
+    if column_type in INTEGER_TYPES:
+        low, high = integer_range(column_type)
         return low <= int(value.value) <= high
     return True

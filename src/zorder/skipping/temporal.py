@@ -16,7 +16,6 @@ hours). :data:`FUNCTIONS` registers both in the one table of
 from __future__ import annotations
 
 import datetime as dt
-import re
 
 from sqlglot import exp
 
@@ -26,18 +25,14 @@ from zorder.skipping.numbers import Operand
 from zorder.skipping.rules import Folding, Function, NotConstantError, Translating
 from zorder.skipping.sql_values import DAYS, MICROS, MONTHS, RefusedError, Value
 
-_INTERVAL_UNITS = {
-    "YEAR": (MONTHS, 12),
-    "MONTH": (MONTHS, 1),
-    "WEEK": (DAYS, 7),
-    "DAY": (DAYS, 1),
-    "HOUR": (MICROS, 3_600_000_000),
-    "MINUTE": (MICROS, 60_000_000),
-    "SECOND": (MICROS, 1_000_000),
-}
-
 
 def interval_value(f: Folding, node: exp.Interval) -> Operand:
+    return _interval(node)
+
+
+def _interval(node: exp.Interval) -> Operand:
+    """``INTERVAL 'text' unit`` as Spark types it (:func:`~zorder.skipping.datetimes.
+    interval_literal`): a year-month interval in months, a day-time one in microseconds."""
     value, unit = node.this, node.args.get("unit")
     if not isinstance(value, exp.Literal) or unit is None:
         raise InexactError(f"the interval {node.sql(dialect='spark')}")
@@ -49,16 +44,19 @@ def interval_value(f: Folding, node: exp.Interval) -> Operand:
 
 
 def interval_sql(t: Translating, node: exp.Interval) -> Value:
-    unit = node.args.get("unit")
-    text = node.this
-    if not isinstance(unit, exp.Var) or not isinstance(text, exp.Literal):
-        raise RefusedError(f"the interval {node.sql(dialect='spark')} (only one unit)")
-    kind = _INTERVAL_UNITS.get(str(unit.this).upper().rstrip("S"))
-    raw = str(text.this).strip()
-    if kind is None or not re.fullmatch(r"[+-]?\d{1,9}", raw):
-        raise RefusedError(f"the interval {node.sql(dialect='spark')}")
-    amount = int(raw) * kind[1]
-    return Value(str(amount), kind[0], amount, is_literal=True)
+    """The interval the fold rule reads, as the translator computes with it: months, whole
+    days (a date plus days stays a date) or microseconds."""
+    try:
+        interval = _interval(node)
+    except InexactError:
+        raise RefusedError(f"the interval {node.sql(dialect='spark')}") from None
+    amount = int(interval.value)
+    if datetimes.is_year_month(interval.type):
+        return Value(str(amount), MONTHS, amount, is_literal=True)
+    if interval.type == "interval day" and amount % datetimes.MICROS_PER_DAY == 0:
+        days = amount // datetimes.MICROS_PER_DAY
+        return Value(str(days), DAYS, days, is_literal=True)
+    return Value(str(amount), MICROS, amount, is_literal=True)
 
 
 def datetime_arithmetic(

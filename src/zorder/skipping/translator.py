@@ -22,6 +22,7 @@ from zorder.skipping.functions import lookup
 from zorder.skipping.logic import junction
 from zorder.skipping.nodes import TypedLiteral
 from zorder.skipping.pushdown import quoted_name
+from zorder.skipping.spark_functions import NONDETERMINISTIC
 from zorder.skipping.sql_values import (
     DUCK_TYPES,
     FALSE,
@@ -32,21 +33,9 @@ from zorder.skipping.sql_values import (
 )
 from zorder.skipping.zones import SESSION_ZONE, is_utc, session_zone
 
-_NONDETERMINISTIC = (
-    "rand",
-    "randn",
-    "random",
-    "uuid",
-    "shuffle",
-    "monotonically_increasing_id",
-    "spark_partition_id",
-    "input_file_name",
-    "current_user",
-    "randstr",
-    "uniform",
-    "try_reflect",
-    "reflect",
-)
+# Spark's non-deterministic functions (its own list, generated), and those whose answer is
+# the session's or a JVM's rather than the row's: never folded, never translated.
+_NONDETERMINISTIC = NONDETERMINISTIC | {"current_user", "try_reflect"}
 
 
 class Translator:
