@@ -33,7 +33,16 @@ from zorder.skipping.coercion import (
     number_literal,
 )
 from zorder.skipping.numbers import Operand, absolute, arithmetic, negate, result_precision
-from zorder.skipping.rules import Folding, Function, NotConstantError, Translating, int_arg
+from zorder.skipping.rules import (
+    Classifying,
+    DiffersError,
+    Folding,
+    Function,
+    NotConstantError,
+    Translating,
+    Typed,
+    int_arg,
+)
 from zorder.skipping.sql_values import (
     DAYS,
     MICROS,
@@ -324,10 +333,19 @@ def _is_literal_int(node: exp.Expression) -> bool:
     return isinstance(inner, exp.Literal) and not inner.is_string
 
 
+def floating_ansi(c: Classifying, node: exp.Add | exp.Sub | exp.Mul) -> Typed:
+    """Floating-point arithmetic neither raises nor wraps (integers and decimals do): the
+    same in both modes."""
+    sides = (c.operand(node.this).type, c.operand(node.expression).type)
+    if all(side in FLOAT_TYPES for side in sides):
+        return Typed("double")
+    raise DiffersError(node)
+
+
 FUNCTIONS: dict[type[exp.Expression] | str, Function] = {
-    exp.Add: Function(arithmetic_value, add_sub_sql),
-    exp.Sub: Function(arithmetic_value, add_sub_sql),
-    exp.Mul: Function(arithmetic_value, mul_sql),
+    exp.Add: Function(arithmetic_value, add_sub_sql, ansi=floating_ansi),
+    exp.Sub: Function(arithmetic_value, add_sub_sql, ansi=floating_ansi),
+    exp.Mul: Function(arithmetic_value, mul_sql, ansi=floating_ansi),
     exp.Div: Function(arithmetic_value, div_sql),
     exp.IntDiv: Function(arithmetic_value, int_div_sql),
     exp.Mod: Function(arithmetic_value, mod_sql),

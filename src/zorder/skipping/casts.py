@@ -32,7 +32,15 @@ from zorder.skipping.coercion import (
     timestamp_text,
 )
 from zorder.skipping.numbers import Operand
-from zorder.skipping.rules import Folding, Function, NotConstantError, Translating
+from zorder.skipping.rules import (
+    Classifying,
+    DiffersError,
+    Folding,
+    Function,
+    NotConstantError,
+    Translating,
+    Typed,
+)
 from zorder.skipping.sql_values import (
     RefusedError,
     Value,
@@ -304,5 +312,16 @@ def cast_to(t: Translating, value: Value, target: str, *, safe: bool = False) ->
     return Value(sql, target, raises=may_raise)
 
 
-_CAST = Function(cast_value, cast_sql)
+def cast_ansi(c: Classifying, node: exp.Cast) -> Typed:
+    """A cast an ANSI session never refuses (or a TRY_CAST) means the same with ANSI off."""
+    target = spark_type_name(node.to)
+    source = c.operand(node.this).type
+    if target is None or source is None:
+        raise DiffersError(node)
+    if not node.args.get("safe") and cast_may_raise(source, target):
+        raise DiffersError(node)
+    return Typed(target)
+
+
+_CAST = Function(cast_value, cast_sql, ansi=cast_ansi)
 FUNCTIONS: dict[type[exp.Expression] | str, Function] = {exp.Cast: _CAST, exp.TryCast: _CAST}

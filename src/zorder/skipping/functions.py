@@ -2,8 +2,8 @@
 
 Each entry is a :class:`~zorder.skipping.rules.Function`, keyed by the sqlglot node it
 parses to (or, for a function sqlglot does not know, its lower-case name): its value where
-its arguments are constant and its DuckDB SQL where they read columns, defined side by
-side in the module of its concern:
+its arguments are constant, its DuckDB SQL where they read columns, and whether it means
+the same with ANSI mode off, defined side by side in the module of its concern:
 
 - :mod:`zorder.skipping.logic`: AND, OR, NOT, IS, comparisons, IN, BETWEEN, the
   conditionals and the NULL and NaN tests;
@@ -12,10 +12,11 @@ side in the module of its concern:
 - :mod:`zorder.skipping.temporal`: dates, timestamps, intervals and the clock;
 - :mod:`zorder.skipping.casts`: CAST and TRY_CAST.
 
-The folder (:func:`zorder.skipping.constants.constant`) and the translator
-(:func:`zorder.skipping.translate.translate`) both dispatch through :func:`lookup`; a node
-without an entry, or without the rule asked for, is not folded or is refused, named. No
-node is defined by two modules (checked as the table is built).
+The folder (:func:`zorder.skipping.constants.constant`), the translator
+(:func:`zorder.skipping.translate.translate`) and the ANSI classifier
+(:func:`zorder.skipping.ansi.ansi_difference`) all dispatch through :func:`lookup`; a node
+without an entry, or without the rule asked for, is not folded, is refused (named) or is
+read as mode-dependent. No node is defined by two modules (checked as the table is built).
 """
 
 from __future__ import annotations

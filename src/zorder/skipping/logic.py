@@ -20,6 +20,8 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import math
+import re
+import struct
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
@@ -33,13 +35,23 @@ from zorder.skipping.coercion import (
     MAX_DECIMAL_PRECISION,
     InexactError,
     as_decimal,
+    date_text,
     decimal_shape,
     fit_decimal,
     integer_range,
     is_numeric,
+    same_as_text,
 )
 from zorder.skipping.numbers import Operand, to_double
-from zorder.skipping.rules import NULL, Folding, Function, Translating
+from zorder.skipping.rules import (
+    NULL,
+    Classifying,
+    DiffersError,
+    Folding,
+    Function,
+    Translating,
+    Typed,
+)
 from zorder.skipping.sql_values import (
     DAYS,
     FALSE,
@@ -505,24 +517,168 @@ def is_null_function_sql(t: Translating, node: exp.Anonymous) -> Value:
     return Value(f"(({inner.sql}) {word})", "boolean", raises=inner.raises)
 
 
-_COMPARE = Function(comparison_value, compare_sql, locates=True)
+# -- the same with ANSI mode off -----------------------------------------------------
+# ANSI off coerces a comparison's operands otherwise (a string against a number, a decimal
+# against a string, an IN list of strings and numbers): a comparison is vouched for only
+# between operands of one type family, or a constant string ANSI off reads alike.
+
+_NUMERIC = "numeric"
+_BOOLEAN = Typed("boolean")
+
+
+def _family(type_name: str) -> str:
+    if is_numeric(type_name):
+        return _NUMERIC
+    if type_name in ("date", "timestamp", "timestamp_ntz"):
+        return "datetime"
+    return type_name
+
+
+def _meets_alike(
+    c: Classifying, whole: exp.Expression, left: exp.Expression, right: exp.Expression
+) -> None:
+    first, second = c.operand(left), c.operand(right)
+    if first.type is None or second.type is None:
+        return  # NULL compared: NULL in both modes
+    if not (_compatible(first, second) and _compatible(second, first)):
+        raise DiffersError(whole)
+
+
+def compare_ansi(c: Classifying, node: exp.Expression) -> Typed:
+    _meets_alike(c, node, node.this, node.expression)
+    return _BOOLEAN
+
+
+def between_ansi(c: Classifying, node: exp.Between) -> Typed:
+    _meets_alike(c, node, node.this, node.args["low"])
+    _meets_alike(c, node, node.this, node.args["high"])
+    return _BOOLEAN
+
+
+def in_ansi(c: Classifying, node: exp.In) -> Typed:
+    if node.args.get("query") is not None or node.args.get("unnest") is not None:
+        raise DiffersError(node)
+    target = c.operand(node.this)
+    listed = [c.operand(value) for value in node.expressions]
+    typed = [value for value in listed if value.type is not None]
+    if target.type is None or not typed:
+        return _BOOLEAN
+    if any(value.type == "string" for value in typed) and target.type != "string":
+        # ANSI off widens the whole list, and the column, to strings.
+        if not all(_same_text(value, target.type) for value in typed):
+            raise DiffersError(node)
+        return _BOOLEAN
+    if any(_family(value.type or "") != _family(target.type) for value in typed):
+        raise DiffersError(node)
+    # A list is widened to one type over all its items and the column.
+    every = [target, *typed]
+    if not all(_float_exact(a, b) for a in every for b in every):
+        raise DiffersError(node)
+    if not _decimals_fit(*(value.type or "" for value in every)):
+        raise DiffersError(node)
+    return _BOOLEAN
+
+
+def is_ansi(c: Classifying, node: exp.Is) -> Typed:
+    if not isinstance(node.expression, exp.Null):
+        raise DiffersError(node)
+    c.operand(node.this)
+    return _BOOLEAN
+
+
+def is_nan_ansi(c: Classifying, node: exp.IsNan) -> Typed:
+    if _family(c.typed(node, node.this)) != _NUMERIC:
+        raise DiffersError(node)
+    return _BOOLEAN
+
+
+_PLAIN_INTEGER = re.compile(r"-?\d+")
+
+
+def _compatible(operand: Typed, other: Typed) -> bool:
+    """Whether ``operand`` meets ``other`` (in a comparison) the same way in both modes."""
+    assert operand.type is not None
+    assert other.type is not None
+    if _family(operand.type) == _family(other.type):
+        return _float_exact(operand, other) and _decimals_fit(operand.type, other.type)
+    if operand.type != "string" or not operand.constant:
+        return other.type == "string" and other.constant  # judged from the other side
+    text = operand.value
+    if other.type in INTEGER_TYPES and _PLAIN_INTEGER.fullmatch(text):
+        low, high = integer_range(other.type)
+        return low <= int(text) <= high  # ANSI off casts to the column's own type
+    if other.type == "date":
+        return date_text(text) is not None
+    return False
+
+
+def _float_exact(operand: Typed, other: Typed) -> bool:
+    """A FLOAT meets an int or a bigint as a FLOAT with ANSI off, as a DOUBLE with it on:
+    the same only where the integer is a constant a float holds exactly (a tinyint's or a
+    smallint's values always are)."""
+    for floating, integral in ((operand, other), (other, operand)):
+        if floating.type == "float" and integral.type in ("int", "bigint"):
+            return integral.constant and _in_float(integral.value)
+    return True
+
+
+def _decimals_fit(*types: str) -> bool:
+    """Whether decimals (and integers beside them) meet in a common decimal type that holds
+    every operand's integral digits and scale, 38 digits at most.
+
+    Past that, Spark 3.5 keeps the scale and overflows (an error with ANSI on, NULL with
+    it off: ``m < 12345678901234567890123456789012`` on a decimal(38,10) matches nothing),
+    while Spark 4.x keeps the integral digits and rounds the scale (SPARK-45905).
+
+    >>> _decimals_fit("decimal(38,10)", "decimal(32,0)"), _decimals_fit("decimal(12,2)", "int")
+    (False, True)
+    """
+    digits = [as_decimal(name) for name in types]
+    if any(shape is None for shape in digits):
+        return True  # a float or a double: the comparison is of doubles
+    shapes = [shape for shape in digits if shape is not None]
+    integral = max(precision - scale for precision, scale in shapes)
+    return integral + max(scale for _, scale in shapes) <= 38
+
+
+def _in_float(value: int) -> bool:
+    try:
+        return bool(struct.unpack("f", struct.pack("f", value))[0] == value)
+    except (OverflowError, struct.error):
+        return False
+
+
+def _same_text(value: Typed, column_type: str) -> bool:
+    """A value of an IN list widened to strings with ANSI off, against a ``column_type``:
+    does it match the same rows as ANSI's cast?"""
+    if value.type != "string" or not value.constant:
+        return False
+    if not same_as_text(value.value, column_type):
+        return False
+    if column_type in INTEGER_TYPES:
+        low, high = integer_range(column_type)
+        return low <= int(value.value) <= high
+    return True
+
+
+_COMPARE = Function(comparison_value, compare_sql, locates=True, ansi=compare_ansi)
 FUNCTIONS: dict[type[exp.Expression] | str, Function] = {
     exp.And: Function(and_or_value, and_sql),
     exp.Or: Function(and_or_value, or_sql),
     exp.Not: Function(not_value, not_sql),
-    exp.Is: Function(is_value, is_sql, locates=True),
+    exp.Is: Function(is_value, is_sql, locates=True, ansi=is_ansi),
     **{node: _COMPARE for node in COMPARISONS if node is not exp.NullSafeEQ},
-    exp.NullSafeEQ: Function(null_safe_eq_value, compare_sql, locates=True),
-    exp.NullSafeNEQ: Function(sql=distinct_sql, locates=True),
-    exp.Between: Function(sql=between_sql, locates=True),
-    exp.In: Function(sql=in_sql, locates=True),
+    exp.NullSafeEQ: Function(null_safe_eq_value, compare_sql, locates=True, ansi=compare_ansi),
+    exp.NullSafeNEQ: Function(sql=distinct_sql, locates=True, ansi=compare_ansi),
+    exp.Between: Function(sql=between_sql, locates=True, ansi=between_ansi),
+    exp.In: Function(sql=in_sql, locates=True, ansi=in_ansi),
     exp.Coalesce: Function(coalesce_value, coalesce_sql),
     exp.Nullif: Function(nullif_value, nullif_sql),
     exp.If: Function(if_value, if_sql),
     exp.Case: Function(case_value, case_sql),
     exp.Greatest: Function(extreme_value),
     exp.Least: Function(extreme_value),
-    exp.IsNan: Function(sql=is_nan_sql),
+    exp.IsNan: Function(sql=is_nan_sql, ansi=is_nan_ansi),
     "isnull": Function(sql=is_null_function_sql),
     "isnotnull": Function(sql=is_null_function_sql),
 }

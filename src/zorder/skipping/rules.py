@@ -1,15 +1,16 @@
 """What a definition of Spark's meaning holds, and what each of its rules may ask.
 
 Every Spark function, operator and cast a filter may hold is defined once, as a
-:class:`Function` in the one table of :mod:`zorder.skipping.functions`: its two
+:class:`Function` in the one table of :mod:`zorder.skipping.functions`: its
 realisations side by side, as Spark's own ``Expression`` classes hold ``eval`` and
 ``doGenCode`` next to each other. The *fold* rule computes the exact Python value of a
 constant call (what :func:`zorder.skipping.constants.constant` folds before a row is
 read, as Spark's ``ConstantFolding`` does); the *SQL* rule writes a call that reads
 columns as DuckDB SQL computing in Spark's types, NULLs and ANSI errors (what
-:func:`zorder.skipping.translate.translate` answers). Both take their argument types
-from one set of Spark type names (:mod:`zorder.skipping.coercion`) and their type rules
-(common types, decimal precision and scale) from the same functions.
+:func:`zorder.skipping.translate.translate` answers); the *ANSI* rule says where the
+call means the same with ANSI mode off (:mod:`zorder.skipping.ansi`). The rules take
+their argument types from one set of Spark type names (:mod:`zorder.skipping.coercion`)
+and their type rules (common types, decimal precision and scale) from the same functions.
 
 A fold rule asks the folder (:class:`Folding`) to fold its arguments and answers an
 :class:`~zorder.skipping.numbers.Operand`, or raises
@@ -103,20 +104,52 @@ class Translating(Protocol):
         """A zone-less TIMESTAMP read in the session zone, as a TIMESTAMPTZ."""
 
 
+@dataclass(frozen=True)
+class Typed:
+    """An operand that means the same with ANSI mode on and off: its type (None for an
+    untyped NULL) and, for a constant, its value."""
+
+    type: str | None
+    value: Any = None
+    constant: bool = False
+
+
+class DiffersError(Exception):
+    """The part of a filter whose meaning with ANSI mode off this package cannot vouch for."""
+
+    def __init__(self, node: exp.Expression) -> None:
+        super().__init__(node.sql(dialect="spark"))
+        self.part = node.sql(dialect="spark")
+
+
+class Classifying(Protocol):
+    """What an ANSI rule asks of the classifier of :mod:`zorder.skipping.ansi`."""
+
+    def operand(self, node: exp.Expression) -> Typed:
+        """A value that means the same in both modes; DiffersError otherwise."""
+
+    def typed(self, whole: exp.Expression, node: exp.Expression) -> str:
+        """The type of operand ``node`` of ``whole`` (an untyped NULL differs)."""
+
+
 FoldRule = Callable[[Folding, Any], Operand]
 SqlRule = Callable[[Translating, Any], Value]
+AnsiRule = Callable[[Classifying, Any], Typed]
 
 
 @dataclass(frozen=True)
 class Function:
     """Spark's meaning of one function, operator or cast: its value where every argument
-    is constant (``fold``; None: never folded) and its DuckDB SQL over columns (``sql``;
-    None: refused unless constant). ``locates``: a refusal inside it names the call (the
-    smallest boolean around what is refused)."""
+    is constant (``fold``; None: never folded), its DuckDB SQL over columns (``sql``;
+    None: refused unless constant), and where it means the same with ANSI mode off
+    (``ansi``: its type there, DiffersError where it may mean something else; None: never
+    vouched for). ``locates``: a refusal inside it names the call (the smallest boolean
+    around what is refused)."""
 
     fold: FoldRule | None = None
     sql: SqlRule | None = None
     locates: bool = False
+    ansi: AnsiRule | None = None
 
 
 NULL = Operand(None, "void")

@@ -22,10 +22,13 @@ from zorder.skipping.numbers import Operand
 from zorder.skipping.patterns import java_regex, like_regex
 from zorder.skipping.rules import (
     INT_MAX,
+    Classifying,
+    DiffersError,
     Folding,
     Function,
     NotConstantError,
     Translating,
+    Typed,
     int_arg,
 )
 from zorder.skipping.sql_values import RefusedError, Value, literal_sql
@@ -258,26 +261,45 @@ def rlike_sql(t: Translating, node: exp.RegexpLike) -> Value:
     return Value(sql, "boolean", raises=target.raises)
 
 
+# -- the same with ANSI mode off -----------------------------------------------------
+
+
+def matching_ansi(c: Classifying, node: exp.Expression) -> Typed:
+    """LIKE, ILIKE, RLIKE, startswith: a string against a string pattern means the same."""
+    escape = node.args.get("escape")
+    operands = [node.this, node.expression, *([escape] if escape is not None else [])]
+    if any(c.operand(o).type not in ("string", None) for o in operands):
+        raise DiffersError(node)
+    return Typed("boolean")
+
+
+def of_a_string_ansi(c: Classifying, node: exp.Upper | exp.Lower | exp.Length) -> Typed:
+    """upper, lower and length of a string cannot raise: the same in both modes."""
+    if c.operand(node.this).type != "string":
+        raise DiffersError(node)
+    return Typed("int" if isinstance(node, exp.Length) else "string")
+
+
 _CONCAT = Function(concat_value, concat_sql)
-_CASE = Function(case_change_value, case_map_sql)
-_LIKE = Function(sql=like_sql, locates=True)
+_CASE = Function(case_change_value, case_map_sql, ansi=of_a_string_ansi)
+_LIKE = Function(sql=like_sql, locates=True, ansi=matching_ansi)
 FUNCTIONS: dict[type[exp.Expression] | str, Function] = {
     exp.Concat: _CONCAT,
     exp.DPipe: _CONCAT,
     exp.Upper: _CASE,
     exp.Lower: _CASE,
-    exp.Length: Function(length_value, length_sql),
+    exp.Length: Function(length_value, length_sql, ansi=of_a_string_ansi),
     exp.Substring: Function(substring_value, substring_sql),
     exp.Left: Function(left_right_value),
     exp.Right: Function(left_right_value),
     exp.Trim: Function(trim_value),
     exp.Pad: Function(pad_value),
     exp.Replace: Function(replace_value),
-    exp.StartsWith: Function(sql=starts_with_sql),
+    exp.StartsWith: Function(sql=starts_with_sql, ansi=matching_ansi),
     exp.EndsWith: Function(sql=ends_with_sql),
     exp.Contains: Function(sql=contains_sql),
     exp.Like: _LIKE,
     exp.ILike: _LIKE,
-    exp.Escape: _LIKE,
-    exp.RegexpLike: Function(sql=rlike_sql, locates=True),
+    exp.Escape: Function(sql=like_sql, locates=True),
+    exp.RegexpLike: Function(sql=rlike_sql, locates=True, ansi=matching_ansi),
 }

@@ -22,7 +22,15 @@ from sqlglot import exp
 from zorder.skipping import datetimes
 from zorder.skipping.coercion import INTEGER_TYPES, InexactError
 from zorder.skipping.numbers import Operand
-from zorder.skipping.rules import Folding, Function, NotConstantError, Translating
+from zorder.skipping.rules import (
+    Classifying,
+    DiffersError,
+    Folding,
+    Function,
+    NotConstantError,
+    Translating,
+    Typed,
+)
 from zorder.skipping.sql_values import DAYS, MICROS, MONTHS, RefusedError, Value
 
 
@@ -313,10 +321,23 @@ def _now(f: Folding) -> tuple[dt.datetime, dt.tzinfo]:
     return now, zone
 
 
+# -- the same with ANSI mode off -----------------------------------------------------
+
+
+def of_a_datetime_ansi(c: Classifying, node: exp.Expression) -> Typed:
+    """to_date of a date or timestamp (of a string: an error with ANSI on, NULL with it
+    off) and the date parts cannot raise: the same in both modes."""
+    if isinstance(node, exp.TsOrDsToDate) and node.args.get("format"):
+        raise DiffersError(node)
+    if c.operand(node.this).type not in ("date", "timestamp", "timestamp_ntz"):
+        raise DiffersError(node)
+    return Typed("date" if isinstance(node, exp.TsOrDsToDate) else "int")
+
+
 FUNCTIONS: dict[type[exp.Expression] | str, Function] = {
     exp.Interval: Function(interval_value, interval_sql),
-    exp.TsOrDsToDate: Function(to_date_value, to_date_sql),
-    **{node: Function(sql=date_part_sql) for node in DATE_PARTS},
+    exp.TsOrDsToDate: Function(to_date_value, to_date_sql, ansi=of_a_datetime_ansi),
+    **{node: Function(sql=date_part_sql, ansi=of_a_datetime_ansi) for node in DATE_PARTS},
     **{node: Function(sql=time_part_sql) for node in TIME_PARTS},
     exp.DateDiff: Function(sql=date_diff_sql),
     exp.TsOrDsAdd: Function(date_add_value, date_add_sql),
