@@ -30,7 +30,6 @@ from sqlglot import exp
 
 from zorder.skipping.coercion import (
     FLOAT_TYPES,
-    INTEGER_ORDER,
     INTEGER_TYPES,
     MAX_DECIMAL_PRECISION,
     InexactError,
@@ -41,6 +40,7 @@ from zorder.skipping.coercion import (
     integer_range,
     is_numeric,
     same_as_text,
+    wider_type,
 )
 from zorder.skipping.numbers import Operand, to_double
 from zorder.skipping.rules import (
@@ -105,20 +105,20 @@ def _common_type(types: list[str | None]) -> str:
         return names[0]
     if not all(is_numeric(t) for t in names):
         raise InexactError(f"the common type of {', '.join(names)}")
-    if any(t in FLOAT_TYPES for t in names):
-        if any(t == "float" for t in names):
-            raise InexactError("a float among other numbers (its common type)")
-        return "double"
-    if all(t in INTEGER_TYPES for t in names):
-        return max(names, key=INTEGER_ORDER.index)
-    integral = scale = 0
-    for name in names:
-        shape = as_decimal(name)
-        assert shape is not None
-        integral, scale = max(integral, shape[0] - shape[1]), max(scale, shape[1])
-    if integral + scale > MAX_DECIMAL_PRECISION:
-        raise InexactError("the common decimal type needs more than 38 digits")
-    return f"decimal({integral + scale},{scale})"
+    if "float" in names:
+        raise InexactError("a float among other numbers (its common type)")
+    common = names[0]
+    for name in names[1:]:  # the translator's rule too (sql_values.common_type)
+        widened = wider_type(common, name)
+        assert widened is not None
+        common = widened
+    shapes = [as_decimal(name) for name in names]
+    if decimal_shape(common) is not None and any(shape is not None for shape in shapes):
+        exact = [shape for shape in shapes if shape is not None]
+        digits = max(p - s for p, s in exact) + max(s for _, s in exact)
+        if digits > MAX_DECIMAL_PRECISION:  # Spark would round the scale: not folded
+            raise InexactError("the common decimal type needs more than 38 digits")
+    return common
 
 
 def _as_type(operand: Operand | None, common: str) -> Operand:
