@@ -5,8 +5,9 @@ parses to (or, for a function sqlglot does not know, its lower-case name): its v
 its arguments are constant, its DuckDB SQL where they read columns, and whether it means
 the same with ANSI mode off, defined side by side in the module of its concern:
 
-- :mod:`zorder.skipping.logic`: AND, OR, NOT, IS, comparisons, IN, BETWEEN, the
-  conditionals and the NULL and NaN tests;
+- :mod:`zorder.skipping.logic`: AND, OR, NOT, IS, comparisons, IN, BETWEEN;
+- :mod:`zorder.skipping.conditionals`: COALESCE, NULLIF, IF, CASE, GREATEST, LEAST and
+  the NULL and NaN tests;
 - :mod:`zorder.skipping.arithmetic`: ``+ - * / div % pmod``, minus, ``abs`` and rounding;
 - :mod:`zorder.skipping.strings`: the string functions and LIKE, ILIKE, RLIKE;
 - :mod:`zorder.skipping.temporal`: dates, timestamps, intervals and the clock;
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from zorder.skipping import arithmetic, casts, logic, strings, temporal
+from zorder.skipping import arithmetic, casts, conditionals, logic, strings, temporal
 from zorder.skipping.rules import Function
 
 __all__ = ["REGISTRY", "lookup"]
@@ -31,7 +32,7 @@ __all__ = ["REGISTRY", "lookup"]
 
 def _registry() -> dict[type[exp.Expression] | str, Function]:
     table: dict[type[exp.Expression] | str, Function] = {}
-    for family in (logic, arithmetic, strings, temporal, casts):
+    for family in (logic, conditionals, arithmetic, strings, temporal, casts):
         twice = table.keys() & family.FUNCTIONS.keys()
         assert not twice, f"{family.__name__} defines {twice} again"
         table.update(family.FUNCTIONS)

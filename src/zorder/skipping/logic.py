@@ -1,18 +1,20 @@
-"""Spark's logic, comparisons and conditionals: each defined once, its value and its SQL.
+"""Spark's logic and comparisons: each defined once, its value, its SQL and its ANSI-off meaning.
 
 AND, OR, NOT and IS answer with SQL's three values; comparisons, IN, BETWEEN and
-``<=>`` bring their operands to the type Spark compares them in; COALESCE, NULLIF, IF,
-CASE, GREATEST and LEAST bring their branches to the one type Spark widens them to; the
-NULL and NaN tests (``isnull``, ``isnotnull``, ``isnan``) say which branch a value takes.
+``<=>`` bring their operands to the type Spark compares them in. The common type of
+operands and branches, and the order of two constants, are here too, for the
+conditionals (:mod:`zorder.skipping.conditionals`) as well.
 
 Spark decides a good deal of a filter's logic before it reads a row: it folds constant
 calls (the ``*_value`` rules; what Spark orders otherwise than Python, NaN, zone-less
 timestamps, a string against another type, is left unfolded), simplifies constant
 operands of AND and OR, propagates NULL through comparisons and unwraps casts compared
-with literals their type cannot hold; and it evaluates the right side of AND and OR, and
-the branches of a conditional, only where they are taken. The ``*_sql`` rules write these
-rules out as DuckDB SQL, so the SQL raises, and answers, only where Spark does.
-:data:`FUNCTIONS` registers both in the one table of :mod:`zorder.skipping.functions`.
+with literals their type cannot hold; and it evaluates the right side of AND and OR only
+where the left does not decide. The ``*_sql`` rules write these rules out as DuckDB SQL,
+so the SQL raises, and answers, only where Spark does; the ``*_ansi`` rules say where a
+comparison means the same with ANSI mode off (ANSI off coerces a string against a number,
+a decimal against a string, an IN list of strings and numbers otherwise).
+:data:`FUNCTIONS` registers them in the one table of :mod:`zorder.skipping.functions`.
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ from typing import Any
 from sqlglot import exp
 
 from zorder.skipping.coercion import (
-    FLOAT_TYPES,
     INTEGER_TYPES,
     MAX_DECIMAL_PRECISION,
     InexactError,
@@ -44,7 +45,6 @@ from zorder.skipping.coercion import (
 )
 from zorder.skipping.numbers import Operand, to_double
 from zorder.skipping.rules import (
-    NULL,
     Classifying,
     DiffersError,
     Folding,
@@ -92,7 +92,7 @@ _HOLDS: dict[str, Callable[[int], bool]] = {
 # -- the common type of branches and operands --------------------------------------
 
 
-def _common_type(types: list[str | None]) -> str:
+def common_of(types: list[str | None]) -> str:
     """The type Spark widens the branches of COALESCE, IF, CASE, GREATEST to, where it is
     known here; InexactError otherwise."""
     known = [t for t in types if t != "void"]
@@ -121,7 +121,7 @@ def _common_type(types: list[str | None]) -> str:
     return common
 
 
-def _as_type(operand: Operand | None, common: str) -> Operand:
+def as_type(operand: Operand | None, common: str) -> Operand:
     if operand is None or operand.value is None:
         return Operand(None, common)
     if operand.type == common or common == "void":
@@ -135,7 +135,7 @@ def _as_type(operand: Operand | None, common: str) -> Operand:
     return Operand(operand.value, common)  # a wider integer
 
 
-def _sort_key(value: Any) -> Any:
+def sort_key(value: Any) -> Any:
     if isinstance(value, dt.datetime) and value.tzinfo is SESSION_ZONE:
         raise InexactError("zone-less timestamps compared (needs the session's zone)")
     if isinstance(value, decimal.Decimal | int) and not isinstance(value, bool):
@@ -143,14 +143,14 @@ def _sort_key(value: Any) -> Any:
     return value
 
 
-def _compare(left: Operand, right: Operand) -> int | None:
+def order_of(left: Operand, right: Operand) -> int | None:
     """Spark's comparison of two constants: -1, 0, 1, or None when either is NULL."""
-    common = _common_type([left.type, right.type])
+    common = common_of([left.type, right.type])
     if common == "string" and (left.type != right.type):
         raise InexactError("a string compared with another type")
     if left.value is None or right.value is None:
         return None
-    a, b = _sort_key(_as_type(left, common).value), _sort_key(_as_type(right, common).value)
+    a, b = sort_key(as_type(left, common).value), sort_key(as_type(right, common).value)
     if isinstance(a, float) and (math.isnan(a) or math.isnan(b)):
         raise InexactError("NaN compared (Spark orders NaN above every number)")
     return int(a > b) - int(a < b)
@@ -163,24 +163,6 @@ def _pair(t: Translating, left: Value, right: Value, shown: str) -> tuple[Value,
     if common == "null":
         common = "boolean"
     return t.cast(left, common), t.cast(right, common), common
-
-
-def _branches(t: Translating, values: list[Value], shown: str) -> tuple[list[Value], str]:
-    common = "null"
-    for value in values:
-        widened = common_type(Value("", common), value, digits=False)
-        if widened is None:
-            raise RefusedError(f"{shown}: no common type of {common} and {value.type}")
-        common = widened
-    if common == "null":
-        return values, common
-    return [t.cast(v, common) for v in values], common
-
-
-def _condition(operand: Operand) -> bool:
-    if operand.type not in ("boolean", "void"):
-        raise InexactError(f"a {operand.type} as a condition")
-    return operand.value is True
 
 
 # -- AND, OR, NOT, IS --------------------------------------------------------------
@@ -273,7 +255,7 @@ def is_sql(t: Translating, node: exp.Is) -> Value:
 
 def comparison_value(f: Folding, node: exp.Expression) -> Operand:
     left, right = f.fold(node.this), f.fold(node.expression)
-    order = _compare(left, right)
+    order = order_of(left, right)
     if order is None:
         return Operand(None, "boolean")
     return Operand(_HOLDS[COMPARISONS[type(node)]](order), "boolean")
@@ -353,9 +335,9 @@ def unwrapped(op: str, left: Value, right: Value) -> Value | None:
 def null_safe_eq_value(f: Folding, node: exp.NullSafeEQ) -> Operand:
     left, right = f.fold(node.this), f.fold(node.expression)
     if left.value is None or right.value is None:
-        _common_type([left.type, right.type])  # Spark must accept the pair
+        common_of([left.type, right.type])  # Spark must accept the pair
         return Operand(left.value is None and right.value is None, "boolean")
-    return Operand(_compare(left, right) == 0, "boolean")
+    return Operand(order_of(left, right) == 0, "boolean")
 
 
 def distinct_sql(t: Translating, node: exp.NullSafeNEQ) -> Value:
@@ -396,139 +378,19 @@ def in_sql(t: Translating, node: exp.In) -> Value:
     return Value(sql, "boolean", raises=any(v.raises for v in cast))
 
 
-# -- conditionals ------------------------------------------------------------------
-
-
-def coalesce_value(f: Folding, node: exp.Coalesce) -> Operand:
-    operands = [f.fold(node.this), *(f.fold(e) for e in node.expressions)]
-    common = _common_type([o.type for o in operands])
-    chosen = next((o for o in operands if o.value is not None), None)
-    return _as_type(chosen, common)
-
-
-def coalesce_sql(t: Translating, node: exp.Coalesce) -> Value:
-    values = [t.value(node.this), *[t.value(e) for e in node.expressions]]
-    cast, common = _branches(t, values, node.sql(dialect="spark"))
-    if common == "null":
-        return NULL_SQL
-    sql = f"coalesce({', '.join(v.sql for v in cast)})"
-    return Value(sql, common, raises=any(v.raises for v in cast))
-
-
-def nullif_value(f: Folding, node: exp.Nullif) -> Operand:
-    first, second = f.fold(node.this), f.fold(node.expression)
-    if first.type is None:
-        raise InexactError("nullif of a NULL of unknown type")
-    if _compare(first, second) == 0:
-        return Operand(None, first.type)
-    return Operand(first.value, first.type)
-
-
-def nullif_sql(t: Translating, node: exp.Nullif) -> Value:
-    first = t.value(node.this)
-    equal = compare_values(t, "=", first, t.value(node.expression), node.sql(dialect="spark"))
-    sql = f"(CASE WHEN {equal.sql} THEN NULL ELSE {first.sql} END)"
-    return Value(sql, first.type, raises=equal.raises)
-
-
-def if_value(f: Folding, node: exp.If) -> Operand:
-    condition = _condition(f.fold(node.this))
-    yes = f.fold(node.args["true"])
-    no = f.fold(node.args["false"]) if node.args.get("false") is not None else NULL
-    common = _common_type([yes.type, no.type])
-    return _as_type(yes if condition else no, common)
-
-
-def if_sql(t: Translating, node: exp.If) -> Value:
-    condition = t.boolean(node.this)
-    otherwise = node.args.get("false")
-    values = [t.value(node.args["true"])]
-    values.append(t.value(otherwise) if otherwise is not None else Value("NULL", "null"))
-    cast, common = _branches(t, values, node.sql(dialect="spark"))
-    sql = f"(CASE WHEN {condition.sql} THEN {cast[0].sql} ELSE {cast[1].sql} END)"
-    raises = condition.raises or any(v.raises for v in cast)
-    return Value(sql, common, raises=raises)
-
-
-def case_value(f: Folding, node: exp.Case) -> Operand:
-    subject = f.fold(node.this) if node.args.get("this") is not None else None
-    branches = [(f.fold(i.this), f.fold(i.args["true"])) for i in node.args["ifs"]]
-    default = f.fold(node.args["default"]) if node.args.get("default") else NULL
-    common = _common_type([v.type for _, v in branches] + [default.type])
-    for test, value in branches:
-        if subject is None and test.type == "void":  # measured: IF(NULL, ..) is not
-            raise InexactError("CASE WHEN NULL: an error in Spark")
-        matched = _condition(test) if subject is None else _compare(subject, test) == 0
-        if matched:
-            return _as_type(value, common)
-    return _as_type(default, common)
-
-
-def case_sql(t: Translating, node: exp.Case) -> Value:
-    shown = node.sql(dialect="spark")
-    subject = node.this
-    conditions: list[Value] = []
-    results: list[Value] = []
-    for branch in node.args.get("ifs") or []:
-        if subject is not None:
-            conditions.append(compare_values(t, "=", t.value(subject), t.value(branch.this), shown))
-        else:
-            conditions.append(t.boolean(branch.this))
-        results.append(t.value(branch.args["true"]))
-    default = node.args.get("default")
-    results.append(t.value(default) if default is not None else Value("NULL", "null"))
-    cast, common = _branches(t, results, shown)
-    whens = " ".join(
-        f"WHEN {c.sql} THEN {r.sql}" for c, r in zip(conditions, cast[:-1], strict=True)
-    )
-    sql = f"(CASE {whens} ELSE {cast[-1].sql} END)"
-    raises = any(v.raises for v in conditions) or any(v.raises for v in cast)
-    return Value(sql, common, raises=raises)
-
-
-def extreme_value(f: Folding, node: exp.Greatest | exp.Least) -> Operand:
-    operands = [f.fold(node.this), *(f.fold(e) for e in node.expressions)]
-    if len(operands) < 2:
-        raise InexactError("greatest/least of one argument: an error in Spark")
-    common = _common_type([o.type for o in operands])
-    values = [_as_type(o, common) for o in operands if o.value is not None]
-    if not values:
-        return Operand(None, common)
-    pick = max if isinstance(node, exp.Greatest) else min
-    if any(isinstance(v.value, float) and math.isnan(v.value) for v in values):
-        raise InexactError("greatest/least with NaN")
-    return pick(values, key=lambda v: _sort_key(v.value))
-
-
-def is_nan_sql(t: Translating, node: exp.IsNan) -> Value:
-    inner = t.value(node.this)
-    if inner.type == "null":
-        return Value("FALSE", "boolean")
-    if inner.type not in FLOAT_TYPES:
-        raise RefusedError(f"isnan of a {inner.type}")
-    return Value(f"coalesce(isnan({inner.sql}), FALSE)", "boolean", raises=inner.raises)
-
-
-def is_null_function_sql(t: Translating, node: exp.Anonymous) -> Value:
-    if len(node.expressions) != 1:
-        raise RefusedError(node.sql(dialect="spark"))
-    inner = t.value(node.expressions[0])
-    word = "IS NULL" if str(node.this).lower() == "isnull" else "IS NOT NULL"
-    return Value(f"(({inner.sql}) {word})", "boolean", raises=inner.raises)
-
-
 # -- the same with ANSI mode off -----------------------------------------------------
 # ANSI off coerces a comparison's operands otherwise (a string against a number, a decimal
 # against a string, an IN list of strings and numbers): a comparison is vouched for only
 # between operands of one type family, or a constant string ANSI off reads alike.
 
-_NUMERIC = "numeric"
+NUMERIC = "numeric"
 _BOOLEAN = Typed("boolean")
 
 
-def _family(type_name: str) -> str:
+def family(type_name: str) -> str:
+    """The family of types ANSI off compares alike: numbers, date-times, or the type."""
     if is_numeric(type_name):
-        return _NUMERIC
+        return NUMERIC
     if type_name in ("date", "timestamp", "timestamp_ntz"):
         return "datetime"
     return type_name
@@ -568,7 +430,7 @@ def in_ansi(c: Classifying, node: exp.In) -> Typed:
         if not all(_same_text(value, target.type) for value in typed):
             raise DiffersError(node)
         return _BOOLEAN
-    if any(_family(value.type or "") != _family(target.type) for value in typed):
+    if any(family(value.type or "") != family(target.type) for value in typed):
         raise DiffersError(node)
     # A list is widened to one type over all its items and the column.
     every = [target, *typed]
@@ -586,12 +448,6 @@ def is_ansi(c: Classifying, node: exp.Is) -> Typed:
     return _BOOLEAN
 
 
-def is_nan_ansi(c: Classifying, node: exp.IsNan) -> Typed:
-    if _family(c.typed(node, node.this)) != _NUMERIC:
-        raise DiffersError(node)
-    return _BOOLEAN
-
-
 _PLAIN_INTEGER = re.compile(r"-?\d+")
 
 
@@ -599,7 +455,7 @@ def _compatible(operand: Typed, other: Typed) -> bool:
     """Whether ``operand`` meets ``other`` (in a comparison) the same way in both modes."""
     assert operand.type is not None
     assert other.type is not None
-    if _family(operand.type) == _family(other.type):
+    if family(operand.type) == family(other.type):
         return _float_exact(operand, other) and _decimals_fit(operand.type, other.type)
     if operand.type != "string" or not operand.constant:
         return other.type == "string" and other.constant  # judged from the other side
@@ -672,13 +528,4 @@ FUNCTIONS: dict[type[exp.Expression] | str, Function] = {
     exp.NullSafeNEQ: Function(sql=distinct_sql, locates=True, ansi=compare_ansi),
     exp.Between: Function(sql=between_sql, locates=True, ansi=between_ansi),
     exp.In: Function(sql=in_sql, locates=True, ansi=in_ansi),
-    exp.Coalesce: Function(coalesce_value, coalesce_sql),
-    exp.Nullif: Function(nullif_value, nullif_sql),
-    exp.If: Function(if_value, if_sql),
-    exp.Case: Function(case_value, case_sql),
-    exp.Greatest: Function(extreme_value),
-    exp.Least: Function(extreme_value),
-    exp.IsNan: Function(sql=is_nan_sql, ansi=is_nan_ansi),
-    "isnull": Function(sql=is_null_function_sql),
-    "isnotnull": Function(sql=is_null_function_sql),
 }
