@@ -80,7 +80,11 @@ def number_operand(text: str) -> Operand:
     return Operand(value, type_name, literal=True)
 
 
-def _numeric_pair(t: Translating, node: exp.Binary, verb: str) -> tuple[Value, Value, str]:
+def _numeric_pair(
+    t: Translating, node: exp.Binary, verb: str, *, integral: bool = False
+) -> tuple[Value, Value, str]:
+    """The operands of ``node`` and the type Spark computes in ("null" where a NULL literal
+    decides it); ``integral``: ``div``, which Spark refuses for floating-point operands."""
     left, right = t.value(node.this), t.value(node.expression)
     shown = node.sql(dialect="spark")
     for one, other in ((left, right), (right, left)):
@@ -88,18 +92,31 @@ def _numeric_pair(t: Translating, node: exp.Binary, verb: str) -> tuple[Value, V
             # Spark brings a string to the other side's integral type as a bigint; with
             # anything else its rule is not reproduced here.
             raise RefusedError(f"{shown}: a string {verb} a {other.type}")
+    # Spark checks the operands' types before NullPropagation: 1e0 div NULL and bo + NULL
+    # are analysis errors, not NULL (the fold rule, numbers.arithmetic, refuses them too).
+    for one, side in ((left, node.this), (right, node.expression)):
+        if one.type not in ("null", "string") and not is_numeric(one.type):
+            raise RefusedError(f"{shown}: arithmetic on a {one.type}")
+        if integral and one.type in FLOAT_TYPES:
+            raise RefusedError(f"{shown}: div of a {one.type} (an error in Spark)")
+        if integral and one.type == "null" and not isinstance(_unparen(side), exp.Null):
+            # A NULL computed from a typed operand (x + NULL): its type is lost here.
+            raise RefusedError(f"{shown}: div of a NULL of a type not known here")
     if is_null(left) or is_null(right):  # NullPropagation: NULL, nothing evaluated
         return left, right, "null"
     if left.type == "string" or right.type == "string":
         return t.cast(left, "bigint"), t.cast(right, "bigint"), "bigint"
     if left.type == "null" and right.type == "null":
         return left, right, "null"
-    for one in (left, right):
-        if one.type != "null" and not is_numeric(one.type):
-            raise RefusedError(f"{shown}: arithmetic on a {one.type}")
     common = common_type(left, right, digits=True)
     assert common is not None
     return left, right, common
+
+
+def _unparen(node: exp.Expression) -> exp.Expression:
+    while isinstance(node, exp.Paren):
+        node = node.this
+    return node
 
 
 def arithmetic_value(f: Folding, node: exp.Expression) -> Operand:
@@ -188,7 +205,7 @@ def div_sql(t: Translating, node: exp.Div) -> Value:
 
 
 def int_div_sql(t: Translating, node: exp.IntDiv) -> Value:
-    a, b, common = _numeric_pair(t, node, "divided by")
+    a, b, common = _numeric_pair(t, node, "divided by", integral=True)
     if common == "null":
         return NULL
     if common not in INTEGER_TYPES:
