@@ -97,7 +97,7 @@ def test_modules_functions_and_signatures_stay_within_the_limits() -> None:
 def test_the_limits_are_found_when_broken(tmp_path: Path) -> None:
     package = tmp_path / "pkg"
     package.mkdir()
-    long_body = "\n".join(f"    x{i} = {i}" for i in range(80))
+    long_body = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES))
     (package / "long.py").write_text(
         f'def long():\n    """Docstring."""\n    # a comment\n{long_body}\n'
     )
@@ -105,9 +105,9 @@ def test_the_limits_are_found_when_broken(tmp_path: Path) -> None:
         "def wide(a, b, c, d, e, f, g, h, i):\n    return a\n\n\n"
         "class C:\n    def method(self, a, b, c, d, e, f, g, h):\n        return a\n"
     )
-    (package / "big.py").write_text("x = 1\n" * 701)
+    (package / "big.py").write_text("x = 1\n" * (MAX_MODULE_LINES + 1))
     assert oversized(package) == [
-        "big: 701 lines",
-        "long.long: 81 lines of code",
+        f"big: {MAX_MODULE_LINES + 1} lines",
+        f"long.long: {MAX_FUNCTION_LINES + 1} lines of code",
         "wide.wide: 9 parameters",
     ]

@@ -128,6 +128,27 @@ def test_decimal_arithmetic_in_spark_s_types() -> None:
         translate("m / 3 > 1", TYPES)
 
 
+def test_a_computed_integer_meets_a_decimal_as_its_type_a_literal_as_its_digits() -> None:
+    # Measured on Spark 4.1.4 with d = 2.0000000000000000000000000000000000001 as
+    # decimal(38,37): d = 2 keeps no row (compared in decimal(38,37)); d = 1 + 1 and
+    # d = CAST(2 AS BIGINT) keep it (an expression is an int's decimal(10,0): compared in
+    # decimal(38,28), d rounded); d = 2L keeps none. The folder and the translator type
+    # them by the same rule (coercion.decimal_shapes).
+    wide = {"d": "decimal(38,37)"}
+    rows = pa.table(
+        {
+            "d": pa.array(
+                [decimal.Decimal("2.0000000000000000000000000000000000001")], pa.decimal128(38, 37)
+            )
+        }
+    )
+    for where, kept in (("d = 2", False), ("d = 1 + 1", True), ("d = CAST(2 AS INT)", True)):
+        assert translated_mask(translate(where, wide), rows).to_pylist() == [kept], where
+    with pytest.raises(UnsupportedFilterError, match="whether an integer is a literal"):
+        translate("d = 2L", wide)  # parsed as CAST(2 AS BIGINT): the two part in Spark
+    assert mask("m = 100L") == [False, False, None, False]  # both ways hold m exactly
+
+
 def test_casts_of_strings_raise_where_ansi_spark_raises() -> None:
     assert one("CAST(' 5 ' AS INT) = 5")
     with pytest.raises(FilterEvaluationError):
@@ -283,6 +304,11 @@ def test_refusals_name_the_construct() -> None:
         "t + interval '1' day > t": "outside UTC",
         "CAST(x AS STRING) = '1.0'": "CAST of a double AS string",
         "sha2(s, 256) = ''": "SHA2",
+        # Analysis errors in Spark before any NULL is propagated (found by the translation
+        # fuzzer at 150 examples: the SQL rule answered NULL where the fold rule refused).
+        "i = (1e0 div (i + NULL))": "div of a double",
+        "(x + NULL) div 2 = 1": "div of a NULL of a type not known here",
+        "bo * NULL = 1": "arithmetic on a boolean",
     }
     for where, named in cases.items():
         with pytest.raises(UnsupportedFilterError, match=r"zorder\.read") as error:

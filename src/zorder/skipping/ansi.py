@@ -9,7 +9,10 @@ raises (invalid casts, overflow, division by zero, ``to_date``...). Rather
 than a second copy of every rule, this module names the parts of a filter
 whose meaning is the same either way; what it cannot vouch for is
 "mode-dependent", and under ANSI off the statistics read it as unknown and
-the in-process evaluators refuse it.
+the in-process evaluators refuse it. This module walks the filter (AND, OR,
+NOT, columns, constants); whether a function, operator or cast means the same
+is its ANSI rule, next to its fold and SQL rules in the one table of
+:mod:`zorder.skipping.functions`.
 
 Conservative by construction: columns, literals and constants that fold
 without an ANSI error and hold no string coerced to another type;
@@ -24,25 +27,15 @@ cannot raise; AND, OR and NOT of those.
 from __future__ import annotations
 
 import re
-import struct
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
 
 from sqlglot import exp
 
 from zorder.errors import UnsupportedFilterError
-from zorder.skipping.coercion import (
-    FLOAT_TYPES,
-    INTEGER_TYPES,
-    as_decimal,
-    date_text,
-    same_as_text,
-)
-from zorder.skipping.constants import FoldContext, NotConstantError, constant, spark_type_name
-from zorder.skipping.monotone import COMPARISONS
+from zorder.skipping.constants import FoldContext, NotConstantError, constant
+from zorder.skipping.functions import lookup
 from zorder.skipping.predicates import resolve_column
-from zorder.skipping.translate_casts import cast_may_raise
+from zorder.skipping.rules import DiffersError, Typed
 
 __all__ = [
     "ANSI_SETTING",
@@ -91,7 +84,7 @@ def ansi_difference(
     """
     try:
         _Classifier(columns, context).boolean(node)
-    except _DiffersError as differs:
+    except DiffersError as differs:
         return differs.part
     return None
 
@@ -121,51 +114,9 @@ def mode_dependent_atoms(
     return lambda node: ansi_difference(node, columns, context)
 
 
-class _DiffersError(Exception):
-    def __init__(self, node: exp.Expression) -> None:
-        super().__init__(node.sql(dialect="spark"))
-        self.part = node.sql(dialect="spark")
-
-
-@dataclass(frozen=True)
-class _Typed:
-    """An operand that means the same in both modes: its type (None for an untyped NULL)
-    and, for a constant, its value."""
-
-    type: str | None
-    value: Any = None
-    constant: bool = False
-
-
-_NUMERIC = "numeric"
-_DATETIME = ("date", "timestamp", "timestamp_ntz")
-# Functions of one operand that cannot raise, by the operand type they need and the
-# type they give.
-_STRING_FUNCTIONS: dict[type[exp.Expression], str] = {
-    exp.Lower: "string",
-    exp.Upper: "string",
-    exp.Length: "int",
-}
-_DATE_PARTS = (
-    exp.Year,
-    exp.Month,
-    exp.Quarter,
-    exp.Day,
-    exp.DayOfMonth,
-    exp.DayOfWeek,
-    exp.DayOfYear,
-)
 # Where a string literal inside a constant keeps its meaning: written as the value of a
 # typed literal (DATE'...', INTERVAL '7' DAY) or cast explicitly.
 _STRING_HOLDERS = (exp.Cast, exp.Interval)
-
-
-def _family(type_name: str) -> str:
-    if type_name in INTEGER_TYPES or type_name in FLOAT_TYPES or type_name.startswith("decimal"):
-        return _NUMERIC
-    if type_name in _DATETIME:
-        return "datetime"
-    return type_name
 
 
 class _Classifier:
@@ -174,7 +125,7 @@ class _Classifier:
         self.context = context
 
     def boolean(self, node: exp.Expression) -> None:
-        """Returns where ``node`` means the same in both modes; raises _DiffersError otherwise."""
+        """Returns where ``node`` means the same in both modes; raises DiffersError otherwise."""
         if isinstance(node, exp.Paren | exp.Not):
             return self.boolean(node.this)
         if isinstance(node, exp.And | exp.Or):
@@ -182,84 +133,34 @@ class _Classifier:
             return self.boolean(node.expression)
         if isinstance(node, exp.Boolean | exp.Null):
             return None
-        if type(node) in COMPARISONS or isinstance(node, exp.NullSafeNEQ):
-            return self.compare(node, node.this, node.expression)
-        if isinstance(node, exp.Between):
-            self.compare(node, node.this, node.args["low"])
-            return self.compare(node, node.this, node.args["high"])
-        if isinstance(node, exp.In):
-            return self.in_list(node)
-        if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
-            self.operand(node.this)
-            return None
-        if isinstance(node, exp.Like | exp.ILike | exp.RegexpLike | exp.StartsWith):
-            return self.matching(node)
-        if isinstance(node, exp.IsNan):
-            if _family(self.typed(node, node.this)) != _NUMERIC:
-                raise _DiffersError(node)
-            return None
         if isinstance(node, exp.Column) and self.typed(node, node) == "boolean":
             return None
-        raise _DiffersError(node)
+        if self.function(node).type == "boolean":  # a comparison, a match, a test
+            return None
+        raise DiffersError(node)
 
     def typed(self, whole: exp.Expression, node: exp.Expression) -> str:
         """The type of operand ``node`` of ``whole``; an untyped NULL differs (Spark types it
         from context, where the modes' coercions part)."""
         operand = self.operand(node)
         if operand.type is None:
-            raise _DiffersError(whole)
+            raise DiffersError(whole)
         return operand.type
 
-    def compare(self, whole: exp.Expression, left: exp.Expression, right: exp.Expression) -> None:
-        first, second = self.operand(left), self.operand(right)
-        if first.type is None or second.type is None:
-            return  # NULL compared: NULL in both modes
-        if not (_compatible(first, second) and _compatible(second, first)):
-            raise _DiffersError(whole)
-
-    def in_list(self, node: exp.In) -> None:
-        if node.args.get("query") is not None or node.args.get("unnest") is not None:
-            raise _DiffersError(node)
-        target = self.operand(node.this)
-        listed = [self.operand(value) for value in node.expressions]
-        typed = [value for value in listed if value.type is not None]
-        if target.type is None or not typed:
-            return
-        if any(value.type == "string" for value in typed) and target.type != "string":
-            # ANSI off widens the whole list, and the column, to strings.
-            if not all(_same_text(value, target.type) for value in typed):
-                raise _DiffersError(node)
-            return
-        if any(_family(value.type or "") != _family(target.type) for value in typed):
-            raise _DiffersError(node)
-        # A list is widened to one type over all its items and the column.
-        every = [target, *typed]
-        if not all(_float_exact(a, b) for a in every for b in every):
-            raise _DiffersError(node)
-        if not _decimals_fit(*(value.type or "" for value in every)):
-            raise _DiffersError(node)
-
-    def matching(self, node: exp.Expression) -> None:
-        """LIKE, ILIKE, RLIKE, startswith: a string against a string pattern."""
-        escape = node.args.get("escape")
-        operands = [node.this, node.expression, *([escape] if escape is not None else [])]
-        if any(self.operand(o).type not in ("string", None) for o in operands):
-            raise _DiffersError(node)
-
-    def operand(self, node: exp.Expression) -> _Typed:
-        """A value expression that means the same in both modes; _DiffersError otherwise."""
+    def operand(self, node: exp.Expression) -> Typed:
+        """A value expression that means the same in both modes; DiffersError otherwise."""
         while isinstance(node, exp.Paren):
             node = node.this
         if isinstance(node, exp.Column):
             if node.table:
-                raise _DiffersError(node)
-            return _Typed(self.columns[resolve_column(str(node.name), self.columns)])
+                raise DiffersError(node)
+            return Typed(self.columns[resolve_column(str(node.name), self.columns)])
         folded = self.constant(node)
         if folded is not None:
             return folded
         return self.function(node)
 
-    def constant(self, node: exp.Expression) -> _Typed | None:
+    def constant(self, node: exp.Expression) -> Typed | None:
         """A constant that folds without an ANSI error folds to the same value with ANSI
         off, unless a string in it is coerced to another type (the modes coerce strings
         differently): None where ``node`` is not such a constant."""
@@ -271,111 +172,15 @@ class _Classifier:
             return None
         for text in node.find_all(exp.Literal):
             if text.is_string and text is not node and not isinstance(text.parent, _STRING_HOLDERS):
-                raise _DiffersError(node)
+                raise DiffersError(node)
         if literal is None:
-            return _Typed(None, constant=True)
-        return _Typed(literal.type, literal.value, constant=True)
+            return Typed(None, constant=True)
+        return Typed(literal.type, literal.value, constant=True)
 
-    def function(self, node: exp.Expression) -> _Typed:
-        """A cast or function of columns that cannot raise, so means the same either way."""
-        if isinstance(node, exp.Cast):
-            target = spark_type_name(node.to)
-            source = self.operand(node.this).type
-            if target is None or source is None:
-                raise _DiffersError(node)
-            if not node.args.get("safe") and cast_may_raise(source, target):
-                raise _DiffersError(node)
-            return _Typed(target)
-        if isinstance(node, exp.TsOrDsToDate) and not node.args.get("format"):
-            if self.operand(node.this).type not in _DATETIME:
-                raise _DiffersError(node)  # a string: an error with ANSI on, NULL with it off
-            return _Typed("date")
-        if isinstance(node, _DATE_PARTS):
-            if self.operand(node.this).type not in _DATETIME:
-                raise _DiffersError(node)
-            return _Typed("int")
-        if type(node) in _STRING_FUNCTIONS:
-            if self.operand(node.this).type != "string":
-                raise _DiffersError(node)
-            return _Typed(_STRING_FUNCTIONS[type(node)])
-        if isinstance(node, exp.Add | exp.Sub | exp.Mul):
-            # Floating-point arithmetic neither raises nor wraps (integers and decimals do).
-            sides = (self.operand(node.this).type, self.operand(node.expression).type)
-            if all(side in FLOAT_TYPES for side in sides):
-                return _Typed("double")
-        raise _DiffersError(node)
-
-
-_PLAIN_INTEGER = re.compile(r"-?\d+")
-_INTEGER_RANGES = {
-    "tinyint": (-(2**7), 2**7 - 1),
-    "smallint": (-(2**15), 2**15 - 1),
-    "int": (-(2**31), 2**31 - 1),
-    "bigint": (-(2**63), 2**63 - 1),
-}
-
-
-def _compatible(operand: _Typed, other: _Typed) -> bool:
-    """Whether ``operand`` meets ``other`` (in a comparison) the same way in both modes."""
-    assert operand.type is not None
-    assert other.type is not None
-    if _family(operand.type) == _family(other.type):
-        return _float_exact(operand, other) and _decimals_fit(operand.type, other.type)
-    if operand.type != "string" or not operand.constant:
-        return other.type == "string" and other.constant  # judged from the other side
-    text = operand.value
-    if other.type in _INTEGER_RANGES and _PLAIN_INTEGER.fullmatch(text):
-        low, high = _INTEGER_RANGES[other.type]
-        return low <= int(text) <= high  # ANSI off casts to the column's own type
-    if other.type == "date":
-        return date_text(text) is not None
-    return False
-
-
-def _float_exact(operand: _Typed, other: _Typed) -> bool:
-    """A FLOAT meets an int or a bigint as a FLOAT with ANSI off, as a DOUBLE with it on:
-    the same only where the integer is a constant a float holds exactly (a tinyint's or a
-    smallint's values always are)."""
-    for floating, integral in ((operand, other), (other, operand)):
-        if floating.type == "float" and integral.type in ("int", "bigint"):
-            return integral.constant and _in_float(integral.value)
-    return True
-
-
-def _decimals_fit(*types: str) -> bool:
-    """Whether decimals (and integers beside them) meet in a common decimal type that holds
-    every operand's integral digits and scale, 38 digits at most.
-
-    Past that, Spark 3.5 keeps the scale and overflows (an error with ANSI on, NULL with
-    it off: ``m < 12345678901234567890123456789012`` on a decimal(38,10) matches nothing),
-    while Spark 4.x keeps the integral digits and rounds the scale (SPARK-45905).
-
-    >>> _decimals_fit("decimal(38,10)", "decimal(32,0)"), _decimals_fit("decimal(12,2)", "int")
-    (False, True)
-    """
-    digits = [as_decimal(name) for name in types]
-    if any(shape is None for shape in digits):
-        return True  # a float or a double: the comparison is of doubles
-    shapes = [shape for shape in digits if shape is not None]
-    integral = max(precision - scale for precision, scale in shapes)
-    return integral + max(scale for _, scale in shapes) <= 38
-
-
-def _in_float(value: int) -> bool:
-    try:
-        return bool(struct.unpack("f", struct.pack("f", value))[0] == value)
-    except (OverflowError, struct.error):
-        return False
-
-
-def _same_text(value: _Typed, column_type: str) -> bool:
-    """A value of an IN list widened to strings with ANSI off, against a ``column_type``:
-    does it match the same rows as ANSI's cast?"""
-    if value.type != "string" or not value.constant:
-        return False
-    if not same_as_text(value.value, column_type):
-        return False
-    if column_type in _INTEGER_RANGES:
-        low, high = _INTEGER_RANGES[column_type]
-        return low <= int(value.value) <= high
-    return True
+    def function(self, node: exp.Expression) -> Typed:
+        """A function of columns that means the same either way, by its ANSI rule in
+        :mod:`zorder.skipping.functions`."""
+        function = lookup(node)
+        if function is None or function.ansi is None:
+            raise DiffersError(node)
+        return function.ansi(self, node)

@@ -40,6 +40,7 @@ from zorder.skipping.nodes import TypedLiteral
 
 __all__ = [
     "FLOAT_TYPES",
+    "INTEGER_ORDER",
     "INTEGER_TYPES",
     "MAX_DECIMAL_PRECISION",
     "ComputedLiteral",
@@ -50,18 +51,23 @@ __all__ = [
     "convert",
     "date_text",
     "decimal_shape",
+    "decimal_shapes",
     "fit_decimal",
+    "integer_range",
+    "is_numeric",
     "literal_type",
     "number_literal",
     "same_as_text",
     "timestamp_text",
+    "wider_decimal",
+    "wider_type",
 ]
 
 INTEGER_TYPES = frozenset({"tinyint", "smallint", "int", "bigint"})
 FLOAT_TYPES = frozenset({"float", "double"})
 MAX_DECIMAL_PRECISION = 38
 
-_INTEGER_ORDER = ("tinyint", "smallint", "int", "bigint")
+INTEGER_ORDER = ("tinyint", "smallint", "int", "bigint")
 _INTEGER_BITS = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}
 # The decimal type Spark casts an integral type to (DecimalType.forType): bigint is (20,0).
 _INTEGER_AS_DECIMAL = {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 20}
@@ -106,11 +112,14 @@ def _decimal_type(precision: int, scale: int) -> str:
     return f"decimal({precision},{scale})"
 
 
-def _is_numeric(type_name: str) -> bool:
-    return type_name in INTEGER_TYPES or type_name in FLOAT_TYPES or type_name.startswith("decimal")
+def is_numeric(type_name: str | None) -> bool:
+    """Whether ``type_name`` is one of Spark's numeric types."""
+    return type_name is not None and (
+        type_name in INTEGER_TYPES or type_name in FLOAT_TYPES or type_name.startswith("decimal(")
+    )
 
 
-def _integer_range(type_name: str) -> tuple[int, int]:
+def integer_range(type_name: str) -> tuple[int, int]:
     bits = _INTEGER_BITS[type_name]
     return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
 
@@ -148,7 +157,7 @@ def number_literal(text: str) -> tuple[Any, str]:
         return number, _decimal_type(precision, scale)
     integer = int(number)
     for name in ("int", "bigint"):
-        low, high = _integer_range(name)
+        low, high = integer_range(name)
         if low <= integer <= high:
             return integer, name
     return integer, _decimal_type(precision, 0)
@@ -160,7 +169,7 @@ def literal_type(value: Any) -> str:
         return "boolean"
     if isinstance(value, int):
         for name in ("int", "bigint"):
-            low, high = _integer_range(name)
+            low, high = integer_range(name)
             if low <= value <= high:
                 return name
         return _decimal_type(min(len(str(abs(value))), MAX_DECIMAL_PRECISION), 0)
@@ -187,7 +196,23 @@ def as_decimal(type_name: str) -> tuple[int, int] | None:
     return decimal_shape(type_name)
 
 
-def _wider_decimal(left: tuple[int, int], right: tuple[int, int]) -> str:
+def decimal_shapes(type_name: str, value: Any, literal: bool | None) -> list[tuple[int, int]]:
+    """The decimal types Spark may see a number of ``type_name`` as, where it meets a
+    decimal: an integer literal as written (``literal``) as the decimal of its digits
+    (``DecimalType.fromLiteral``, which has no case for a tinyint), any other integer as its
+    type's (an int: decimal(10,0)); two where the text leaves open whether it is a literal
+    (``literal`` None: sqlglot parses ``5L`` and ``CAST(5 AS BIGINT)`` alike)."""
+    shape = decimal_shape(type_name)
+    if shape is not None:
+        return [shape]
+    as_type = (_INTEGER_AS_DECIMAL[type_name], 0)
+    if type_name == "tinyint" or value is None or literal is False:
+        return [as_type]
+    digits = (max(len(str(abs(int(value)))), 1), 0)
+    return [digits] if literal else [digits, as_type]
+
+
+def wider_decimal(left: tuple[int, int], right: tuple[int, int]) -> str:
     """DecimalPrecision.widerDecimalType, keeping integral digits when 38 are exceeded."""
     scale = max(left[1], right[1])
     integral = max(left[0] - left[1], right[0] - right[1])
@@ -210,18 +235,20 @@ _STRING_TARGETS = {
 }
 
 
-def _common_of_two(left: str, right: str) -> str | None:
+def wider_type(left: str, right: str) -> str | None:
+    """The type Spark (ANSI) brings two types to where they meet (a comparison, an IN list,
+    the branches of a conditional); None where Spark does not bring them together here."""
     if left == right:
         return left
-    if _is_numeric(left) and _is_numeric(right):
+    if is_numeric(left) and is_numeric(right):
         if left in FLOAT_TYPES or right in FLOAT_TYPES:
             return "double"  # float vs float is caught above; everything else meets in double
         if left in INTEGER_TYPES and right in INTEGER_TYPES:
-            return max(left, right, key=_INTEGER_ORDER.index)
+            return max(left, right, key=INTEGER_ORDER.index)
         left_shape, right_shape = as_decimal(left), as_decimal(right)
         assert left_shape is not None
         assert right_shape is not None
-        return _wider_decimal(left_shape, right_shape)
+        return wider_decimal(left_shape, right_shape)
     temporal = _TEMPORAL_COMMON.get(frozenset({left, right}))
     if temporal is not None:
         return temporal
@@ -315,7 +342,7 @@ def _fold(column_type: str, types: list[str], digits: list[str] | None) -> str |
             return None
         if digits is not None and decimal_shape(common) is not None:
             name = digits[index]
-        common = _common_of_two(common, name)
+        common = wider_type(common, name)
     return common
 
 
@@ -373,7 +400,7 @@ def _integer_text(text: str, type_name: str) -> int:
     if not _SIGNED_INTEGER.fullmatch(text):
         raise InexactError(f"the string {text!r} as {type_name} (write an integer: '42')")
     number = int(text)
-    low, high = _integer_range(type_name)
+    low, high = integer_range(type_name)
     if not low <= number <= high:
         raise InexactError(f"the string {text!r} is out of {type_name}'s range: an error in Spark")
     return number
@@ -464,7 +491,7 @@ def cast_literal(raw: Any, source: str, target: str) -> Any:
     if target in INTEGER_TYPES:
         if source in INTEGER_TYPES or source.startswith("decimal"):
             number = int(raw)  # ANSI casts decimals to integers toward zero
-            low, high = _integer_range(target)
+            low, high = integer_range(target)
             if low <= number <= high:
                 return number
             raise InexactError(f"{raw} is out of {target}'s range: an error in Spark")

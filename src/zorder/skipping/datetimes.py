@@ -30,8 +30,14 @@ import calendar
 import datetime as dt
 import re
 
-from zorder.skipping.coercion import INTEGER_TYPES, InexactError, cast_literal, timestamp_text
-from zorder.skipping.numbers import Operand, integer_range
+from zorder.skipping.coercion import (
+    INTEGER_TYPES,
+    InexactError,
+    cast_literal,
+    integer_range,
+    timestamp_text,
+)
+from zorder.skipping.numbers import Operand
 from zorder.skipping.zones import SESSION_ZONE, need_zone
 
 __all__ = [
@@ -40,6 +46,7 @@ __all__ = [
     "date_add",
     "interval_literal",
     "is_interval",
+    "is_year_month",
     "last_day",
     "local_date",
     "make_date",
@@ -94,6 +101,11 @@ def _family(type_name: str | None) -> tuple[str, ...] | None:
 
 def is_interval(type_name: str | None) -> bool:
     return _family(type_name) is not None
+
+
+def is_year_month(type_name: str | None) -> bool:
+    """Whether ``type_name`` is a year-month interval (counted in months)."""
+    return _family(type_name) == _YEAR_MONTH
 
 
 def _within(value: int, type_name: str, what: str) -> int:

@@ -25,12 +25,16 @@ import numpy as np
 
 from zorder.skipping.coercion import (
     FLOAT_TYPES,
+    INTEGER_ORDER,
     INTEGER_TYPES,
     MAX_DECIMAL_PRECISION,
     InexactError,
     convert,
     decimal_shape,
+    decimal_shapes,
     fit_decimal,
+    integer_range,
+    is_numeric,
 )
 from zorder.skipping.nodes import TypedLiteral
 
@@ -38,15 +42,13 @@ __all__ = [
     "Operand",
     "absolute",
     "arithmetic",
-    "integer_range",
-    "is_numeric",
+    "decimal_result",
     "negate",
+    "result_precision",
     "to_double",
 ]
 
-_INTEGER_ORDER = ("tinyint", "smallint", "int", "bigint")
 _INTEGER_BITS = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}
-_FOR_TYPE = {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 20}
 _MINIMUM_ADJUSTED_SCALE = 6
 _EXACT = decimal.Context(prec=400, Emax=10_000, Emin=-10_000, traps=[decimal.InvalidOperation])
 
@@ -61,17 +63,6 @@ class Operand:
     value: Any
     type: str | None
     literal: bool | None = False
-
-
-def is_numeric(type_name: str | None) -> bool:
-    return type_name is not None and (
-        type_name in INTEGER_TYPES or type_name in FLOAT_TYPES or type_name.startswith("decimal(")
-    )
-
-
-def integer_range(type_name: str) -> tuple[int, int]:
-    bits = _INTEGER_BITS[type_name]
-    return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
 
 
 def _checked(value: int, type_name: str) -> int:
@@ -198,7 +189,7 @@ def _integral(op: str, left: Operand, right: Operand) -> Operand:
         if b == 0:
             raise InexactError("division by zero: an error in ANSI Spark")
         return Operand(a / b, "double")
-    wider = max(left.type, right.type, key=_INTEGER_ORDER.index)
+    wider = max(left.type, right.type, key=INTEGER_ORDER.index)
     type_name = "bigint" if op == "div" else wider
     if left.value is None or right.value is None:
         return Operand(None, type_name)
@@ -234,32 +225,32 @@ def _adjust(precision: int, scale: int) -> tuple[int, int]:
     return MAX_DECIMAL_PRECISION, max(MAX_DECIMAL_PRECISION - integral, minimum)
 
 
-def _result_shape(op: str, left: tuple[int, int], right: tuple[int, int]) -> tuple[int, int]:
+def result_precision(op: str, left: tuple[int, int], right: tuple[int, int]) -> tuple[int, int]:
+    """The precision and scale of ``left op right`` on decimals of these shapes, before
+    Spark bounds them to 38 digits (DecimalPrecision); the SQL rules refuse what it bounds."""
     (p1, s1), (p2, s2) = left, right
     if op in ("+", "-"):
         scale = max(s1, s2)
-        return _adjust(max(p1 - s1, p2 - s2) + scale + 1, scale)
+        return max(p1 - s1, p2 - s2) + scale + 1, scale
     if op == "*":
-        return _adjust(p1 + p2 + 1, s1 + s2)
+        return p1 + p2 + 1, s1 + s2
     if op == "/":
         scale = max(_MINIMUM_ADJUSTED_SCALE, s1 + p2 + 1)
-        return _adjust(p1 - s1 + s2 + scale, scale)
+        return p1 - s1 + s2 + scale, scale
     scale = max(s1, s2)  # % and pmod
-    return _adjust(min(p1 - s1, p2 - s2) + scale, scale)
+    return min(p1 - s1, p2 - s2) + scale, scale
+
+
+def decimal_result(op: str, left: tuple[int, int], right: tuple[int, int]) -> str:
+    """Spark's decimal type of ``left op right`` on decimals of these shapes."""
+    return "decimal({},{})".format(*_adjust(*result_precision(op, left, right)))
 
 
 def _shapes(operand: Operand) -> list[tuple[int, int]]:
     """The decimal types Spark may see ``operand`` as (two when the text leaves it open
     whether it is a literal)."""
     assert operand.type is not None
-    shape = decimal_shape(operand.type)
-    if shape is not None:
-        return [shape]
-    as_type = (_FOR_TYPE[operand.type], 0)
-    if operand.type == "tinyint" or operand.value is None or operand.literal is False:
-        return [as_type]
-    digits = (max(len(str(abs(int(operand.value)))), 1), 0)
-    return [digits] if operand.literal else [digits, as_type]
+    return decimal_shapes(operand.type, operand.value, operand.literal)
 
 
 def _decimal(op: str, left: Operand, right: Operand) -> Operand:
@@ -300,10 +291,7 @@ def _significant(value: Fraction, digits: int) -> Fraction:
 def _decimal_with(
     op: str, left: Operand, l_shape: tuple[int, int], right: Operand, r_shape: tuple[int, int]
 ) -> tuple[decimal.Decimal | int | None, str]:
-    if op == "div":
-        type_name = "bigint"
-    else:
-        type_name = "decimal({},{})".format(*_result_shape(op, l_shape, r_shape))
+    type_name = "bigint" if op == "div" else decimal_result(op, l_shape, r_shape)
     if left.value is None or right.value is None:
         return None, type_name
     a, b = Fraction(left.value), Fraction(right.value)

@@ -20,6 +20,7 @@ from zorder.columns import resolve_column as resolve_name
 from zorder.errors import InvalidArgumentError, UnsupportedFilterError
 from zorder.skipping.coercion import (
     FLOAT_TYPES,
+    INTEGER_ORDER,
     INTEGER_TYPES,
     InexactError,
     comparison_type,
@@ -201,7 +202,6 @@ def unsupported(what: str) -> UnsupportedFilterError:
     )
 
 
-_INTEGER_ORDER = ["tinyint", "smallint", "int", "bigint"]
 _INTEGER_DIGITS = {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 19}
 
 
@@ -213,8 +213,8 @@ def exact_widening(source: str, target: str) -> bool:
     """
     if source == target:
         return True
-    if source in _INTEGER_ORDER and target in _INTEGER_ORDER:
-        return _INTEGER_ORDER.index(source) <= _INTEGER_ORDER.index(target)
+    if source in INTEGER_TYPES and target in INTEGER_TYPES:
+        return INTEGER_ORDER.index(source) <= INTEGER_ORDER.index(target)
     if (source, target) in {("float", "double"), ("date", "timestamp"), ("date", "timestamp_ntz")}:
         return True
     target_shape = decimal_shape(target)

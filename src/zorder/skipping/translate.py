@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from zorder.skipping.constants import FoldContext
 from zorder.skipping.predicates import unsupported
 from zorder.skipping.sql import ParsedFilter, parse_filter
-from zorder.skipping.translate_types import RefusedError as _RefusedError
+from zorder.skipping.sql_values import RefusedError as _RefusedError
 from zorder.skipping.translator import Translator as _Translator
 from zorder.skipping.zones import session_zone
 

@@ -1,72 +1,41 @@
-"""The translator of a Spark filter to DuckDB SQL: the tree walked, each node to its handler.
+"""The translator of a Spark filter to DuckDB SQL: the tree walked, each node to its rule.
 
 :func:`zorder.skipping.translate.translate` hands the parsed filter to a
-:class:`Translator`, which folds the constant subtrees as Spark does, resolves the
-columns, reads intervals, casts between types and decides what is a condition; every
-other node goes, through the dispatch table at the end of this module, to its family's
-handler: logic and comparisons, strings, numbers, conditionals, dates and times, casts
-(the ``translate_*`` modules). Nodes outside the table are refused, named.
+:class:`Translator`, which folds the constant subtrees as Spark does (by the fold rules
+of the same table), resolves the columns and decides what is a condition; every other
+node goes to the SQL rule of its function, operator or cast in the one table of
+:mod:`zorder.skipping.functions`. Nodes without one are refused, named.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import re
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
 
 from sqlglot import exp
 
 from zorder.errors import ColumnNotFoundError
-from zorder.skipping import translate_casts as casts
-from zorder.skipping import translate_conditionals as conditionals
-from zorder.skipping import translate_dates as dates
-from zorder.skipping import translate_logic as logic
-from zorder.skipping import translate_numbers as numbers
-from zorder.skipping import translate_strings as strings
-from zorder.skipping.coercion import InexactError, cast_literal, decimal_shape
+from zorder.skipping.casts import cast_to
+from zorder.skipping.coercion import ComputedLiteral, decimal_shape
 from zorder.skipping.constants import FoldContext, NotConstantError, constant
+from zorder.skipping.functions import lookup
+from zorder.skipping.logic import junction
+from zorder.skipping.nodes import TypedLiteral
 from zorder.skipping.pushdown import quoted_name
-from zorder.skipping.translate_types import (
-    DAYS,
+from zorder.skipping.spark_functions import NONDETERMINISTIC
+from zorder.skipping.sql_values import (
     DUCK_TYPES,
     FALSE,
-    MICROS,
-    MONTHS,
     RefusedError,
     Value,
-    duck_type,
     literal_sql,
     truth_of,
 )
 from zorder.skipping.zones import SESSION_ZONE, is_utc, session_zone
 
-_NONDETERMINISTIC = (
-    "rand",
-    "randn",
-    "random",
-    "uuid",
-    "shuffle",
-    "monotonically_increasing_id",
-    "spark_partition_id",
-    "input_file_name",
-    "current_user",
-    "randstr",
-    "uniform",
-    "try_reflect",
-    "reflect",
-)
-
-
-_INTERVAL_UNITS = {
-    "YEAR": (MONTHS, 12),
-    "MONTH": (MONTHS, 1),
-    "WEEK": (DAYS, 7),
-    "DAY": (DAYS, 1),
-    "HOUR": (MICROS, 3_600_000_000),
-    "MINUTE": (MICROS, 60_000_000),
-    "SECOND": (MICROS, 1_000_000),
-}
+# Spark's non-deterministic functions (its own list, generated), and those whose answer is
+# the session's or a JVM's rather than the row's: never folded, never translated.
+_NONDETERMINISTIC = NONDETERMINISTIC | {"current_user", "try_reflect"}
 
 
 class Translator:
@@ -119,11 +88,14 @@ class Translator:
             folded = self._folded(node)
             if folded is not None:
                 return folded
-        method = _DISPATCH.get(type(node))
+        if isinstance(node, exp.Column):
+            return self.column(node)
+        function = lookup(node)
+        rule = None if function is None else function.sql
         try:
-            return self._other(node) if method is None else method(self, node)
+            return self._other(node) if rule is None else rule(self, node)
         except RefusedError as refused:
-            if not refused.located and method in _LOCATING:
+            if not refused.located and function is not None and function.locates:
                 refused.what = f"{refused.what} in {node.sql(dialect='spark')}"
                 refused.located = True
             raise
@@ -132,7 +104,7 @@ class Translator:
         if self._nondeterministic(node) is not None:
             return None
         try:
-            literal = constant(node, self.context)
+            literal = self.constant(node)
         except NotConstantError:
             return None
         if literal is None:
@@ -142,7 +114,12 @@ class Translator:
             value = value.replace(tzinfo=self.zone, fold=0)
         if type_name not in DUCK_TYPES and decimal_shape(type_name) is None:
             return None
-        return Value(literal_sql(value, type_name), type_name, value, is_literal=True)
+        # Spark's analyzer types a computed integer (1 + 1) by its type, a literal by its digits.
+        written: bool | None = True
+        if isinstance(literal, ComputedLiteral):
+            written = None if literal.maybe_literal else False
+        sql = literal_sql(value, type_name)
+        return Value(sql, type_name, value, is_literal=True, written=written)
 
     @staticmethod
     def _nondeterministic(node: exp.Expression) -> str | None:
@@ -161,9 +138,6 @@ class Translator:
         if isinstance(node, exp.Subquery | exp.Select | exp.Exists):
             raise RefusedError(f"a subquery ({shown})")
         if isinstance(node, exp.Anonymous):
-            handler = _ANONYMOUS.get(name)
-            if handler is not None:
-                return handler(self, node)
             raise RefusedError(f"the function {name} ({shown})")
         raise RefusedError(f"{shown} (no exact in-process translation of {type(node).__name__})")
 
@@ -185,48 +159,15 @@ class Translator:
         self.read.add(resolved)
         return Value(quoted_name(resolved), type_name)
 
-    def interval(self, node: exp.Interval) -> Value:
-        unit = node.args.get("unit")
-        text = node.this
-        if not isinstance(unit, exp.Var) or not isinstance(text, exp.Literal):
-            raise RefusedError(f"the interval {node.sql(dialect='spark')} (only one unit)")
-        kind = _INTERVAL_UNITS.get(str(unit.this).upper().rstrip("S"))
-        raw = str(text.this).strip()
-        if kind is None or not re.fullmatch(r"[+-]?\d{1,9}", raw):
-            raise RefusedError(f"the interval {node.sql(dialect='spark')}")
-        amount = int(raw) * kind[1]
-        return Value(str(amount), kind[0], amount, is_literal=True)
-
     # -- casts -----------------------------------------------------------------------------
+
+    def constant(self, node: exp.Expression) -> TypedLiteral | None:
+        """``node`` folded as Spark folds it (None for NULL); NotConstantError otherwise."""
+        return constant(node, self.context)
 
     def cast(self, value: Value, target: str, *, safe: bool = False) -> Value:
         """``CAST(value AS target)`` as ANSI Spark computes it (``safe``: TRY_CAST)."""
-        source = value.type
-        if source == target:
-            return value
-        duck = duck_type(target)
-        if source == "null":
-            return Value(f"CAST(NULL AS {duck})", target)
-        if (
-            value.is_literal
-            and source not in ("timestamp",)
-            and target
-            not in (
-                "timestamp",
-                "timestamp_ntz",
-            )
-        ):
-            try:
-                converted = cast_literal(value.literal, source, target)
-            except InexactError:
-                pass
-            else:
-                return Value(literal_sql(converted, target), target, converted, True)
-        sql = casts.cast_sql(self, value, source, target, duck, safe=safe)
-        may_raise = value.raises or (not safe and casts.cast_may_raise(source, target))
-        if value.is_literal and may_raise:
-            self.constants.append(sql)  # Spark folds it before reading a row, raising if it must
-        return Value(sql, target, raises=may_raise)
+        return cast_to(self, value, target, safe=safe)
 
     def boolean(self, node: exp.Expression) -> Value:
         value = self.value(node)
@@ -243,7 +184,7 @@ class Translator:
         while isinstance(node, exp.Paren):
             node = node.this
         if isinstance(node, exp.And | exp.Or):
-            return logic.junction(self, node, predicate)
+            return junction(self, node, predicate)
         value = self.boolean(node)
         if predicate and (truth_of(value) is None or value.false_in_predicate):
             return FALSE
@@ -267,65 +208,3 @@ def _function_name(node: exp.Expression) -> str:
     if isinstance(node, exp.Func):
         return str(node.sql_name()).lower()
     return ""
-
-
-_DISPATCH: dict[type[exp.Expression], Callable[[Translator, Any], Value]] = {
-    exp.Column: Translator.column,
-    exp.Interval: Translator.interval,
-    exp.And: logic.and_,
-    exp.Or: logic.or_,
-    exp.Not: logic.not_,
-    exp.Is: logic.is_,
-    **dict.fromkeys(logic.COMPARISONS, logic.compare),
-    exp.NullSafeNEQ: logic.distinct,
-    exp.Between: logic.between,
-    exp.In: logic.in_,
-    exp.Like: strings.like,
-    exp.ILike: strings.like,
-    exp.Escape: strings.like,
-    exp.RegexpLike: strings.rlike,
-    exp.StartsWith: strings.starts_with,
-    exp.EndsWith: strings.ends_with,
-    exp.Contains: strings.contains,
-    exp.Upper: strings.case_map,
-    exp.Lower: strings.case_map,
-    exp.Length: strings.length,
-    exp.Substring: strings.substring,
-    exp.Concat: strings.concat,
-    exp.DPipe: strings.concat,
-    exp.Add: numbers.add_sub,
-    exp.Sub: numbers.add_sub,
-    exp.Mul: numbers.mul,
-    exp.Div: numbers.div,
-    exp.IntDiv: numbers.int_div,
-    exp.Mod: numbers.mod,
-    exp.Neg: numbers.neg,
-    exp.Abs: numbers.abs_,
-    exp.Coalesce: conditionals.coalesce,
-    exp.If: conditionals.if_,
-    exp.Case: conditionals.case,
-    exp.Nullif: conditionals.nullif,
-    exp.IsNan: conditionals.is_nan,
-    exp.TsOrDsToDate: dates.to_date,
-    **dict.fromkeys(dates.DATE_PARTS, dates.date_part),
-    **dict.fromkeys(dates.TIME_PARTS, dates.time_part),
-    exp.DateDiff: dates.date_diff,
-    exp.TsOrDsAdd: dates.date_add,
-    exp.AddMonths: dates.add_months,
-    exp.Cast: casts.cast_node,
-    exp.TryCast: casts.cast_node,
-}
-_ANONYMOUS: dict[str, Callable[[Translator, exp.Anonymous], Value]] = {
-    "isnull": conditionals.is_null_function,
-    "isnotnull": conditionals.is_null_function,
-}
-# The nodes whose SQL names where a refusal stands (the smallest boolean around it).
-_LOCATING = {
-    logic.compare,
-    logic.distinct,
-    logic.between,
-    logic.in_,
-    strings.like,
-    strings.rlike,
-    logic.is_,
-}

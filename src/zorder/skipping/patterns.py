@@ -3,7 +3,7 @@
 DuckDB matches with RE2, Spark with ``java.util.regex``: the two read most simple
 patterns alike but not all (Java's ``.`` and ``$`` know more line terminators, ``\\s``
 and classes differ, RE2 has no lookaround or possessive quantifiers). The translator's
-LIKE, ILIKE and RLIKE (:mod:`zorder.skipping.translate_strings`) write their pattern
+LIKE, ILIKE and RLIKE (:mod:`zorder.skipping.strings`) write their pattern
 through this module, which spells out Java's meaning where RE2's differs and refuses,
 naming it, every construct whose meanings differ or are not checked.
 """
@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 
 from zorder.errors import FilterEvaluationError
-from zorder.skipping.translate_types import RefusedError
+from zorder.skipping.sql_values import RefusedError
 
 
 def like_regex(pattern: str, escape: str) -> str:
