@@ -22,31 +22,26 @@ from zorder.skipping.predicates import (
     StartsWith,
     Unknown,
 )
-from zorder.skipping.visitor import PredicateVisitor, visit
+from zorder.skipping.visitor import PredicateCollector, PredicateVisitor, visit
 
 __all__ = ["prefilter_sql", "quoted_name", "referenced"]
 
 
-class _Referenced(PredicateVisitor[set[str]]):
-    """The columns each node reads."""
+class _Referenced(PredicateCollector[set[str]]):
+    """The columns each node reads (a comparison with NULL reads none: NULL whatever the
+    column holds)."""
 
-    def visit_true(self) -> set[str]:
+    def empty(self) -> set[str]:
         return set()
 
-    def visit_false(self) -> set[str]:
-        return set()
-
-    def visit_unknown(self, node: Unknown) -> set[str]:
-        return set()
+    def combine(self, left: set[str], right: set[str]) -> set[str]:
+        return left | right
 
     def visit_comparison(self, node: Comparison) -> set[str]:
         return {node.column}
 
     def visit_in_list(self, node: InList) -> set[str]:
         return {node.column}
-
-    def visit_null_comparison(self, node: NullComparison) -> set[str]:
-        return set()  # NULL whatever the column holds: nothing to read
 
     def visit_is_null(self, node: IsNull) -> set[str]:
         return {node.column}
@@ -56,15 +51,6 @@ class _Referenced(PredicateVisitor[set[str]]):
 
     def visit_starts_with(self, node: StartsWith) -> set[str]:
         return {node.column}
-
-    def visit_and(self, left: set[str], right: set[str]) -> set[str]:
-        return left | right
-
-    def visit_or(self, left: set[str], right: set[str]) -> set[str]:
-        return left | right
-
-    def visit_not(self, child: set[str]) -> set[str]:
-        return child
 
 
 def referenced(predicate: Bound) -> set[str]:

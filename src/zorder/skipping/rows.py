@@ -49,7 +49,7 @@ from zorder.skipping.predicates import (
     unsupported,
 )
 from zorder.skipping.pushdown import prefilter_sql, quoted_name, referenced
-from zorder.skipping.visitor import PredicateVisitor, visit
+from zorder.skipping.visitor import PredicateCollector, PredicateVisitor, visit
 
 __all__ = [
     "exact_predicate",
@@ -76,13 +76,19 @@ def exact_predicate(
     return bound
 
 
-class _RefuseInexactDomains(PredicateVisitor[None]):
+class _RefuseInexactDomains(PredicateCollector[None]):
     """Refuses the conversions of a column that Arrow does not compute as Spark does:
     a decimal's double (Spark divides an unscaled long; Arrow rounds otherwise) and a
     decimal rounded to a smaller scale; and a comparison Spark refuses to make at all."""
 
     def __init__(self, columns: Mapping[str, str]) -> None:
         self.columns = columns
+
+    def empty(self) -> None:
+        return None
+
+    def combine(self, left: None, right: None) -> None:
+        return None
 
     def _check(self, column: str, domain: str | None) -> None:
         if domain is not None and self.columns[column].startswith("decimal"):
@@ -95,12 +101,6 @@ class _RefuseInexactDomains(PredicateVisitor[None]):
     def visit_in_list(self, node: InList) -> None:
         self._check(node.column, node.domain)
 
-    def visit_true(self) -> None:
-        return None
-
-    def visit_false(self) -> None:
-        return None
-
     def visit_unknown(self, node: Unknown) -> None:
         raise unsupported(node.reason or "this filter")
 
@@ -111,24 +111,6 @@ class _RefuseInexactDomains(PredicateVisitor[None]):
             raise unsupported(
                 f"{node.column} {node.op} NULL on a {kind} column (Spark compares no such values)"
             )
-
-    def visit_is_null(self, node: IsNull) -> None:
-        return None
-
-    def visit_is_nan(self, node: IsNaN) -> None:
-        return None
-
-    def visit_starts_with(self, node: StartsWith) -> None:
-        return None
-
-    def visit_and(self, left: None, right: None) -> None:
-        return None
-
-    def visit_or(self, left: None, right: None) -> None:
-        return None
-
-    def visit_not(self, child: None) -> None:
-        return None
 
 
 # A boolean pa.Array or pa.ChunkedArray; pyarrow ships no type information, so Any.
