@@ -114,7 +114,7 @@ def vacuum(
     force=...)``; see :meth:`zorder.Table.vacuum` for what counts as unused
     and which retention applies.
     """
-    return Table(path, storage_options=storage_options).vacuum(
+    return Table._unread(path, storage_options=storage_options, spark=None).vacuum(
         retain_hours=retain_hours, dry_run=dry_run, force=force
     )
 
@@ -140,7 +140,7 @@ def optimize(
     ``Table(path, storage_options=..., spark=spark).optimize(...)`` with the
     same keywords (see :meth:`zorder.Table.optimize`).
     """
-    return Table._to_commit(path, storage_options=storage_options, spark=spark).optimize(
+    return Table._unread(path, storage_options=storage_options, spark=spark).optimize(
         by=by,
         curve=curve,
         num_files=num_files,
@@ -211,7 +211,7 @@ def write(
             )
         table = path
     else:
-        table = Table._to_commit(path, storage_options=storage_options, spark=df.sparkSession)
+        table = Table._unread(path, storage_options=storage_options, spark=df.sparkSession)
     return table.write(
         df,
         by=by,

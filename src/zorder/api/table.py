@@ -107,15 +107,16 @@ class Table:
                 raise
 
     @classmethod
-    def _to_commit(
+    def _unread(
         cls,
         uri: str | os.PathLike[str],
         *,
         storage_options: Mapping[str, str] | None,
         spark: SparkSession | None,
     ) -> Table:
-        """A handle whose log is first read by the commit it is made for: the path-first
-        ``write`` and ``optimize`` read the newest version to plan, once."""
+        """A handle whose log is first read by the one method it is made for: the
+        path-first ``write``, ``optimize`` and ``vacuum``, which read the newest version
+        first anyway, read it once."""
         table = cls.__new__(cls)
         table._resolve(uri, storage_options, spark, None, None)
         return table
