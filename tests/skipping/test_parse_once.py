@@ -83,23 +83,29 @@ def test_a_bound_tree_is_its_own_type() -> None:
         might_match_mask(parse_filter("x > 1").predicate(), STATS, TYPES)  # type: ignore[arg-type]
 
 
-def test_a_scan_parses_its_filter_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    path = str(tmp_path / "t")
-    write_deltalake(path, ROWS)
-    parsed: list[str] = []
+@pytest.fixture
+def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts parsed as filters while the test runs."""
+    seen: list[str] = []
     parse = sql._parse
 
     def counted(text: str) -> object:
-        parsed.append(text)
+        seen.append(text)
         return parse(text)
 
     monkeypatch.setattr(sql, "_parse", counted)
+    return seen
+
+
+def test_a_scan_parses_its_filter_once(tmp_path: Path, parses: list[str]) -> None:
+    path = str(tmp_path / "t")
+    write_deltalake(path, ROWS)
     # Answered by the exact evaluator, and by the translation to DuckDB (x + y).
     for where, expected in [("NOT (x = NULL) OR y > 1", 2), ("x + y > 6", 1)]:
-        parsed.clear()
+        parses.clear()
         planned = zorder.scan(path, where)
         assert planned.to_arrow().num_rows == expected, where
-        assert parsed == [where], where
+        assert parses == [where], where
         assert planned.parsed.text == where
         assert planned.bound is not None
 
@@ -115,20 +121,6 @@ def test_a_null_comparison_spark_refuses_is_refused_not_answered(
     with pytest.raises(zorder.UnsupportedFilterError, match="map column m"):
         zorder.to_arrow(str(path), where)
     assert zorder.to_arrow(str(path), "NOT (i = NULL)").num_rows == 0  # ints compare
-
-
-@pytest.fixture
-def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The texts parsed as filters while the test runs."""
-    seen: list[str] = []
-    parse = sql._parse
-
-    def counted(text: str) -> object:
-        seen.append(text)
-        return parse(text)
-
-    monkeypatch.setattr(sql, "_parse", counted)
-    return seen
 
 
 def test_a_parsed_filter_converts_its_tree_once(parses: list[str]) -> None:
