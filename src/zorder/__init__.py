@@ -44,6 +44,7 @@ from zorder.errors import (
 if TYPE_CHECKING:
     __version__: str
     from zorder.api import (
+        BatchWriter,
         ClusterMetrics,
         FileDescription,
         RunDescription,
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
         VacuumResult,
         describe,
         explain,
+        foreach_batch,
         optimize,
         read,
         skipping_effectiveness,
@@ -92,6 +94,7 @@ _LAZY = {
     "scan": "zorder.api",
     **dict.fromkeys(
         (
+            "BatchWriter",
             "ClusterMetrics",
             "FileDescription",
             "RunDescription",
@@ -100,6 +103,7 @@ _LAZY = {
             "VacuumResult",
             "describe",
             "explain",
+            "foreach_batch",
             "optimize",
             "read",
             "skipping_effectiveness",
@@ -154,6 +158,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "Advice",
+    "BatchWriter",
     "BenchmarkError",
     "BrokenTableError",
     "Candidate",
@@ -196,6 +201,7 @@ __all__ = [
     "describe",
     "encoding_for",
     "explain",
+    "foreach_batch",
     "hilbert_index",
     "hilbert_index_array",
     "hilbert_point",

@@ -28,11 +28,14 @@ from zorder.sizes import DEFAULT_TARGET_FILE_SIZE, parse_size
 if TYPE_CHECKING:
     from zorder.api.cluster import ClusterMetrics
     from zorder.api.inputs import read_input
+    from zorder.api.streams import BatchWriter, foreach_batch
 
 # Lazy: the Spark write path (and its progress display), which a lookup never needs.
 _LAZY = {
     "ClusterMetrics": "zorder.api.cluster",
     "read_input": "zorder.api.inputs",
+    "BatchWriter": "zorder.api.streams",
+    "foreach_batch": "zorder.api.streams",
 }
 
 
@@ -52,6 +55,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "DEFAULT_TARGET_FILE_SIZE",
     "INPUT_FORMATS",
+    "BatchWriter",
     "ClusterMetrics",
     "FileDescription",
     "InputFormat",
@@ -65,6 +69,7 @@ __all__ = [
     "WriteMode",
     "describe",
     "explain",
+    "foreach_batch",
     "optimize",
     "parse_size",
     "read",

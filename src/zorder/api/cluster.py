@@ -65,6 +65,7 @@ from zorder.table import (
 )
 from zorder.table.clustering import CommitClustering, Operation, Run
 from zorder.table.tiering import files_to_optimize
+from zorder.table.transactions import AlreadyRecordedError, AppTransaction
 
 __all__ = ["ClusterMetrics", "WriteMode", "optimize_table", "write_table"]
 
@@ -93,11 +94,19 @@ class ClusterMetrics:
     # writing (the key, shuffle, sort and Parquet write: one Spark job), statistics, commit.
     phase_seconds: tuple[tuple[str, float], ...] = ()
     data_version: int | None = None
+    # True: the table already recorded the write's txn_version (or a newer one) for its
+    # txn_app_id, so the write was made before and this one wrote and committed nothing.
+    skipped: bool = False
 
 
 def _unchanged(job: ClusterJob, started: float, recorded: int | None) -> ClusterMetrics:
     """No file to rewrite: no run, and the version only a properties commit made, if any."""
     return _metrics(job, recorded, "", [], (), job.num_files or 0, started)
+
+
+def _skipped(job: ClusterJob, started: float) -> ClusterMetrics:
+    """A write whose transaction the table records: nothing written, nothing committed."""
+    return dataclasses.replace(_unchanged(job, started, None), skipped=True)
 
 
 def _metrics(
@@ -137,27 +146,49 @@ def write_table(
     *,
     mode: WriteMode,
     partition_by: Sequence[str] | None,
+    transaction: AppTransaction | None,
     progress: bool,
 ) -> ClusterMetrics:
     """:meth:`zorder.Table.write`: ``df`` clustered into the table at ``storage``, whose
-    newest version is ``snapshot`` (None: there is no table yet)."""
+    newest version is ``snapshot`` (None: there is no table yet).
+
+    With ``transaction``, a write the table records already is skipped before
+    Spark runs, and one a concurrent writer commits first is skipped at the
+    commit (its files deleted): see :mod:`zorder.table.transactions`.
+    """
     started = time.perf_counter()
     with timed_phases():
-        job = write_job(df, storage, snapshot, asked, mode=mode, partition_by=partition_by)
-        with progress_of(progress, f"Clustering into {job.uri}...", df.sparkSession):
-            phase("counting")
-            num_files = asked.num_files
-            estimated = estimated_bytes(df) if num_files is None else 0
-            layout = (
-                _partitioned_layout(job, df, bytes_total=estimated) if job.partition_by else None
-            )
-            if layout is not None:
-                files = layout.first_file[-1]
-            else:  # unpartitioned, or no rows (one empty file makes the table)
-                files = (
-                    num_files if num_files is not None else file_count(None, job.target, estimated)
-                )
-            return _write_and_commit(job, df, files=files, started=started, partitioned=layout)
+        job = write_job(
+            df,
+            storage,
+            snapshot,
+            asked,
+            mode=mode,
+            partition_by=partition_by,
+            transaction=transaction,
+        )
+        if transaction is not None and snapshot is not None and transaction.done_in(snapshot.table):
+            return _skipped(job, started)
+        try:
+            return _clustered_write(job, df, started, progress)
+        except AlreadyRecordedError:
+            return _skipped(job, started)
+
+
+def _clustered_write(
+    job: ClusterJob, df: DataFrame, started: float, progress: bool
+) -> ClusterMetrics:
+    """The write's rows laid out (per partition, when the table has them) and committed."""
+    with progress_of(progress, f"Clustering into {job.uri}...", df.sparkSession):
+        phase("counting")
+        num_files = job.num_files
+        estimated = estimated_bytes(df) if num_files is None else 0
+        layout = _partitioned_layout(job, df, bytes_total=estimated) if job.partition_by else None
+        if layout is not None:
+            files = layout.first_file[-1]
+        else:  # unpartitioned, or no rows (one empty file makes the table)
+            files = num_files if num_files is not None else file_count(None, job.target, estimated)
+        return _write_and_commit(job, df, files=files, started=started, partitioned=layout)
 
 
 def optimize_table(
@@ -347,6 +378,7 @@ def _write_and_commit(
             removed=removed,
             clustering=CommitClustering(job.operation, run, job.plan.spec, len(written)),
             partition_by=job.partition_by,
+            transaction=job.transaction,
         )
         version = commit_files(request, attempt)
         # After the data commit, in a commit of its own (Delta refuses unknown properties

@@ -38,11 +38,13 @@ from zorder.table import (
 )
 from zorder.table.clustering import TARGET_FILE_SIZE_PROPERTY, Operation, spec_properties
 from zorder.table.tiering import check_fanout
+from zorder.table.transactions import AppTransaction
 
 __all__ = [
     "ClusterJob",
     "ClusterOptions",
     "Remember",
+    "check_size",
     "file_count",
     "optimize_job",
     "write_job",
@@ -83,6 +85,7 @@ class ClusterJob:
     target: int  # bytes a file
     sample_size: int | None
     remember: Remember
+    transaction: AppTransaction | None = None  # the writer's own txn, committed with the data
 
     @property
     def uri(self) -> str:
@@ -131,12 +134,13 @@ def write_job(
     *,
     mode: WriteMode,
     partition_by: Sequence[str] | None,
+    transaction: AppTransaction | None,
 ) -> ClusterJob:
     """``zorder.write``'s request, checked against ``df`` and the table's ``snapshot`` (None:
-    no table is there yet)."""
+    no table is there yet); ``transaction`` is the writer's own, committed with the rows."""
     if mode not in WRITE_MODES:
         raise InvalidArgumentError(f"unknown mode {mode!r}; accepted: {', '.join(WRITE_MODES)}")
-    _check_size(asked.num_files, asked.target_file_size)
+    check_size(asked.num_files, asked.target_file_size)
     commit_mode: CommitMode = "create"
     if snapshot is not None:
         if mode == "error":
@@ -157,6 +161,7 @@ def write_job(
         operation=("write", commit_mode),
         partition_by=partition_columns,
         records=plan.spec if records_spec else None,
+        transaction=transaction,
     )
 
 
@@ -202,7 +207,7 @@ def optimize_job(
     # Only the schema is needed to check the request: no file is listed yet.
     frame = schema_frame(snapshot, spark)
     plan = plan_clustering(frame, spec)
-    _check_size(asked.num_files, asked.target_file_size)
+    check_size(asked.num_files, asked.target_file_size)
     columns = snapshot.partition_columns
     if columns:
         resolve_partition_columns(frame, columns, plan)  # clustered by one?
@@ -231,6 +236,7 @@ def _job(
     operation: tuple[Operation, CommitMode],
     partition_by: tuple[str, ...],
     records: ClusteringSpec | None,
+    transaction: AppTransaction | None = None,
 ) -> ClusterJob:
     """The job, with what it records afterwards: ``records`` (None: the spec stays) and the
     file size (unless ``num_files`` sized the files)."""
@@ -246,10 +252,12 @@ def _job(
         target=target,
         sample_size=asked.sample_size,
         remember=Remember(records, None if asked.num_files is not None else target),
+        transaction=transaction,
     )
 
 
-def _check_size(num_files: int | None, target_file_size: int | str | None) -> None:
+def check_size(num_files: int | None, target_file_size: int | str | None) -> None:
+    """Refuse a bad ``num_files`` or ``target_file_size`` (or both given)."""
     if num_files is not None:
         file_count(num_files, target_file_size, None)
     elif target_file_size is not None:

@@ -166,6 +166,8 @@ def write(
     method: KeyMethod | None = None,
     sample_size: int | None = None,
     partition_by: Sequence[str] | None = None,
+    txn_app_id: str | None = None,
+    txn_version: int | None = None,
     storage_options: Mapping[str, str] | None = None,
     progress: bool = False,
 ) -> ClusterMetrics:
@@ -199,6 +201,12 @@ def write(
     1,000 files. ``progress=True`` shows a status line (running tasks,
     seconds) in the terminal or notebook while Spark works.
 
+    ``txn_app_id`` and ``txn_version`` (both or neither) make the write
+    idempotent, as Delta Spark's ``txnAppId`` / ``txnVersion``: when the table
+    already records that version or a newer one for the app id, nothing is
+    written or committed and the result's ``skipped`` is True (see
+    :meth:`zorder.Table.write`, and :func:`zorder.foreach_batch` for streams).
+
     ``Table(path, storage_options=..., spark=df.sparkSession).write(df, ...)``
     (see :meth:`zorder.Table.write`); a :class:`~zorder.Table` given as
     ``path`` writes through that handle, with its own storage options.
@@ -222,6 +230,8 @@ def write(
         method=method,
         sample_size=sample_size,
         partition_by=partition_by,
+        txn_app_id=txn_app_id,
+        txn_version=txn_version,
         progress=progress,
     )
 

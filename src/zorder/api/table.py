@@ -354,6 +354,8 @@ class Table:
         method: KeyMethod | None = None,
         sample_size: int | None = None,
         partition_by: Sequence[str] | None = None,
+        txn_app_id: str | None = None,
+        txn_version: int | None = None,
         progress: bool = False,
     ) -> ClusterMetrics:
         """Cluster ``df`` by the columns ``by`` along ``curve`` into this table (created
@@ -385,9 +387,22 @@ class Table:
         1,000,000), which keeps file sizes within about 10% of each other up to
         1,000 files. ``progress=True`` shows a status line (running tasks,
         seconds) in the terminal or notebook while Spark works.
+
+        ``txn_app_id`` and ``txn_version`` (both or neither) make the write
+        idempotent, as Delta Spark's ``txnAppId`` / ``txnVersion`` options: the
+        commit records Delta's ``txn`` action for them, and when the table
+        already records ``txn_version`` or a newer one for ``txn_app_id`` (a
+        replayed streaming batch, a retried job, a concurrent writer that
+        committed it first), nothing is written or committed and the result's
+        ``skipped`` is True. Any mode takes them (``"error"`` still refuses an
+        existing table). :func:`zorder.foreach_batch` passes a streaming
+        query's id and batch id.
         """
         from zorder.api.cluster import write_table
         from zorder.api.jobs import ClusterOptions
+        from zorder.table.transactions import AppTransaction
+
+        transaction = AppTransaction.of(txn_app_id, txn_version)  # checked before any read
 
         asked = ClusterOptions(
             by=by,
@@ -405,6 +420,7 @@ class Table:
             asked,
             mode=mode,
             partition_by=partition_by,
+            transaction=transaction,
             progress=progress,
         )
         return self._committed(metrics)

@@ -36,6 +36,7 @@ __all__ = [
     "CommitClustering",
     "Operation",
     "Run",
+    "is_run_transaction",
     "recorded_spec",
     "recorded_target_file_size",
     "spec_properties",
@@ -175,6 +176,11 @@ class Run:
     def transaction_version(self) -> int:
         """The ``txn`` version the run's commit records: its spec's fingerprint."""
         return int(self.fingerprint, 16)
+
+
+def is_run_transaction(app_id: str) -> bool:
+    """Whether ``app_id`` is of the form zorder records its runs' ``txn`` under."""
+    return app_id.startswith(_RUN_TRANSACTION_PREFIX)
 
 
 def trusted_runs(

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from deltalake import Schema as DeltaSchema
-from deltalake.exceptions import CommitFailedError
+from deltalake.exceptions import CommitFailedError, TableNotFoundError
 from deltalake.transaction import (
     AddAction,
     CommitProperties,
@@ -43,6 +43,7 @@ from zorder.table.outcome import CommitAttempt, Watched, adding, setting
 from zorder.table.runs import WrittenFile, delete_directory
 from zorder.table.snapshot import DataFile, TableSnapshot, load_snapshot
 from zorder.table.storage import Storage
+from zorder.table.transactions import AlreadyRecordedError, AppTransaction
 from zorder.table.versions import commit_infos, open_table
 
 __all__ = [
@@ -106,15 +107,20 @@ def _add_actions(files: Sequence[WrittenFile], *, data_change: bool) -> list[Add
 
 
 def _commit_properties(
-    clustering: CommitClustering | None, *, max_commit_retries: int | None = None
+    request: CommitRequest, *, max_commit_retries: int | None = None
 ) -> CommitProperties:
-    if clustering is None:
-        return CommitProperties(max_commit_retries=max_commit_retries)
-    run = clustering.run
+    """The run's ``commitInfo.zorder`` and ``txn``, and the writer's own ``txn`` if any."""
+    clustering, metadata, transactions = request.clustering, None, []
+    if clustering is not None:
+        run = clustering.run
+        metadata = {COMMIT_METADATA_KEY: json.dumps(clustering.to_metadata())}
+        transactions.append(Transaction(run.transaction_id, run.transaction_version))
+    if request.transaction is not None:
+        transactions.append(Transaction(request.transaction.app_id, request.transaction.version))
     return CommitProperties(
-        custom_metadata={COMMIT_METADATA_KEY: json.dumps(clustering.to_metadata())},
+        custom_metadata=metadata,
         max_commit_retries=max_commit_retries,
-        app_transactions=[Transaction(run.transaction_id, run.transaction_version)],
+        app_transactions=transactions or None,
     )
 
 
@@ -132,7 +138,10 @@ class CommitRequest:
     ``schema`` and ``partition_by`` are a new table's (appends and rewrites
     keep the table's own, column mapping's metadata included).
     ``clustering`` (a zorder run's files) goes into the commit as
-    ``commitInfo.zorder`` and as the run's ``txn`` action.
+    ``commitInfo.zorder`` and as the run's ``txn`` action; ``transaction``
+    (a create, append or overwrite) as the writer's own ``txn``, which makes
+    the commit fail with :class:`~zorder.table.transactions.AlreadyRecordedError`
+    when the table records it by then.
     """
 
     storage: Storage  # the table's location, and how to reach it
@@ -143,6 +152,7 @@ class CommitRequest:
     removed: Sequence[DataFile] = ()
     clustering: CommitClustering | None = None
     partition_by: Sequence[str] = ()
+    transaction: AppTransaction | None = None
 
     @property
     def uri(self) -> str:
@@ -173,6 +183,8 @@ def commit_files(request: CommitRequest, attempt: CommitAttempt | None = None) -
         return _commit_create(request, watched)
     if snapshot is None:
         raise InvalidArgumentError(f"mode {request.mode!r} needs the snapshot it applies to")
+    if request.transaction is not None and request.mode == "rewrite":
+        raise InvalidArgumentError("a rewrite changes no data: it takes no writer's transaction")
     if request.mode == "rewrite" and any(f.has_vector for f in request.removed):
         return _commit_purge(request, snapshot, watched)
     if request.mode == "rewrite":
@@ -181,16 +193,21 @@ def commit_files(request: CommitRequest, attempt: CommitAttempt | None = None) -
 
 
 def _commit_create(request: CommitRequest, watched: Watched) -> int:
-    with watched.call():
-        create_table_with_add_actions(
-            request.uri,
-            request.delta_schema,
-            _add_actions(request.files, data_change=True),
-            mode="error",
-            partition_by=list(request.partition_by) or None,
-            storage_options=request.storage.delta_options,
-            commit_properties=_commit_properties(request.clustering),
-        )
+    try:
+        with watched.call():
+            create_table_with_add_actions(
+                request.uri,
+                request.delta_schema,
+                _add_actions(request.files, data_change=True),
+                mode="error",
+                partition_by=list(request.partition_by) or None,
+                storage_options=request.storage.delta_options,
+                commit_properties=_commit_properties(request),
+            )
+    except Exception:
+        if watched.attempt.committed is False:
+            _refuse_done(request)  # another writer made the table, with this very commit?
+        raise
     return watched.version(lambda: _committed_version(request.storage, -1, request.clustering))
 
 
@@ -205,10 +222,11 @@ def _commit_data(request: CommitRequest, snapshot: TableSnapshot, watched: Watch
                 mode=mode,
                 schema=request.delta_schema,
                 partition_by=list(snapshot.partition_columns) or None,
-                commit_properties=_commit_properties(request.clustering),
+                commit_properties=_commit_properties(request),
             )
     except CommitFailedError as error:
         _refuse_unsupported(request.uri, error)
+        _refuse_done(request)
         raise ConcurrentCommitError(
             f"the commit to {request.uri} conflicts with a concurrent commit made after version "
             f"{snapshot.version}: {error}. Nothing was committed; run again on the new version."
@@ -241,7 +259,7 @@ def _commit_purge(request: CommitRequest, snapshot: TableSnapshot, watched: Watc
                 schema=request.delta_schema,
                 partition_by=list(snapshot.partition_columns) or None,
                 partition_filters=filters,
-                commit_properties=_commit_properties(request.clustering),
+                commit_properties=_commit_properties(request),
             )
     except CommitFailedError as error:
         _refuse_unsupported(uri, error)
@@ -263,6 +281,20 @@ def _refuse_unsupported(uri: str, error: CommitFailedError) -> None:
         raise UnsupportedTableError(
             f"deltalake refused to commit to {uri}: {error}. Nothing was committed"
         ) from error
+
+
+def _refuse_done(request: CommitRequest) -> None:
+    """After a commit failed: raise AlreadyRecordedError when the newest version records the
+    request's transaction (a concurrent writer made this very commit first)."""
+    transaction = request.transaction
+    if transaction is None:
+        return
+    try:
+        newest = open_table(request.storage)
+    except TableNotFoundError:
+        return  # no table to record it (the failure is raised as it is)
+    if transaction.done_in(newest):
+        raise AlreadyRecordedError(request.uri, transaction, transaction.recorded(newest))
 
 
 def _committed_version(storage: Storage, since: int, clustering: CommitClustering | None) -> int:
@@ -294,7 +326,7 @@ def _commit_rewrite(request: CommitRequest, snapshot: TableSnapshot, watched: Wa
         RemoveAction(path=f.path, data_change=False, deletion_timestamp=now, size=f.size)
         for f in removed
     ]
-    exact = _commit_properties(request.clustering, max_commit_retries=0)
+    exact = _commit_properties(request, max_commit_retries=0)
     for _ in range(_REWRITE_ATTEMPTS):
         latest = load_snapshot(request.storage)
         check_rewritable(snapshot, latest, removed)
