@@ -622,3 +622,29 @@ def test_query_answers_with_the_ansi_mode_asked_for(tmp_path: Path) -> None:
     assert error["error"] == "UnsupportedFilterError"
     assert "ANSI mode off" in error["message"]
     assert "'5.7'" in error["message"]
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        (["--txn-app-id", "hourly"], "txn_app_id was given without txn_version"),
+        (["--txn-version", "3"], "txn_version was given without txn_app_id"),
+        (["--txn-app-id", "hourly", "--txn-version", "-1"], "between 0 and"),
+    ],
+)
+def test_write_refuses_half_a_transaction_before_spark_starts(
+    tmp_path: Path, given: list[str], said: str
+) -> None:
+    source = tmp_path / "in"
+    source.mkdir()
+    pq.write_table(pa.table({"a": [1]}), source / "part-0.parquet")
+    env = {**os.environ, "JAVA_HOME": str(tmp_path / "no-java")}  # Spark would not start
+    done = subprocess.run(
+        [sys.executable, "-m", "zorder", "write", str(source), str(tmp_path / "t"), *given],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert done.returncode == 2, done.stderr
+    assert said in done.stderr
+    assert not (tmp_path / "t").exists()

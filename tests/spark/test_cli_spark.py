@@ -274,3 +274,24 @@ def test_json_output_of_write_and_query(spark: SparkSession, tmp_path: Path) -> 
     assert queried.exit_code == 0, queried.output
     rows = [json.loads(line) for line in queried.output.splitlines()]
     assert sorted(r["id"] for r in rows) == [i for i in range(50) if i % 7 == 3]
+
+
+def test_a_write_run_again_with_its_transaction_adds_nothing(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    source = tmp_path / "src"
+    spark.range(300).selectExpr("id AS a", "id % 7 AS b").write.parquet(str(source))
+    dest = str(tmp_path / "table")
+    command = ["write", str(source), dest, "--by", "a,b", "--mode", "append"]
+    once = [*command, "--txn-app-id", "hourly", "--txn-version", "12"]
+    first = runner.invoke(app, [*once, "--json"])
+    assert first.exit_code == 0, first.output
+    assert json.loads(first.output)["skipped"] is False
+    again = runner.invoke(app, once)
+    assert again.exit_code == 0, again.output
+    assert "skipped" in again.output
+    assert "nothing was written" in " ".join(again.output.split())
+    again_json = runner.invoke(app, [*once, "--json"])
+    assert json.loads(again_json.output)["skipped"] is True
+    assert DeltaTable(dest).to_pyarrow_table().num_rows == 300
+    assert DeltaTable(dest).transaction_version("hourly") == 12

@@ -75,6 +75,13 @@ def curve_grid(name: str, grid: Sequence[Sequence[int]]) -> Rendered:
 
 
 def metrics(result: ClusterMetrics) -> Rendered:
+    if result.skipped:
+        return [
+            Text(
+                f"{result.operation} {result.table_uri}: skipped, the table already records "
+                "this transaction (or a newer one of its app id); nothing was written"
+            )
+        ]
     table = Table(title=f"{result.operation} {result.table_uri}", show_header=False)
     table.add_column("what", style="bold")
     table.add_column("value", justify="right")

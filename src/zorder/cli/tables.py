@@ -67,6 +67,20 @@ def write(
         str | None,
         typer.Option(help="Partition columns of a new table, comma-separated (e.g. day)."),
     ] = None,
+    txn_app_id: Annotated[
+        str | None,
+        typer.Option(
+            help="Make the write idempotent: the writer's id, recorded with --txn-version "
+            "(Delta's txn action)."
+        ),
+    ] = None,
+    txn_version: Annotated[
+        int | None,
+        typer.Option(
+            help="This write's number for --txn-app-id: if DEST records it or a newer one, "
+            "nothing is written."
+        ),
+    ] = None,
     storage_option: StorageOption = None,
     master: MasterOption = "local[*]",
     remote: RemoteOption = None,
@@ -75,12 +89,15 @@ def write(
 ) -> None:
     """Cluster SOURCE into the Delta table DEST (each partition on its own).
 
-    An append without --by clusters the rows by the table's recorded spec.
+    An append without --by clusters the rows by the table's recorded spec. With
+    --txn-app-id and --txn-version, running the same write again adds nothing.
     """
     from zorder.api.inputs import check_input_columns, input_format, read_input
+    from zorder.table.transactions import AppTransaction
 
     options = parse_storage_options(storage_option or [])
     _check_before_spark(options, target_file_size)
+    AppTransaction.of(txn_app_id, txn_version)  # refused before Spark starts
     found = source_format or input_format(source, options)  # looked for once, used twice
     if by:
         check_input_columns(source, column_list(by), format=found, storage_options=options)
@@ -97,6 +114,8 @@ def write(
             target_file_size=target_file_size,
             method=method,
             partition_by=column_list(partition_by) if partition_by else None,
+            txn_app_id=txn_app_id,
+            txn_version=txn_version,
             storage_options=options,
         )
     out.result(metrics, render.metrics)

@@ -109,14 +109,20 @@ def _add_actions(files: Sequence[WrittenFile], *, data_change: bool) -> list[Add
 def _commit_properties(
     request: CommitRequest, *, max_commit_retries: int | None = None
 ) -> CommitProperties:
-    """The run's ``commitInfo.zorder`` and ``txn``, and the writer's own ``txn`` if any."""
+    """The run's ``commitInfo.zorder`` and ``txn``, and the writer's own ``txn`` if any.
+
+    Each ``txn`` says when it was made (``lastUpdated``, as Delta Spark writes
+    it), so that a table's ``delta.setTransactionRetentionDuration`` can expire it.
+    """
     clustering, metadata, transactions = request.clustering, None, []
+    now = int(time.time() * 1000)
     if clustering is not None:
         run = clustering.run
         metadata = {COMMIT_METADATA_KEY: json.dumps(clustering.to_metadata())}
-        transactions.append(Transaction(run.transaction_id, run.transaction_version))
+        transactions.append(Transaction(run.transaction_id, run.transaction_version, now))
     if request.transaction is not None:
-        transactions.append(Transaction(request.transaction.app_id, request.transaction.version))
+        app = request.transaction
+        transactions.append(Transaction(app.app_id, app.version, now))
     return CommitProperties(
         custom_metadata=metadata,
         max_commit_retries=max_commit_retries,
