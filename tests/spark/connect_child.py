@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pandas as pd
+from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from rich.console import Console
 
@@ -95,8 +96,39 @@ def main(directory: str) -> None:
         )
     shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", sink.getvalue())
     seen["progress"] = sorted(set(re.findall(r"Writing: ([a-z ]+) [\d,]+/[\d,]+ tasks", shown)))
+    seen["stream"] = _stream(spark, Path(directory))
     print(json.dumps(seen), flush=True)
     spark.stop()
+
+
+def _stream(spark: SparkSession, directory: Path) -> list[str]:
+    """Two batches through zorder.foreach_batch (run on the server), with an app id; then a
+    query without one, which a Connect batch refuses (it cannot see the query's id)."""
+    source = directory / "landing"
+    source.mkdir()
+    for n in range(2):
+        rows = (json.dumps({"a": i, "b": i % 7}) for i in range(n * 100, n * 100 + 100))
+        (source / f"{n}.json").write_text("\n".join(rows))
+    outcomes: list[str] = []
+    for name, app_id in (("stream", "connect-loader"), ("unnamed", None)):
+        writer = zorder.foreach_batch(str(directory / name), by=["a", "b"], app_id=app_id)
+        query = (
+            spark.readStream.schema("a BIGINT, b BIGINT")
+            .option("maxFilesPerTrigger", 1)
+            .json(str(source))
+            .writeStream.foreachBatch(writer)
+            .option("checkpointLocation", str(directory / f"{name}-checkpoint"))
+            .start()
+        )
+        try:
+            query.processAllAvailable()
+            outcomes.append("done")
+        except Exception as error:
+            named = "pass zorder.foreach_batch(..., app_id=" in str(error)
+            outcomes.append("refused" if named else f"failed: {str(error)[:300]}")
+        finally:
+            query.stop()
+    return outcomes
 
 
 if __name__ == "__main__":

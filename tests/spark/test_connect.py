@@ -66,5 +66,11 @@ def test_write_append_optimize_read_explain_over_connect(tmp_path: Path) -> None
         "Stephanie Mcgrath",
         "Timothy Lamb",
     ]
+    # foreach_batch runs where Connect runs batches, keyed by the app id it was given.
+    assert seen["stream"] == ["done", "refused"]
+    streamed = DeltaTable(str(tmp_path / "stream"))
+    assert streamed.to_pyarrow_table().num_rows == 200
+    assert streamed.transaction_version("connect-loader") == 1
+    assert not (tmp_path / "unnamed" / "_delta_log").exists()
     # The status line showed the tasks of the server's jobs, from its progress messages.
     assert "clustering and writing" in seen["progress"]

@@ -65,6 +65,7 @@ def run_directories(path: Path) -> set[str]:
     return {p.name for p in path.iterdir() if p.name.startswith("zorder-")}
 
 
+@pytest.mark.compat
 def test_a_replayed_or_older_transaction_adds_nothing(
     spark: SparkSession, kernel: duckdb.DuckDBPyConnection, tmp_path: Path
 ) -> None:

@@ -90,6 +90,7 @@ def wait_for_batch(path: Path, query_id: str, batch: int, timeout: float = 120) 
     raise AssertionError(f"the query did not commit batch {batch} in {timeout} s")
 
 
+@pytest.mark.compat
 def test_each_batch_is_appended_once_clustered_by_the_spec(
     spark: SparkSession, kernel: duckdb.DuckDBPyConnection, tmp_path: Path
 ) -> None:
