@@ -19,6 +19,8 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, write_deltalake
 from deltalake.transaction import CommitProperties, Transaction
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pyspark.sql import DataFrame, SparkSession
 
 import zorder
@@ -201,3 +203,43 @@ def test_a_bad_transaction_is_refused_before_anything_is_written(
         )
     assert DeltaTable(str(path)).version() == before
     assert len(run_directories(path)) == 1
+
+
+# A sequence of idempotent appends: (app id, version) each, of rows of their own.
+WRITES = st.lists(st.tuples(st.sampled_from(["x", "y"]), st.integers(0, 3)), min_size=1, max_size=5)
+
+
+@settings(
+    max_examples=3,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(writes=WRITES)
+def test_a_write_lands_exactly_when_its_version_is_newer_than_the_app_s(
+    spark: SparkSession, tmp_path_factory: pytest.TempPathFactory, writes: list[tuple[str, int]]
+) -> None:
+    """Against the protocol's rule, kept by hand: the table records the newest version per
+    app id, and a write lands iff its version is above the one recorded for its app."""
+    path = tmp_path_factory.mktemp("writes") / "t"
+    zorder.write(batch(spark, 100_000, 10), str(path), by=COLUMNS)
+    recorded: dict[str, int] = {}
+    landed = [(100_000, 10)]
+    for number, (app, version) in enumerate(writes):
+        metrics = zorder.write(
+            batch(spark, number * 100, 10),
+            str(path),
+            mode="append",
+            num_files=1,
+            txn_app_id=app,
+            txn_version=version,
+        )
+        lands = version > recorded.get(app, -1)
+        assert metrics.skipped is not lands
+        if lands:
+            recorded[app] = version
+            landed.append((number * 100, 10))
+    table = DeltaTable(str(path))
+    assert {app: table.transaction_version(app) for app in ("x", "y")} == {
+        app: recorded.get(app) for app in ("x", "y")
+    }
+    assert delta_rs_rows(str(path), COLUMNS) == expected(*landed)
