@@ -295,14 +295,27 @@ def test_modes_append_overwrite_error(spark: SparkSession, tmp_path: Path) -> No
         zorder.write(df, path, by=["a"], num_files=2)
     zorder.write(df, path, by=["a", "id"], num_files=3, mode="append")
     assert DeltaTable(path).to_pyarrow_table().num_rows == 200
+    replaced = DeltaTable(path).get_add_actions(flatten=True)
     metrics = zorder.write(df, path, by=["id"], num_files=2, mode="overwrite")
     # v0 the rows, v1 their properties, v2 the append, v3 the overwrite, v4 its new spec
     assert (metrics.data_version, metrics.version) == (3, 4)
+    # what the overwrite's commit removed: the 5 files of both writes
+    removes = [a["remove"] for a in commit_actions(path, 3) if "remove" in a]
+    assert (metrics.files_removed, metrics.bytes_removed) == (
+        len(removes),
+        sum(replaced.column("size_bytes").to_pylist()),
+    )
+    assert len(removes) == replaced.num_rows == 5
     assert json.loads(DeltaTable(path).metadata().configuration["zorder.clustering.columns"]) == [
         "id"
     ]  # an overwrite records its spec, as a create does
     assert DeltaTable(path).to_pyarrow_table().num_rows == 100
     assert len(logged_stats(path)) == 2
+
+
+def commit_actions(path: str, version: int) -> list[dict[str, Any]]:
+    log = Path(path) / "_delta_log" / f"{version:020d}.json"
+    return [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
 
 
 def test_append_schema_mismatch_names_columns(spark: SparkSession, tmp_path: Path) -> None:

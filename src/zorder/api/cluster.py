@@ -188,7 +188,15 @@ def _clustered_write(
             files = layout.first_file[-1]
         else:  # unpartitioned, or no rows (one empty file makes the table)
             files = num_files if num_files is not None else file_count(None, job.target, estimated)
-        return _write_and_commit(job, df, files=files, started=started, partitioned=layout)
+        metrics = _write_and_commit(job, df, files=files, started=started, partitioned=layout)
+    if job.commit_mode != "overwrite" or job.snapshot is None:
+        return metrics
+    # deltalake's overwrite removes every file of the version it read, and only those (a
+    # blind append committed since stays, as under Delta's WriteSerializable isolation).
+    replaced = job.snapshot.files
+    return dataclasses.replace(
+        metrics, files_removed=len(replaced), bytes_removed=sum(f.size for f in replaced)
+    )
 
 
 def optimize_table(
