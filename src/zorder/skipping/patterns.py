@@ -6,6 +6,12 @@ and classes differ, RE2 has no lookaround or possessive quantifiers). The transl
 LIKE, ILIKE and RLIKE (:mod:`zorder.skipping.strings`) write their pattern
 through this module, which spells out Java's meaning where RE2's differs and refuses,
 naming it, every construct whose meanings differ or are not checked.
+
+A pattern Spark rejects (a LIKE escape before another character than ``_``, ``%`` or
+itself, an unclosed group) is refused too, not raised as Spark's error: Spark raises
+only where its optimizer keeps the match, and answers where it folds it away unread
+(``NULL AND s LIKE 'a\\b'``, ``CASE WHEN NULL THEN ..``, ``(s LIKE 'a\\b') = NULL``: no
+row), which the translation does not decide as Spark does in every case.
 """
 
 from __future__ import annotations
@@ -13,28 +19,31 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from zorder.errors import FilterEvaluationError
 from zorder.skipping.sql_values import RefusedError
+
+# Why a pattern Spark rejects is refused rather than raised (the module's docstring).
+_REJECTED = "Spark rejects it unless its optimizer folds the match away"
 
 
 def like_regex(pattern: str, escape: str) -> str:
     """Spark's LIKE pattern as an RE2 pattern matching the whole string (Spark's
-    ``escapeLikeRegex``: the escape may precede only ``_``, ``%`` or itself)."""
+    ``escapeLikeRegex``: the escape may precede only ``_``, ``%`` or itself; a pattern
+    Spark rejects is refused, named, as the module says why)."""
     out = ["(?s)"]
     index = 0
     while index < len(pattern):
         char = pattern[index]
         if char == escape:
             if index + 1 >= len(pattern):
-                raise FilterEvaluationError(
-                    f"the LIKE pattern {pattern!r} ends with its escape character {escape!r} "
-                    "(Spark rejects it)"
+                raise RefusedError(
+                    f"the LIKE pattern {pattern!r}, which ends with its escape character "
+                    f"{escape!r} ({_REJECTED})"
                 )
             following = pattern[index + 1]
             if following not in ("_", "%", escape):
-                raise FilterEvaluationError(
-                    f"the LIKE pattern {pattern!r}: the escape character {escape!r} may "
-                    f"precede only _, % or itself, not {following!r} (Spark rejects it)"
+                raise RefusedError(
+                    f"the LIKE pattern {pattern!r}, whose escape character {escape!r} "
+                    f"precedes {following!r}, not _, % or itself ({_REJECTED})"
                 )
             out.append(re.escape(following))
             index += 2

@@ -32,7 +32,9 @@ digits as doubles, casts of strings to numbers other than integers, to dates or
 timestamps (except literals), casts of doubles or decimals to strings, a zoned
 timestamp plus an interval outside UTC, Java regular expressions using constructs RE2
 reads otherwise (flags, lookaround, possessive quantifiers, ``\\s``, ``\\p{..}``, class
-intersections), and every function not listed above.
+intersections), LIKE patterns Spark rejects (an escape before another character than
+``_``, ``%`` or itself, or at the end: Spark raises unless its optimizer folds the LIKE
+away, as in ``NULL AND s LIKE ..``), and every function not listed above.
 
 As in an ANSI session, a row that makes Spark raise (an overflow, a division
 by zero, a malformed string cast) makes the evaluation
