@@ -218,3 +218,41 @@ def test_zone_less_timestamps_follow_the_session_time_zone(
         assert report.files_scanned < report.files_total
     finally:
         spark.conf.set("spark.sql.session.timeZone", previous)
+
+
+# A UDF named as Spark's built-in, on purpose; no type hints (pyspark 4.1 would read them).
+def year(value):  # type: ignore[no-untyped-def]  # noqa: ANN001, ANN201
+    return None if value is None else value.year + 1000
+
+
+def test_column_filters_with_udfs_filter_in_spark_and_skip_on_the_rest(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """A lambda UDF (Spark's SQL for it, ``<lambda>(i)``, parses nowhere), a UDF named as a
+    built-in (``year(d)``, which zorder's parser would read as Spark's year, and skip every
+    file by), and a nondeterministic conjunct are left out of the skipping; the conjuncts
+    beside them still skip; Spark filters the rows."""
+    from pyspark.sql.types import BooleanType, IntegerType
+
+    path = str(tmp_path / "t")
+    df = spark.range(2_000).selectExpr(
+        "CAST(id AS INT) AS i", "date_add(DATE'2024-01-01', CAST(id % 700 AS INT)) AS d"
+    )
+    zorder.write(df, path, by=["i", "d"], num_files=8)
+    even = F.udf(lambda value: value is not None and value % 2 == 0, BooleanType())
+    shadow = F.udf(year, IntegerType())  # year + 1000: every row has 3024 or 3025
+    filters: list[Column] = [
+        even(F.col("i")),
+        even(F.col("i")) & (F.col("i") < 100),
+        shadow(F.col("d")) > 3000,
+        (shadow(F.col("d")) == 3025) & (F.col("i") > 1_500),
+        (F.rand(seed=3) < 2) & (F.col("i") == 17),
+    ]
+    for where in filters:
+        expected = df.where(where).count()
+        assert expected > 0
+        assert zorder.read(spark, path, where).count() == expected, where
+    whole = zorder.explain(path, even(F.col("i")), spark=spark)
+    assert whole.files_scanned == whole.files_total  # nothing to skip by
+    narrowed = zorder.explain(path, even(F.col("i")) & (F.col("i") == 18), spark=spark)
+    assert narrowed.files_scanned < narrowed.files_total  # i = 18 still skips

@@ -24,7 +24,12 @@ from typing import TYPE_CHECKING, TypeAlias
 
 from zorder.arrow import read_rows
 from zorder.columns import match_column, resolve_column, sql_identifier
-from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError
+from zorder.errors import (
+    FilterParseError,
+    InvalidArgumentError,
+    InvalidArgumentTypeError,
+    UnsupportedFilterError,
+)
 from zorder.skipping import Bound, Mask, ParsedFilter, bind, might_match_mask, parse_filter
 from zorder.skipping.ansi import ANSI_SETTING, reads_as_ansi
 from zorder.skipping.clock import in_zone, parse_with_clock
@@ -290,22 +295,23 @@ def _predicate(
         # A Connect client holds no analyzed plan to turn the Column into SQL: no file
         # is skipped, and the rows are filtered with the Column itself.
         return str(where), parse_filter("TRUE")
-    text = _column_sql(where, snapshot, session)
+    from zorder.spark.filters import column_filter
+
+    analyzed = column_filter(where, snapshot, session)
+    # Spark filters the rows with the Column; skipping reads the conjuncts it can read with
+    # Spark's meaning, and leaves out any it cannot parse (keeping more files, never fewer).
     # Spark reads the Column's clock itself: it stays unfolded (no instant in the context).
+    context = FoldContext(zone=zone, zone_name=time_zone)
+    readable = []
     with spark_rendered():  # the caller's code built it; Spark filters with the Column
-        return text, parse_filter(text, context=FoldContext(zone=zone, zone_name=time_zone))
-
-
-def _column_sql(where: Column, snapshot: TableSnapshot, spark: SparkSession) -> str:
-    """Spark's own SQL for a Column filter, resolved and constant-folded against the table.
-
-    Classic sessions only (the JVM's analyzed plan; it is never executed).
-    """
-    from zorder.spark.scan import schema_frame
-
-    frame = schema_frame(snapshot, spark).where(where)
-    analyzed = frame._jdf.queryExecution().analyzed()
-    return str(analyzed.condition().sql())
+        for conjunct in analyzed.conjuncts:
+            try:
+                parse_filter(conjunct, context=context)
+            except (FilterParseError, UnsupportedFilterError):
+                continue
+            readable.append(f"({conjunct})")
+        skipping = " AND ".join(readable) or "TRUE"
+        return analyzed.sql, parse_filter(skipping, context=context)
 
 
 def table_storage(
