@@ -18,7 +18,6 @@ waits to be killed:
   are committed), so Spark's commit log lacks the batch: prints ``COMMITTED <batch>``;
 - ``before-commit``: the run's Parquet files are written, the commit not made: prints
   ``COMMITTING <batch>``;
-- ``during-commit``: prints ``COMMITTING <batch>`` and commits at once (the kill races it);
 - ``spark``: the batch's clustering job is slowed down (each task sleeps), so it is
   still writing files when the parent sees them appear: prints ``WRITING <batch>``.
 
@@ -57,7 +56,7 @@ from zorder.table.commit import commit_files
 
 SCHEMA = "id BIGINT, a BIGINT, b BIGINT, c STRING"
 COLUMNS = ["id", "a", "b", "c"]
-KILL_MOMENTS = ("after-commit", "before-commit", "during-commit", "spark")
+KILL_MOMENTS = ("after-commit", "before-commit", "spark")
 BARRIER_SECONDS = 120
 
 
@@ -118,10 +117,9 @@ def stream(moment: str, source: str, table: str, checkpoint: str, by: str, at: i
     current = Current()
 
     def commit(*args: Any, **kwargs: Any) -> int:
-        if current.batch == at and moment in ("before-commit", "during-commit"):
+        if current.batch == at and moment == "before-commit":
             say(f"COMMITTING {at}")
-            if moment == "before-commit":
-                time.sleep(600)
+            time.sleep(600)
         return commit_files(*args, **kwargs)
 
     def slow_cluster(df: Any, *args: Any, **kwargs: Any) -> Any:
