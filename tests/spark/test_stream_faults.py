@@ -240,9 +240,10 @@ def kill_in_batch(base: Path, source: Path, moment: str, at: int) -> Killed:
     return Killed(table, checkpoint, at, child.reports("BATCH "), at_kill, recorded)
 
 
-def restart(spark: SparkSession, source: Path, killed: Killed, by: str) -> Streamed:
-    """The killed query restarted from its checkpoint, in this process, run to its end."""
-    writer = zorder.foreach_batch(str(killed.table), by=by.split(","))
+def restart(spark: SparkSession, source: Path, killed: Killed, by: list[str] | None) -> Streamed:
+    """The killed query restarted from its checkpoint, in this process, run to its end;
+    clustered ``by`` (None: by the table's recorded spec)."""
+    writer = zorder.foreach_batch(str(killed.table), by=by)
     reports: list[dict[str, Any]] = []
 
     def sink(df: DataFrame, batch_id: int) -> None:
@@ -286,13 +287,13 @@ KILLS = {
     "in-spark": ("spark", 0),  # the batch that makes the table: no table is there yet
 }
 # Each streaming case: the killed query it restarts, and the columns the restart clusters
-# by. Two cases restart one killed query: the second a copy of its table and checkpoint,
-# taken before either restart.
-STREAM_CASES = {
-    "replayed-after-commit": ("after-commit", "a,b"),
-    "restarted-with-new-spec": ("after-commit", "c"),
-    "killed-before-commit": ("before-commit", "a,b"),
-    "killed-in-spark": ("in-spark", "a,b"),
+# by (None: the table's spec). Two cases restart one killed query: the second a copy of
+# its table and checkpoint, taken before either restart.
+STREAM_CASES: dict[str, tuple[str, list[str] | None]] = {
+    "replayed-after-commit": ("after-commit", ["a", "b"]),
+    "restarted-with-new-spec": ("after-commit", ["c"]),
+    "killed-before-commit": ("before-commit", None),
+    "killed-in-spark": ("in-spark", ["a", "b"]),
 }
 
 
@@ -422,11 +423,14 @@ def test_a_batch_killed_before_its_commit_is_written_once_on_restart(
     faults: Faults, kernel: duckdb.DuckDBPyConnection, name: str
 ) -> None:
     """SIGKILL while batch k's run is written (in Spark's job, or done and not committed):
-    nothing of it is in the table; the restart writes it, once."""
+    nothing of it is in the table; the restart writes it, once. Killed in Spark, k is the
+    first batch: the restart makes the table, where the dead run left its directory."""
     case = faults.stream(name)
     assert_killed_in_batch(case, committed=False)
     assert case.restarted[0]["rows"] == ROWS_PER_FILE
     assert_exactly_once(case, kernel)
+    # killed-before-commit restarts without by=: the table's spec, (a, b), clusters it.
+    assert {tuple(r["by"]) for r in case.killed.reports + case.restarted} == {("a", "b")}
     # The dead run's files stay unreferenced, for vacuum.
     referenced = {
         Path(u.removeprefix("file://")).resolve() for u in DeltaTable(str(case.table)).file_uris()
