@@ -221,7 +221,7 @@ def test_zone_less_timestamps_follow_the_session_time_zone(
 
 
 # A UDF named as Spark's built-in, on purpose; no type hints (pyspark 4.1 would read them).
-def year(value):  # type: ignore[no-untyped-def]  # noqa: ANN001, ANN201
+def year(value):  # type: ignore[no-untyped-def]
     return None if value is None else value.year + 1000
 
 
