@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import shutil
 import warnings
 from pathlib import Path
 from typing import Any
@@ -581,3 +582,45 @@ def test_a_local_write_leaves_no_checksum_files_to_delete(
     zorder.write(rows, str(tmp_path / "t"), by=["a", "id"], num_files=4, partition_by=["p"])
     assert sorted(name.rsplit(".", 1)[-1] for name in found) == ["_SUCCESS"] + ["parquet"] * 4
     assert zorder.read(spark, str(tmp_path / "t")).count() == 4000
+
+
+def _commit_totals(path: str, version: int) -> tuple[int, int, int, int]:
+    """Files and bytes the commit ``version`` adds and removes, from its actions."""
+    actions = commit_actions(path, version)
+    adds = [a["add"] for a in actions if "add" in a]
+    removes = [a["remove"] for a in actions if "remove" in a]
+    return (
+        len(adds),
+        sum(a["size"] for a in adds),
+        len(removes),
+        sum(r["size"] for r in removes),
+    )
+
+
+def test_every_operation_reports_what_its_commit_holds(spark: SparkSession, tmp_path: Path) -> None:
+    """files_added/bytes_added and files_removed/bytes_removed, read back from the log, for
+    each kind of commit: create, append, overwrite, optimize (rewrite), optimize with
+    where=, and optimize of a file with deleted rows (a purge)."""
+    path = str(tmp_path / "t")
+    rows = spark.range(600).selectExpr("id AS a", "id % 7 AS b", "CAST(id % 3 AS STRING) AS p")
+    results = [
+        zorder.write(rows, path, by=["a", "b"], partition_by=["p"], num_files=6),
+        zorder.write(rows, path, mode="append", num_files=3),
+        zorder.optimize(spark, path, where="p = '1'", full=True, num_files=1),
+        zorder.optimize(spark, path, full=True, num_files=4),
+        zorder.write(rows, path, mode="overwrite", num_files=3),
+    ]
+    deleted = str(tmp_path / "dv")
+    shutil.copytree(Path(__file__).resolve().parents[1] / "data" / "table-with-dv-small", deleted)
+    results.append(zorder.optimize(spark, deleted, by=["value"], num_files=1))
+    for metrics in results:
+        assert metrics.data_version is not None
+        table = path if metrics.table_uri.endswith("/t") else deleted
+        reported = (
+            metrics.files_added,
+            metrics.bytes_added,
+            metrics.files_removed,
+            metrics.bytes_removed,
+        )
+        assert reported == _commit_totals(table, metrics.data_version), metrics.operation
+    assert [m.files_removed > 0 for m in results] == [False, False, True, True, True, True]
