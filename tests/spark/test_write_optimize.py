@@ -30,6 +30,7 @@ from tests.spark.helpers import (
     spark_rows,
 )
 from zorder.curves import ClusteringSpec, Curve, KeyMethod
+from zorder.errors import InvalidArgumentError
 from zorder.spark.compat import collect_arrow
 from zorder.spark.keys import plan_key, sample_columns
 from zorder.spark.layout import plan_clustering
@@ -624,3 +625,22 @@ def test_every_operation_reports_what_its_commit_holds(spark: SparkSession, tmp_
         )
         assert reported == _commit_totals(table, metrics.data_version), metrics.operation
     assert [m.files_removed > 0 for m in results] == [False, False, True, True, True, True]
+
+
+def test_a_spec_with_a_column_null_in_every_row_is_refused(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    path = str(tmp_path / "t")
+    rows = spark.range(300).selectExpr("id AS a", "id % 7 AS b", "CAST(NULL AS STRING) AS note")
+    with pytest.raises(InvalidArgumentError, match="'note' is NULL in all 300 rows"):
+        zorder.write(rows, path, by=["a", "note"], num_files=2)
+    assert not (tmp_path / "t" / "_delta_log").exists()
+    assert not list((tmp_path / "t").glob("zorder-*"))  # the run's files are deleted
+    zorder.write(rows, path, by=["a", "b"], num_files=2)
+    version = DeltaTable(path).version()
+    with pytest.raises(InvalidArgumentError, match="by=\\['a'\\]"):
+        zorder.optimize(spark, path, by=["a", "note"], num_files=2)
+    assert DeltaTable(path).version() == version
+    # An append that follows the recorded spec may bring a batch whose column is all NULL.
+    nulls = rows.selectExpr("a", "CAST(NULL AS BIGINT) AS b", "note")
+    assert zorder.write(nulls, path, mode="append", num_files=1).files_added == 1

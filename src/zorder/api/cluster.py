@@ -27,7 +27,7 @@ from zorder.api.progress import phase, phase_seconds, progress_of, timed_phases
 from zorder.api.samples import files_sample, partitions_sample
 from zorder.api.scanning import session_time_zone
 from zorder.curves.kinds import Curve, KeyMethod
-from zorder.errors import ZorderError
+from zorder.errors import InvalidArgumentError, ZorderError
 from zorder.spark.keys import sample_size_for
 from zorder.spark.layout import cluster
 from zorder.spark.partitions import (
@@ -372,6 +372,7 @@ def _write_and_commit(
         configuration = snapshot.stored_configuration if snapshot else {}
         written = describe_written_files(job.storage, run.directory, stored, configuration)
         _check_rows_kept(job, written, rows, partitioned)
+        _check_columns_hold_values(job, written)
         if partitioned is not None:
             # An optimize's values come from the log; a write's rows are the session's.
             zone = None if job.operation == "optimize" else session_time_zone(df.sparkSession)
@@ -426,6 +427,33 @@ def _check_rows_kept(
             f"optimize of {job.uri} read {expected:,} rows but its files hold {found:,}; "
             "nothing was committed"
         )
+
+
+def _check_columns_hold_values(job: ClusterJob, written: Sequence[WrittenFile]) -> None:
+    """Refuse to record a spec with a clustering column that is NULL in every row written:
+    every file would then span all of it, and no filter on it could skip one.
+
+    Only where a spec is chosen (the write or optimize records it); an append that follows
+    the recorded spec may well bring a batch whose column is all NULL. Known from the
+    written files' statistics, so exactly and before the commit (the files are deleted).
+    """
+    rows = sum(f.stats.num_records for f in written)
+    if job.remember.spec is None or rows == 0:
+        return
+    snapshot = job.snapshot
+    for column in job.plan.names:
+        try:
+            key = snapshot.schema.stored_name(column) if snapshot is not None else column
+        except KeyError:  # not a top-level column: its statistics are not looked up
+            continue
+        counts = [f.stats.null_count.get(key) for f in written]
+        if all(isinstance(n, int) for n in counts) and sum(n or 0 for n in counts) == rows:
+            raise InvalidArgumentError(
+                f"clustering column {column!r} is NULL in all {rows:,} rows of {job.uri}'s "
+                f"{job.operation}: files cannot be told apart by it, so no filter on it could "
+                f"skip one. Nothing was committed; cluster by columns that hold values "
+                f"(by={[c for c in job.plan.names if c != column]!r}, or others)"
+            )
 
 
 def _in_partition(
