@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pyarrow as pa
@@ -648,3 +649,41 @@ def test_write_refuses_half_a_transaction_before_spark_starts(
     assert done.returncode == 2, done.stderr
     assert said in done.stderr
     assert not (tmp_path / "t").exists()
+
+
+def run_without_java(tmp_path: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
+    """``zorder ARGUMENTS`` where Spark could not start: what it says comes before the JVM."""
+    env = {**os.environ, "JAVA_HOME": str(tmp_path / "no-java")}
+    return subprocess.run(
+        [sys.executable, "-m", "zorder", *arguments], capture_output=True, text=True, env=env
+    )
+
+
+def test_a_missing_input_is_refused_before_spark_starts(tmp_path: Path) -> None:
+    started = time.monotonic()
+    done = run_without_java(tmp_path, "write", str(tmp_path / "nope"), str(tmp_path / "t"))
+    assert done.returncode == 2, done.stderr
+    assert f"no input at {tmp_path / 'nope'}" in done.stderr
+    assert time.monotonic() - started < 4
+    assert not (tmp_path / "t").exists()
+
+
+@pytest.mark.parametrize(
+    ("partitioned", "where", "said"),
+    [
+        (True, "a > 3", "names a, which are not partition columns"),
+        (False, "day = 'x'", "has no partition columns"),
+        (True, "day = ", "syntax error"),
+    ],
+)
+def test_optimize_where_is_checked_before_spark_starts(
+    tmp_path: Path, partitioned: bool, where: str, said: str
+) -> None:
+    rows = pa.table({"a": [1, 2], "day": ["x", "y"]})
+    write_deltalake(tmp_path / "t", rows, partition_by=["day"] if partitioned else None)
+    done = run_without_java(
+        tmp_path, "optimize", str(tmp_path / "t"), "--by", "a", "--where", where
+    )
+    assert done.returncode == 2, done.stderr
+    assert said in done.stderr
+    assert "Spark did not start" not in done.stderr

@@ -16,7 +16,14 @@ from zorder.errors import InvalidArgumentError, SourceNotFoundError, ZorderError
 from zorder.spark.storage import spark_path
 from zorder.table import is_delta_table
 
-__all__ = ["INPUT_FORMATS", "InputFormat", "check_input_columns", "input_format", "read_input"]
+__all__ = [
+    "INPUT_FORMATS",
+    "InputFormat",
+    "check_input_columns",
+    "check_input_exists",
+    "input_format",
+    "read_input",
+]
 
 _CSV_SUFFIXES = (".csv", ".csv.gz", ".tsv")
 
@@ -83,6 +90,20 @@ def read_input(
                 "give its format: format='csv' or 'delta' (CLI: --format csv|delta)"
             ) from None
         raise
+
+
+def check_input_exists(path: str, storage_options: Mapping[str, str] | None = None) -> None:
+    """Refuse an input ``path`` that its filesystem says does not exist, without Spark (a path
+    this process cannot reach is left to Spark, which reads it its own way)."""
+    import pyarrow.fs as pafs
+
+    try:
+        filesystem, root = table_storage(path, storage_options, None).filesystem()
+        found = filesystem.get_file_info(root).type
+    except (OSError, ZorderError):
+        return
+    if found == pafs.FileType.NotFound:
+        raise SourceNotFoundError(f"no input at {path}: nothing exists there")
 
 
 def check_input_columns(

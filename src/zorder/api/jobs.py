@@ -30,6 +30,7 @@ from zorder.sizes import DEFAULT_TARGET_FILE_SIZE, MAX_FILES, parse_size
 from zorder.spark.layout import ClusteringPlan, plan_clustering
 from zorder.spark.partitions import resolve_partition_columns
 from zorder.spark.scan import schema_frame, spark_schema
+from zorder.spark.writes import check_partition_where
 from zorder.table import (
     CommitMode,
     Storage,
@@ -209,13 +210,10 @@ def optimize_job(
     plan = plan_clustering(frame, spec)
     check_size(asked.num_files, asked.target_file_size)
     columns = snapshot.partition_columns
+    if where is not None:
+        check_partition_where(snapshot, where)
     if columns:
         resolve_partition_columns(frame, columns, plan)  # clustered by one?
-    elif where is not None:
-        raise InvalidArgumentError(
-            f"where={where!r} chooses partitions, but table {storage.uri} has no partition "
-            "columns; leave where out to optimize the whole table"
-        )
     return _job(
         storage,
         snapshot,

@@ -92,12 +92,13 @@ def write(
     An append without --by clusters the rows by the table's recorded spec. With
     --txn-app-id and --txn-version, running the same write again adds nothing.
     """
-    from zorder.api.inputs import check_input_columns, input_format, read_input
+    from zorder.api.inputs import check_input_columns, check_input_exists, input_format, read_input
     from zorder.table.transactions import AppTransaction
 
     options = parse_storage_options(storage_option or [])
     _check_before_spark(options, target_file_size)
     AppTransaction.of(txn_app_id, txn_version)  # refused before Spark starts
+    check_input_exists(source, options)
     found = source_format or input_format(source, options)  # looked for once, used twice
     if by:
         check_input_columns(source, column_list(by), format=found, storage_options=options)
@@ -163,7 +164,7 @@ def optimize(
             "--by-advice chooses the columns, curve and method; drop --by, --curve and --method"
         )
     options = parse_storage_options(storage_option or [])
-    _check_before_spark(options, target_file_size, table=path, by=by)
+    _check_before_spark(options, target_file_size, table=path, by=by, where=where)
     chosen: list[str] | ClusteringSpec | None = column_list(by) if by else None
     spark = session(out, master, conf, remote)
     if by_advice is not None:
@@ -203,19 +204,26 @@ def _check_before_spark(
     *,
     table: str | None = None,
     by: str | None = None,
+    where: str | None = None,
 ) -> None:
-    """What can be refused before Spark starts (10 s or more): the size, and ``by``'s
-    columns when ``table`` can be read now. A table that needs the session's settings to
-    be reached, or is missing, is left to the command, which says so."""
+    """What can be refused before Spark starts (10 s or more): the size, and, when ``table``
+    can be read now, ``by``'s columns and what ``where`` chooses partitions by. A table
+    that needs the session's settings to be reached, or is missing, is left to the
+    command, which says so."""
     if target_file_size is not None:
         parse_size(target_file_size)
-    if table is None or not by:
+    if table is None or not (by or where):
         return
     try:
         snapshot = zorder.Table(table, storage_options=options).snapshot()
     except zorder.ZorderError:
         return
-    snapshot.scan(columns=column_list(by))  # ColumnNotFoundError naming the table's columns
+    if by:
+        snapshot.scan(columns=column_list(by))  # ColumnNotFoundError naming the table's columns
+    if where is not None:
+        from zorder.spark.writes import check_partition_where
+
+        check_partition_where(snapshot.table_snapshot, where)
 
 
 @command

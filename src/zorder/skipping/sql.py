@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
-from sqlglot.errors import ParseError
+from sqlglot.errors import ParseError, TokenError
 
 from zorder.errors import FilterParseError, InvalidArgumentError, InvalidArgumentTypeError
 from zorder.skipping.ansi import check_same_in_ansi_modes, mode_dependent_atoms
@@ -159,15 +159,10 @@ def _parse(text: str) -> exp.Expression:
             raise ParseError(f"No expression was parsed from {text!r}")
         tree = exp.Block(expressions=trees) if len(trees) > 1 else trees[0]
     except ParseError as error:
-        detail = error.errors[0] if error.errors else {}
-        line, column = detail.get("line"), detail.get("col")
-        where = f" at line {line}, column {column}" if detail else ""
-        description = detail.get("description", str(error)) if detail else str(error)
+        raise _syntax_error(text, error.errors[0] if error.errors else {}) from None
+    except TokenError:
         raise FilterParseError(
-            f"cannot parse filter {text!r}{where}: {description}",
-            text=text,
-            line=line,
-            column=column,
+            f"syntax error in filter {text!r}: a quote (' \" or `) is not closed", text=text
         ) from None
     if not isinstance(tree, exp.Expression):
         raise FilterParseError(f"filter {text!r} is not an expression", text=text)
@@ -192,6 +187,16 @@ def _parse(text: str) -> exp.Expression:
                 "(Spark reads only ASCII letters, digits and _ in unquoted names)",
                 text=text,
             )
+    for dot in tree.find_all(exp.Dot):
+        if isinstance(dot.this, exp.Literal) and not dot.this.is_string:
+            # 10.1.2.3: Spark reads the numbers 10.1, .2 and .3 side by side.
+            written = f"{dot.this.this}.{dot.expression.sql()}"
+            near = "." + str(dot.expression.sql()).split(".")[0]
+            raise FilterParseError(
+                f"syntax error in filter {text!r} at or near {near!r}: a number has one "
+                f"decimal point at most (text such as an IP address is quoted: '{written}')",
+                text=text,
+            )
     for number in tree.find_all(exp.Literal):
         if not number.is_string:
             try:
@@ -200,6 +205,26 @@ def _parse(text: str) -> exp.Expression:
                 message = f"cannot parse filter {text!r}: {error}"
                 raise FilterParseError(message, text=text) from None
     return tree
+
+
+def _syntax_error(text: str, detail: dict[str, Any]) -> FilterParseError:
+    """sqlglot's parse error as Spark words one: a syntax error at or near a token, where."""
+    line, column = detail.get("line"), detail.get("col")
+    description = str(detail.get("description", ""))
+    at_end = not str(detail.get("end_context", "")).strip() and description.startswith(
+        ("Required keyword", "Expecting", "Expected")
+    )
+    near = "end of input" if at_end or not detail.get("highlight") else repr(detail["highlight"])
+    if at_end:
+        column = len(text.splitlines()[-1]) if text.splitlines() else column
+    hint = f" ({description})" if description.startswith("Expecting") else ""
+    where = f" (line {line}, column {column})" if line is not None else ""
+    return FilterParseError(
+        f"syntax error in filter {text!r} at or near {near}{where}{hint}",
+        text=text,
+        line=line,
+        column=column,
+    )
 
 
 _SPARK = Spark()

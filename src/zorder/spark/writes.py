@@ -202,6 +202,25 @@ def logged_partitions(
     return partitions
 
 
+def check_partition_where(snapshot: TableSnapshot, where: str) -> ParsedFilter:
+    """``where`` parsed, refused unless the table is partitioned and it names only partition
+    columns: what an optimize's ``where`` may choose by, decided without Spark."""
+    columns = snapshot.partition_columns
+    if not columns:
+        raise InvalidArgumentError(
+            f"where={where!r} chooses partitions, but table {snapshot.uri} has no partition "
+            "columns; leave where out to optimize the whole table"
+        )
+    parsed = parse_filter(where)  # raises FilterParseError first
+    outside = sorted(r for r in parsed.columns if match_column(r, columns) is None)
+    if outside:
+        raise InvalidArgumentError(
+            f"where={where!r} names {', '.join(outside)}, which are not partition columns of "
+            f"{snapshot.uri}; it chooses partitions by: {', '.join(columns)}"
+        )
+    return parsed
+
+
 def chosen_partitions(
     spark: SparkSession, snapshot: TableSnapshot, partitions: Sequence[tuple[Any, ...]], where: str
 ) -> set[tuple[Any, ...]]:
@@ -211,16 +230,8 @@ def chosen_partitions(
     meaning of ``where`` exactly (a column against literals), else by Spark
     itself, on a small DataFrame of the partitions' values: one job.
     """
-    columns = snapshot.partition_columns
-    parsed = parse_filter(where)  # raises FilterParseError first
-    referenced = parsed.columns
+    parsed = check_partition_where(snapshot, where)
     check_spark_parse(spark, where)
-    outside = sorted(r for r in referenced if match_column(r, columns) is None)
-    if outside:
-        raise InvalidArgumentError(
-            f"where={where!r} names {', '.join(outside)}, which are not partition columns of "
-            f"{snapshot.uri}; it chooses partitions by: {', '.join(columns)}"
-        )
     chosen = _chosen_in_process(spark, snapshot, partitions, parsed)
     return _chosen_by_spark(spark, snapshot, partitions, where) if chosen is None else chosen
 
