@@ -282,3 +282,22 @@ def test_weights_name_the_same_runs_however_they_are_written() -> None:
     assert recorded_spec(spec_properties(ints)) == ints
     with pytest.raises(InvalidArgumentError, match="weights must be numbers"):
         ClusteringSpec(("a", "b"), "zorder", "rank", weights=("2", 1))  # type: ignore[arg-type]
+
+
+def test_a_spec_with_workload_cuts_prints_in_one_line() -> None:
+    """Printed, a spec counts its cuts (which may be thousands of a workload's literals)."""
+    values = tuple(range(0, 3_000, 3))
+    nodes = len(values)
+    column = (*([0] * nodes), *([-1] * (nodes + 1)))
+    # A right-leaning chain: node i cuts at values[i]; its left child a leaf, its right node i+1.
+    left = tuple(nodes + i for i in range(nodes)) + (-1,) * (nodes + 1)
+    right = tuple(i + 1 if i + 1 < nodes else 2 * nodes for i in range(nodes)) + (-1,) * (nodes + 1)
+    tree = CutTree(column, values + (None,) * (nodes + 1), left, right)
+    spec = ClusteringSpec(("a", "b"), "zorder", "rank", weights=(2, 1), cuts=tree)
+    assert str(spec) == "zorder(a, b) weights 2:1, 1000 workload cuts"
+    assert repr(spec) == (
+        "ClusteringSpec(columns=('a', 'b'), curve='zorder', method='rank', "
+        "weights=(2.0, 1.0), cuts=<1000 workload cuts>)"
+    )
+    assert repr(tree) == "CutTree(<1000 cuts on columns [0]>)"
+    assert "\n" not in repr(spec)

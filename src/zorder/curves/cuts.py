@@ -40,7 +40,7 @@ from zorder.errors import InvalidArgumentError
 __all__ = ["CutIds", "CutTree", "cut_cells", "joined_ids"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class CutTree:
     """Binary cuts on values. Node 0 is the root; node ``i`` with ``column[i] >= 0`` sends a
     row whose value of that column is ``>= value[i]`` to node ``right[i]`` and any other row
@@ -115,6 +115,10 @@ class CutTree:
     @property
     def cut_count(self) -> int:
         return sum(1 for c in self.column if c >= 0)
+
+    def __repr__(self) -> str:
+        # Its values may be thousands of a workload's literals: counted, not listed.
+        return f"CutTree(<{self.cut_count} cuts on columns {list(self.cut_columns)}>)"
 
     @property
     def cut_columns(self) -> tuple[int, ...]:

@@ -54,7 +54,7 @@ def as_key_method(value: object) -> KeyMethod:
     return value
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ClusteringSpec:
     """What a table is clustered by: columns (as the table spells them), curve, key method.
 
@@ -124,6 +124,20 @@ class ClusteringSpec:
             cuts = self.cuts.cut_count
             parts.append(f"{cuts} workload cut{'s' if cuts != 1 else ''}")
         return tuple(parts)
+
+    def __repr__(self) -> str:
+        """One line: the cuts, which may be thousands of values from a workload's literals,
+        are counted, not listed (``to_json``-style forms keep them)."""
+        extra = f", weights={self.weights!r}" if self.weights is not None else ""
+        if self.cuts is not None:
+            extra += f", cuts=<{self.cuts.cut_count} workload cuts>"
+        return (
+            f"ClusteringSpec(columns={self.columns!r}, curve={self.curve!r}, "
+            f"method={self.method!r}{extra})"
+        )
+
+    def __str__(self) -> str:
+        return self.describe()
 
     def describe(self) -> str:
         """The spec in a few words: ``zorder(a, b) weights 2:1, 12 workload cuts``."""
