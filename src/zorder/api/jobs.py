@@ -58,12 +58,15 @@ class Remember:
 
     spec: ClusteringSpec | None  # None: leave the recorded spec as it is
     target_file_size: int | None  # None: the mean size of the files written (num_files)
+    # The size was asked for (target_file_size, or num_files laying out what the table
+    # holds): it replaces a recorded one. Else only a table without one records it.
+    asked: bool = False
 
     def properties(
         self, snapshot: TableSnapshot | None, written: Sequence[WrittenFile]
     ) -> dict[str, str]:
         wanted = spec_properties(self.spec) if self.spec is not None else {}
-        if snapshot is None or snapshot.recorded_target_file_size is None:
+        if self.asked or snapshot is None or snapshot.recorded_target_file_size is None:
             size = self.target_file_size
             if size is None and written:
                 size = max(1, sum(f.size for f in written) // len(written))
@@ -249,9 +252,23 @@ def _job(
         num_files=asked.num_files,
         target=target,
         sample_size=asked.sample_size,
-        remember=Remember(records, None if asked.num_files is not None else target),
+        remember=Remember(
+            records,
+            None if asked.num_files is not None else target,
+            asked=_size_asked(asked, operation[1]),
+        ),
         transaction=transaction,
     )
+
+
+def _size_asked(asked: ClusterOptions, commit_mode: CommitMode) -> bool:
+    """Whether the size asked for becomes the table's ``delta.targetFileSize``: a
+    ``target_file_size`` always; ``num_files`` where it lays out what the table holds (a
+    new table, an overwrite, an optimize), not an append's batch (a stream's small batches
+    would otherwise shrink it)."""
+    if asked.target_file_size is not None:
+        return True
+    return asked.num_files is not None and commit_mode != "append"
 
 
 def check_size(num_files: int | None, target_file_size: int | str | None) -> None:
