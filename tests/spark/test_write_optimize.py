@@ -644,3 +644,22 @@ def test_a_spec_with_a_column_null_in_every_row_is_refused(
     # An append that follows the recorded spec may bring a batch whose column is all NULL.
     nulls = rows.selectExpr("a", "CAST(NULL AS BIGINT) AS b", "note")
     assert zorder.write(nulls, path, mode="append", num_files=1).files_added == 1
+
+
+def test_a_layout_of_one_file_a_partition_says_so_with_the_fix(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """The default 128 MB target makes one file a day of a small table: nothing to skip by
+    inside a day. The result says so, with the sizes that give more files; following it
+    leaves no note. An append beside other files is not judged."""
+    path = str(tmp_path / "t")
+    days = spark.range(3_000).selectExpr("id AS a", "id % 11 AS b", "CAST(id % 3 AS STRING) AS day")
+    written = zorder.write(days, path, by=["a", "b"], partition_by=["day"])
+    assert len(written.notes) == 1
+    assert written.notes[0].startswith("3 of 3 partitions hold one file after this write")
+    assert "num_files=24" in written.notes[0]
+    assert zorder.write(days, path, mode="append").notes == ()
+    fixed = zorder.optimize(spark, path, full=True, num_files=24)
+    assert fixed.notes == ()
+    single = zorder.write(days.drop("day"), str(tmp_path / "one"), by=["a", "b"])
+    assert single.notes[0].startswith("the table holds one file after this write")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import time
 import uuid
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -97,6 +98,8 @@ class ClusterMetrics:
     # True: the table already recorded the write's txn_version (or a newer one) for its
     # txn_app_id, so the write was made before and this one wrote and committed nothing.
     skipped: bool = False
+    # What the layout left that keeps filters from skipping, with the option that fixes it.
+    notes: tuple[str, ...] = ()
 
 
 def _unchanged(job: ClusterJob, started: float, recorded: int | None) -> ClusterMetrics:
@@ -401,7 +404,43 @@ def _write_and_commit(
     # The table's version after the command: the properties' commit, when one was made.
     final = recorded if recorded is not None else version
     metrics = _metrics(job, final, run.id, written, removed, files, started)
-    return dataclasses.replace(metrics, data_version=version)
+    notes = _single_file_notes(job, written, removed, partitioned)
+    return dataclasses.replace(metrics, data_version=version, notes=notes)
+
+
+def _single_file_notes(
+    job: ClusterJob,
+    written: Sequence[WrittenFile],
+    removed: Sequence[DataFile],
+    partitioned: PartitionedLayout | None,
+) -> tuple[str, ...]:
+    """Where this run left a partition (or the table) in one file, which no filter can skip
+    inside, and the sizes that would give more. An append's run sits beside the files there
+    already, so only what a create, overwrite or optimize lays out is judged."""
+    if job.commit_mode == "append" or not written:
+        return ()
+    gone = {f.path for f in removed}
+    snapshot = job.snapshot if job.commit_mode == "rewrite" else None
+    kept = [f for f in snapshot.files if f.path not in gone] if snapshot is not None else []
+    if partitioned is None:
+        if len(written) > 1 or kept:
+            return ()
+        where, total = "the table holds one file", 1
+    else:
+        counts = Counter(partitioned.partition_of_file(file_number(f.path)).values for f in written)
+        untouched = {f.partition for f in kept}
+        single = [p for p, n in counts.items() if n == 1 and p not in untouched]
+        if not single:
+            return ()
+        where, total = f"{len(single)} of {len(counts)} partitions hold one file", len(counts)
+    wanted = 8 * total  # eight files a partition: a filter on one column skips most of them
+    size = max(1, sum(f.size for f in written) // wanted)
+    return (
+        f"{where} after this {job.operation}: no filter on {', '.join(job.plan.names)} can "
+        f"skip inside {'it' if total == 1 else 'them'}. For smaller files give "
+        f"num_files={wanted} (CLI: --num-files {wanted}) or target_file_size={size} "
+        f"(--target-file-size {size})",
+    )
 
 
 def _check_rows_kept(

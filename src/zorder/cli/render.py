@@ -95,7 +95,7 @@ def metrics(result: ClusterMetrics) -> Rendered:
     ]
     for name, value in rows:
         table.add_row(name, value)
-    return [table]
+    return [table, *(Text(f"note: {note}", style="yellow") for note in result.notes)]
 
 
 def advice(result: Advice) -> Rendered:
