@@ -7,6 +7,7 @@ import re
 import time
 from types import SimpleNamespace
 
+import pytest
 from rich.console import Console
 
 from zorder.api.progress import phase, spark_status, status_text
@@ -67,3 +68,23 @@ def test_connect_progress_counts_the_operation_s_stages() -> None:
     assert handler.latest == JobProgress(stages=1, tasks_done=7, tasks_total=12)
     handler(stages=[], inflight_tasks=0, operation_id="op", done=True)
     assert handler.latest is None
+
+
+def test_without_a_terminal_plain_lines_are_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A log file, a scheduler's or a notebook's captured stderr: no status line can be
+    redrawn there, so each phase is a plain line of its own, and so is every tick."""
+    import zorder.api.progress as progress
+
+    sink = io.StringIO()
+    console = Console(file=sink, force_terminal=False, force_jupyter=False, width=200)
+    monkeypatch.setattr(progress, "PLAIN_LINE_SECONDS", 0.2)
+    with spark_status("Working:", None, console=console):
+        phase("sampling")
+        time.sleep(0.5)
+        phase("commit")
+    lines = sink.getvalue().splitlines()
+    assert lines[0] == "Working: 0 s"
+    assert "Working: sampling 0 s" in lines
+    assert sum(line.startswith("Working: sampling") for line in lines) >= 2  # the ticks
+    assert lines[-1].startswith("Working: commit")
+    assert "\x1b" not in sink.getvalue()  # no escape codes in a log

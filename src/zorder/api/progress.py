@@ -91,11 +91,17 @@ def status_text(message: str, step: str, jobs: JobProgress | None, seconds: floa
     return " ".join(parts)
 
 
+# Where no status line can be redrawn (a log file, a scheduler's or a notebook's captured
+# stderr), a plain line is written at each new phase and every this many seconds.
+PLAIN_LINE_SECONDS = 10.0
+
+
 @contextmanager
 def spark_status(
     message: str, spark: SparkSession | None, *, console: Console | None = None
 ) -> Iterator[None]:
-    """Show ``message``, the phase, the running tasks and the time until the block ends."""
+    """Show ``message``, the phase, the running tasks and the time until the block ends: one
+    status line redrawn in a terminal or Jupyter, else plain lines now and then."""
     shown = console or Console(stderr=True)
     started = time.monotonic()
     stop = threading.Event()
@@ -105,15 +111,15 @@ def spark_status(
     jobs_context: AbstractContextManager[Callable[[], JobProgress | None]] = (
         watch_jobs(spark) if spark is not None else nullcontext(no_jobs)
     )
+    redrawn = shown.is_terminal or shown.is_jupyter
     try:
-        with jobs_context as jobs, shown.status(status_text(message, "", None, 0)) as status:
+        with jobs_context as jobs, _drawing(shown, message, redrawn) as update:
 
             def draw() -> None:
-                seconds = time.monotonic() - started
-                status.update(status_text(message, current.name, jobs(), seconds))
+                update(status_text(message, current.name, jobs(), time.monotonic() - started))
 
             def refresh() -> None:
-                while not stop.wait(0.25):
+                while not stop.wait(0.25 if redrawn else PLAIN_LINE_SECONDS):
                     draw()
 
             current.redraw = draw
@@ -126,6 +132,17 @@ def spark_status(
                 thread.join()
     finally:
         _SHOWING.reset(token)
+
+
+@contextmanager
+def _drawing(shown: Console, message: str, redrawn: bool) -> Iterator[Callable[[str], None]]:
+    """What shows a status text: the redrawn status line, or a plain line printed each time."""
+    if not redrawn:
+        shown.print(status_text(message, "", None, 0), highlight=False)
+        yield lambda text: shown.print(text, highlight=False)
+        return
+    with shown.status(status_text(message, "", None, 0)) as status:
+        yield status.update
 
 
 def progress_of(show: bool, message: str, spark: SparkSession) -> AbstractContextManager[None]:
