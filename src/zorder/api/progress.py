@@ -98,11 +98,20 @@ PLAIN_LINE_SECONDS = 10.0
 
 @contextmanager
 def spark_status(
-    message: str, spark: SparkSession | None, *, console: Console | None = None
+    message: str,
+    spark: SparkSession | None,
+    *,
+    console: Console | None = None,
+    plain_lines: bool = True,
 ) -> Iterator[None]:
     """Show ``message``, the phase, the running tasks and the time until the block ends: one
-    status line redrawn in a terminal or Jupyter, else plain lines now and then."""
+    status line redrawn in a terminal or Jupyter, else (``plain_lines``) plain lines now
+    and then, or nothing."""
     shown = console or Console(stderr=True)
+    redrawn = shown.is_terminal or shown.is_jupyter
+    if not (redrawn or plain_lines):
+        yield
+        return
     started = time.monotonic()
     stop = threading.Event()
     current = _Phase()
@@ -111,7 +120,6 @@ def spark_status(
     jobs_context: AbstractContextManager[Callable[[], JobProgress | None]] = (
         watch_jobs(spark) if spark is not None else nullcontext(no_jobs)
     )
-    redrawn = shown.is_terminal or shown.is_jupyter
     try:
         with jobs_context as jobs, _drawing(shown, message, redrawn) as update:
 

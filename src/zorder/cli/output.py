@@ -120,10 +120,11 @@ class Output(ABC):
         return self.stderr.status(message)
 
     def working(self, message: str, spark: SparkSession | None) -> AbstractContextManager[None]:
-        """The status line while Spark works (see :mod:`zorder.api.progress`)."""
+        """The status line while Spark works, drawn only in a terminal: stderr captured in a
+        log keeps the command's own lines (see :mod:`zorder.api.progress`)."""
         from zorder.api.progress import spark_status
 
-        return spark_status(message, spark, console=self.stderr)
+        return spark_status(message, spark, console=self.stderr, plain_lines=False)
 
     def refused(self, error: Exception, *, spark_log: Path | None = None) -> NoReturn:
         """An error zorder raised on purpose (a ZorderError): report it, exit code 2."""
