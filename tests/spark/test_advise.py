@@ -71,6 +71,14 @@ def test_a_table_written_by_the_advice_skips_and_keeps_every_row(
     # Another table from the path, and the command line over a .sql file.
     again = zorder.advise(path, WORKLOAD, spark=spark, num_files=12)
     assert {c.name for c in again.candidates} >= {"day alone", "workload cuts"}
+    # The table as it is now is measured from its files, exactly as explain counts them.
+    table_filters = [*advice_filters(), "user_id = 4242"]  # the join's filter on the table too
+    now = [zorder.explain(path, w) for w in table_filters]
+    assert again.current_scanned == pytest.approx(
+        sum(r.rows_scanned / r.rows_total for r in now) / len(now)
+    )
+    assert "the table now" in again.summary()
+    assert zorder.advise(df, WORKLOAD, num_files=12).current_scanned is None  # no files yet
     sql = tmp_path / "workload.sql"
     sql.write_text(";\n".join(WORKLOAD) + ";")
     result = CliRunner().invoke(
@@ -81,6 +89,7 @@ def test_a_table_written_by_the_advice_skips_and_keeps_every_row(
     assert shown["num_files"] == 8
     assert shown["spec"]["columns"]
     assert shown["left_out"] == 1
+    assert 0 < shown["current_scanned"] < 1
     result = CliRunner().invoke(
         app, ["optimize", path, "--by-advice", str(sql), "--num-files", "8", "--json"]
     )

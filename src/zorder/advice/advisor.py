@@ -73,10 +73,13 @@ class Advice:
     statements: int
     left_out: int  # statements that never read the table
     seconds: float = field(default=0.0, compare=False)
+    # The mean fraction of rows the workload scans on the table's files as they are now
+    # (their statistics, exactly); None for a DataFrame, which has no files yet.
+    current_scanned: float | None = None
 
     def summary(self) -> str:
         """The comparison as a table a person can read."""
-        width = max(len(c.name) for c in self.candidates)
+        width = max(len("the table now"), *(len(c.name) for c in self.candidates))
         lines = [
             f"{self.filters} filters from {self.statements} statements"
             + (f" ({self.left_out} never read the table)" if self.left_out else "")
@@ -90,6 +93,9 @@ class Advice:
             lines.append(
                 f"{c.name:<{width}}  {c.expected_scanned:12.3f}  {c.spec.describe()}{mark}"
             )
+        if self.current_scanned is not None:
+            name = "the table now"
+            lines.append(f"{name:<{width}}  {self.current_scanned:12.3f}  (its files as they are)")
         return "\n".join(lines)
 
 

@@ -9,18 +9,19 @@ returns the best as a spec that ``zorder.write(..., by=advice.spec)`` and
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from zorder.advice.advisor import Advice, Candidate, advise_sample
-from zorder.advice.workload import read_workload
+from zorder.advice.workload import Workload, read_workload
 from zorder.api.jobs import file_count
 from zorder.api.scanning import plan_scan, session_time_zone
 from zorder.columns import resolve_column
 from zorder.curves.encodings import SUPPORTED_TYPES, canonical_type_name
-from zorder.errors import InvalidArgumentError
+from zorder.errors import InvalidArgumentError, ZorderError
 from zorder.sizes import DEFAULT_TARGET_FILE_SIZE
 from zorder.skipping.sql import ParsedFilter
 from zorder.spark.keys import (
@@ -57,7 +58,7 @@ def advise_frame(
     df: DataFrame, workload: str | Path | Sequence[str], options: AdviceOptions
 ) -> Advice:
     """:func:`zorder.advise` of a DataFrame."""
-    return _advise(_Source(df), workload, options)
+    return _advise(_Source(df), workload, options)[0]
 
 
 def advise_snapshot(
@@ -78,12 +79,29 @@ def advise_snapshot(
         target=recorded_target_file_size(snapshot.configuration) or DEFAULT_TARGET_FILE_SIZE,
         rows=snapshot.total_rows,
     )
-    return _advise(source, workload, options)
+    advice, parsed = _advise(source, workload, options)
+    now = [_scanned_now(snapshot, f, time_zone=time_zone, ansi=ansi) for f in parsed.filters]
+    return dataclasses.replace(advice, current_scanned=sum(now) / len(now) if now else None)
+
+
+def _scanned_now(
+    snapshot: TableSnapshot, parsed: ParsedFilter, *, time_zone: str, ansi: bool
+) -> float:
+    """The fraction of the table's rows ``parsed`` scans in its files as they are."""
+    try:
+        plan = plan_scan(snapshot, parsed.text, time_zone=time_zone, ansi=ansi, parsed=parsed)
+    except ZorderError:
+        return 1.0  # a filter skipping cannot read keeps every file, as in the simulation
+    report = plan.report
+    if report.rows_total:
+        return report.rows_scanned / report.rows_total
+    return report.files_scanned / report.files_total if report.files_total else 1.0
 
 
 def _advise(
     source_of: _Source, workload: str | Path | Sequence[str], options: AdviceOptions
-) -> Advice:
+) -> tuple[Advice, Workload]:
+    """The advice, and the workload as read (parsed once)."""
     num_files, max_columns = options.num_files, options.max_columns
     sample_size, seed = options.sample_size, options.seed
     _check_counts(num_files=num_files, max_columns=max_columns, sample_size=sample_size)
@@ -114,7 +132,7 @@ def _advise(
         seed=DEFAULT_SAMPLE_SEED if seed is None else seed,
         rows=source_of.rows,
     )
-    return advise_sample(
+    advice = advise_sample(
         sample,
         {name: _canonical(type_name) for name, type_name in types.items()},
         parsed,
@@ -123,6 +141,7 @@ def _advise(
         time_zone=time_zone,
         partition_columns=partition_columns,
     )
+    return advice, parsed
 
 
 def _check_counts(

@@ -116,6 +116,8 @@ def advice(result: Advice) -> Rendered:
             candidate.spec.describe(),
             style="bold" if chosen else None,
         )
+    if result.current_scanned is not None:
+        table.add_row("the table now", f"{result.current_scanned:.3f}", "its files as they are")
     shown: Rendered = [table]
     if result.left_out:
         shown.append(Text(f"{result.left_out} statement(s) never read the table: left out"))
@@ -154,6 +156,7 @@ def advice_json(result: Advice) -> dict[str, Any]:
         "filters": result.filters,
         "statements": result.statements,
         "left_out": result.left_out,
+        "current_scanned": result.current_scanned,
         "seconds": result.seconds,
     }
 
