@@ -295,3 +295,30 @@ def test_a_write_run_again_with_its_transaction_adds_nothing(
     assert json.loads(again_json.output)["skipped"] is True
     assert DeltaTable(dest).to_pyarrow_table().num_rows == 300
     assert DeltaTable(dest).transaction_version("hourly") == 12
+
+
+def test_an_optimize_with_nothing_to_do_says_why_before_spark_starts(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """The log alone shows every file in a run of the table's spec and no tier to merge: the
+    command answers without a JVM (JAVA_HOME points nowhere), naming the runs and the spec."""
+    import os
+    import subprocess
+    import sys
+
+    dest = str(tmp_path / "t")
+    zorder.write(spark.range(200).selectExpr("id AS a", "id % 7 AS b"), dest, by=["a", "b"])
+    env = {**os.environ, "JAVA_HOME": str(tmp_path / "no-java")}
+    done = subprocess.run(
+        [sys.executable, "-m", "zorder", "optimize", dest, "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["version"] is None
+    assert result["notes"][0].startswith("nothing to optimize: the 1 file(s) of")
+    assert "1 run(s) clustered by zorder(a, b)" in result["notes"][0]
+    # The API says the same from its own session.
+    assert zorder.optimize(spark, dest).notes == tuple(result["notes"])

@@ -22,12 +22,20 @@ from typing import Any
 import numpy as np
 from pyspark.sql import DataFrame, SparkSession
 
-from zorder.api.jobs import ClusterJob, ClusterOptions, file_count, optimize_job, write_job
+from zorder.api.jobs import (
+    ClusterJob,
+    ClusterOptions,
+    Remember,
+    file_count,
+    optimize_job,
+    target_size,
+    write_job,
+)
 from zorder.api.modes import WriteMode
 from zorder.api.progress import phase, phase_seconds, progress_of, timed_phases
 from zorder.api.samples import files_sample, partitions_sample
 from zorder.api.scanning import session_time_zone
-from zorder.curves.kinds import Curve, KeyMethod
+from zorder.curves.kinds import ClusteringSpec, Curve, KeyMethod
 from zorder.errors import InvalidArgumentError, ZorderError
 from zorder.spark.keys import sample_size_for
 from zorder.spark.layout import cluster
@@ -65,10 +73,10 @@ from zorder.table import (
     rewrite_scope,
 )
 from zorder.table.clustering import CommitClustering, Operation, Run
-from zorder.table.tiering import files_to_optimize
+from zorder.table.tiering import check_fanout, files_to_optimize, runs_of_spec
 from zorder.table.transactions import AlreadyRecordedError, AppTransaction
 
-__all__ = ["ClusterMetrics", "WriteMode", "optimize_table", "write_table"]
+__all__ = ["ClusterMetrics", "WriteMode", "nothing_to_optimize", "optimize_table", "write_table"]
 
 
 @dataclass(frozen=True)
@@ -105,6 +113,53 @@ class ClusterMetrics:
 def _unchanged(job: ClusterJob, started: float, recorded: int | None) -> ClusterMetrics:
     """No file to rewrite: no run, and the version only a properties commit made, if any."""
     return _metrics(job, recorded, "", [], (), job.num_files or 0, started)
+
+
+def _clustered_already(snapshot: TableSnapshot, spec: ClusteringSpec, fanout: int) -> str:
+    """Why an incremental optimize by ``spec`` rewrites no file of ``snapshot``."""
+    runs = {run for run in runs_of_spec(snapshot, spec).values() if run is not None}
+    return (
+        f"nothing to optimize: the {len(snapshot.files):,} file(s) of {snapshot.uri} are in "
+        f"{len(runs):,} run(s) clustered by {spec.describe()}, and no size tier holds {fanout} "
+        "runs to merge (full=True, CLI --full, reclusters every file)"
+    )
+
+
+def nothing_to_optimize(
+    snapshot: TableSnapshot, *, target_file_size: int | str | None, fanout: int
+) -> ClusterMetrics | None:
+    """The result of an incremental optimize by the table's recorded spec, of every
+    partition, when it would rewrite no file and record nothing, decided from the log alone
+    (the CLI answers so before Spark starts); None when it would do something."""
+    spec = snapshot.recorded_spec
+    if spec is None or (target_file_size is None and snapshot.recorded_target_file_size is None):
+        return None  # it would record a spec or a size: the optimize itself does that
+    target = target_size(target_file_size, snapshot)
+    everything = set(snapshot.files_by_partition())
+    if files_to_optimize(
+        snapshot, spec, everything, full=False, target_file_size=target, fanout=check_fanout(fanout)
+    ):
+        return None
+    wanted = Remember(None, target, asked=target_file_size is not None)
+    if wanted.properties(snapshot, []).items() - snapshot.configuration.items():
+        return None
+    return ClusterMetrics(
+        table_uri=snapshot.uri,
+        operation="optimize",
+        version=None,
+        run_id="",
+        by=spec.columns,
+        curve=spec.curve,
+        method=spec.method,
+        num_files_target=0,
+        files_added=0,
+        files_removed=0,
+        rows=0,
+        bytes_added=0,
+        bytes_removed=0,
+        seconds=0.0,
+        notes=(_clustered_already(snapshot, spec, fanout),),
+    )
 
 
 def _skipped(job: ClusterJob, started: float) -> ClusterMetrics:
@@ -238,7 +293,9 @@ def optimize_table(
             if not read:
                 wanted = job.remember.properties(snapshot, [])
                 recorded = record_properties(job.storage, wanted, known=snapshot.configuration)
-                return _unchanged(job, started, recorded)
+                unchanged = _unchanged(job, started, recorded)
+                why = _clustered_already(snapshot, job.plan.spec, fanout)
+                return dataclasses.replace(unchanged, notes=(why,))
             return _rewrite(job, spark, snapshot, read, started)
 
 

@@ -48,6 +48,7 @@ __all__ = [
     "check_size",
     "file_count",
     "optimize_job",
+    "target_size",
     "write_job",
 ]
 
@@ -241,7 +242,7 @@ def _job(
 ) -> ClusterJob:
     """The job, with what it records afterwards: ``records`` (None: the spec stays) and the
     file size (unless ``num_files`` sized the files)."""
-    target = _target_size(asked.target_file_size, snapshot)
+    target = target_size(asked.target_file_size, snapshot)
     return ClusterJob(
         storage=storage,
         operation=operation[0],
@@ -332,7 +333,7 @@ def _resolved_spec(
     )
 
 
-def _target_size(target_file_size: int | str | None, snapshot: TableSnapshot | None) -> int:
+def target_size(target_file_size: int | str | None, snapshot: TableSnapshot | None) -> int:
     """Bytes a file: as given, else the table's ``delta.targetFileSize``, else 128 MB."""
     if target_file_size is not None:
         return parse_size(target_file_size)

@@ -8,7 +8,7 @@ result to its :class:`~zorder.cli.output.Output` with the renderer of
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -40,6 +40,9 @@ from zorder.sizes import MAX_FILES, parse_size
 from zorder.table import MIN_VACUUM_RETENTION_HOURS, parse_storage_options
 from zorder.table.retention import DEFAULT_RETENTION_HOURS, RETENTION_PROPERTY
 from zorder.table.tiering import DEFAULT_FANOUT
+
+if TYPE_CHECKING:
+    from zorder.api.cluster import ClusterMetrics
 
 
 @command
@@ -165,6 +168,11 @@ def optimize(
         )
     options = parse_storage_options(storage_option or [])
     _check_before_spark(options, target_file_size, table=path, by=by, where=where)
+    if not (by or by_advice or where or full or num_files):
+        done = _nothing_to_optimize(path, options, target_file_size, fanout)
+        if done is not None:  # said without starting Spark
+            out.result(done, render.metrics)
+            return
     chosen: list[str] | ClusteringSpec | None = column_list(by) if by else None
     spark = session(out, master, conf, remote)
     if by_advice is not None:
@@ -187,6 +195,20 @@ def optimize(
             storage_options=options,
         )
     out.result(metrics, render.metrics)
+
+
+def _nothing_to_optimize(
+    path: str, options: dict[str, str], target_file_size: str | None, fanout: int
+) -> ClusterMetrics | None:
+    """An incremental optimize's result when the log alone shows it has nothing to do."""
+    from zorder.api.cluster import nothing_to_optimize
+
+    try:
+        snapshot = zorder.Table(path, storage_options=options).snapshot()
+    except zorder.ZorderError:
+        return None  # the optimize itself says what is wrong
+    held = snapshot.table_snapshot
+    return nothing_to_optimize(held, target_file_size=target_file_size, fanout=fanout)
 
 
 def _as_of(version: int | None, as_of: str | None) -> str | None:
