@@ -46,6 +46,7 @@ def test_help_lists_commands() -> None:
         "advise",
         "describe",
         "vacuum",
+        "restore",
         "query",
         "stats",
         "curve",
@@ -258,6 +259,69 @@ def test_vacuum_lists_then_deletes_and_refuses_a_short_retention(tmp_path: Path)
     assert "deleted 1 file(s)" in deleted.output
     assert not orphan.exists()
     assert DeltaTable(str(path)).to_pyarrow_table().num_rows == 3
+
+
+def test_restore_as_a_user_runs_it(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    write_deltalake(path, pa.table({"a": [1, 2]}))
+    write_deltalake(path, pa.table({"a": [3]}), mode="append")
+    commits = path + "/_delta_log"
+    for version, moment in enumerate(("2026-11-24T12:00:00+00:00", "2026-11-24T13:00:00+00:00")):
+        seconds = dt.datetime.fromisoformat(moment).timestamp()
+        os.utime(f"{commits}/{version:020d}.json", (seconds, seconds))
+
+    shown = runner.invoke(app, ["restore", path, "--version", "0"])
+    assert shown.exit_code == 0, shown.output
+    words = " ".join(shown.stdout.split())
+    assert f"restored version 0 of {path} as version 2" in words
+    assert "files removed │ 1" in words
+    assert DeltaTable(path).to_pyarrow_table().column("a").to_pylist() == [1, 2]
+
+    same = runner.invoke(app, ["restore", path, "--version", "0"])
+    assert "already is what version 0 was: nothing was committed" in " ".join(same.stdout.split())
+    # 12:30 in Paris is 11:30 UTC: before the first commit; 14:30 there is version 1.
+    early = ["restore", path, "--as-of", "2026-11-24 12:30", "--time-zone", "Europe/Paris"]
+    assert runner.invoke(app, early).exit_code == 2
+    later = runner.invoke(app, [*early[:3], "2026-11-24 14:30", *early[4:], "--json"])
+    assert later.exit_code == 0, later.output
+    (appended,) = set(DeltaTable(path, version=1).file_uris()) - set(
+        DeltaTable(path, version=0).file_uris()
+    )
+    assert json.loads(later.stdout) == {
+        "table_uri": path,
+        "restored_version": 1,
+        "version": 3,
+        "files_added": 1,
+        "files_removed": 0,
+        "bytes_added": os.path.getsize(appended),
+        "bytes_removed": 0,
+    }
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error", "message"),
+    [
+        ([], "InvalidArgumentError", "give the version to restore: --version N or --as-of TIME"),
+        (["--version", "0", "--as-of", "2026-11-24"], "InvalidArgumentError", "not both"),
+        (["--version", "7"], "VersionNotFoundError", "no version 7 yet"),
+        (["--version", "0"], "MissingFilesError", "storage no longer holds 1 of its data file"),
+    ],
+)
+def test_restore_refusals_exit_2_and_commit_nothing(
+    tmp_path: Path, arguments: list[str], error: str, message: str
+) -> None:
+    path = str(tmp_path / "t")
+    write_deltalake(path, pa.table({"a": [1, 2]}))
+    write_deltalake(path, pa.table({"a": [3]}), mode="overwrite")
+    for gone in DeltaTable(path, version=0).file_uris():
+        os.remove(gone)  # as a vacuum would
+    refused = runner.invoke(app, ["restore", path, *arguments, "--json"])
+    assert refused.exit_code == 2
+    assert refused.stdout == ""
+    failure = json.loads(refused.stderr)
+    assert (failure["error"], failure["exit_code"]) == (error, 2)
+    assert message in failure["message"]
+    assert DeltaTable(path).version() == 1
 
 
 def test_an_unexpected_error_is_reported_as_a_bug_with_its_traceback_file(

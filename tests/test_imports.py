@@ -57,8 +57,9 @@ def test_every_public_name_resolves() -> None:
 
 
 def test_lookups_and_describe_start_no_spark(tmp_path: object) -> None:
-    """The JVM-free paths import no pyspark, on a real table (time travel and a vacuum that
-    deletes an orphan file included); each call's answer is checked as it runs."""
+    """The JVM-free paths import no pyspark, on a real table (time travel, a vacuum that
+    deletes an orphan file and a restore included); each call's answer is checked as it
+    runs."""
     path = str(tmp_path)
     statement = (
         "import os, pyarrow as pa, deltalake, zorder\n"
@@ -81,6 +82,8 @@ def test_lookups_and_describe_start_no_spark(tmp_path: object) -> None:
         "assert not os.path.exists(orphan)\n"
         "assert sorted(zorder.to_arrow(path).column('x').to_pylist()) == [1, 2, 3, 4]\n"
         "assert zorder.vacuum(path, retain_hours=0, force=True).files == ()\n"
+        "assert zorder.restore(path, version=0).version == 2\n"
+        "assert sorted(zorder.to_arrow(path).column('x').to_pylist()) == [1, 2, 3]\n"
     )
     loaded = loaded_after(statement)
     assert "pyspark" not in loaded, loaded

@@ -22,6 +22,7 @@ __all__ = [
     "ForbiddenFilterError",
     "InvalidArgumentError",
     "InvalidArgumentTypeError",
+    "MissingFilesError",
     "NotADeltaTableError",
     "SchemaMismatchError",
     "SourceNotFoundError",
@@ -127,6 +128,18 @@ class BrokenTableError(ZorderError, ValueError):
     A log without a protocol or metadata action, missing commits, a data
     file the log names that storage lacks: nothing is read from such a table.
     """
+
+
+class MissingFilesError(ZorderError, FileNotFoundError):
+    """Files a version of a table names are no longer in storage (a vacuum deleted them, or
+    someone did by hand), so the version cannot be restored; ``paths`` names them.
+
+    The table itself is sound: its newest version does not need them.
+    """
+
+    def __init__(self, message: str, *, paths: tuple[str, ...]) -> None:
+        super().__init__(message)
+        self.paths = paths
 
 
 class VersionNotFoundError(ZorderError, LookupError):

@@ -6,7 +6,13 @@ import json
 
 import pytest
 
-from zorder.table.features import Protocol, unreadable, unsupported_type_changes, unwritable
+from zorder.table.features import (
+    Protocol,
+    restore_gaps,
+    unreadable,
+    unsupported_type_changes,
+    unwritable,
+)
 
 MODERN = Protocol(3, 7, ("deletionVectors", "timestampNtz"), ("deletionVectors", "appendOnly"))
 
@@ -82,6 +88,35 @@ def test_rules_appends_would_skip_refuse_appends_only() -> None:
     (reason,) = unwritable(legacy, constraints, rules, "optimize")
     assert "'b' is an identity column" in reason
     assert unwritable(legacy, {}, schema(a={}, c={}), "append") == []
+
+
+def test_restore_keeps_every_feature_the_version_uses() -> None:
+    """deltalake's restore keeps the table's feature lists: a version that lists or uses a
+    feature they lack (dropped since) is refused; legacy versions only ever go up."""
+    plain = schema(a={})
+    assert restore_gaps(Protocol(1, 2), Protocol(1, 2), {}, plain) == []
+    assert restore_gaps(Protocol(2, 5), Protocol(1, 2), {}, plain) == []
+    assert restore_gaps(MODERN, Protocol(1, 2), {}, plain) == []  # implied but unused: fine
+    assert restore_gaps(MODERN, MODERN, {}, plain) == []
+    gone = restore_gaps(Protocol(3, 7, (), ("appendOnly",)), MODERN, {}, plain)
+    assert gone == [
+        "deletionVectors: the version uses it, the table lists it no more",
+        "timestampNtz: the version uses it, the table lists it no more",
+    ]
+    assert "lists none" in restore_gaps(Protocol(1, 2), MODERN, {}, plain)[0]
+    mapped = {"delta.columnMapping.mode": "name"}
+    assert restore_gaps(MODERN, Protocol(2, 5), mapped, plain) == [
+        "columnMapping: the version uses it, the table lists it no more"
+    ]
+    both = Protocol(3, 7, ("columnMapping",), ("columnMapping",))
+    assert restore_gaps(both, Protocol(2, 5), mapped, plain) == []
+    feed = {"delta.enableChangeDataFeed": "true", "delta.constraints.positive": "a > 0"}
+    assert [r.split(":")[0] for r in restore_gaps(MODERN, Protocol(1, 4), feed, plain)] == [
+        "changeDataFeed",
+        "checkConstraints",
+    ]
+    identity = schema(a={"delta.identity.start": 1})
+    assert "identity column" in restore_gaps(Protocol(1, 6), Protocol(1, 6), {}, identity)[0]
 
 
 def test_vacuum_stops_only_at_features_zorder_does_not_know() -> None:

@@ -162,6 +162,31 @@ def test_vacuum_removes_orphans_and_crashed_runs_and_nothing_live(
     assert zorder.to_arrow(uri, storage_options=options).num_rows == 900
 
 
+def test_restore_on_the_store_and_a_vacuumed_version_refused(
+    table: tuple[str, dict[str, str]],
+) -> None:
+    uri, options = table
+    first = _sorted(DeltaTable(uri, version=0, storage_options=options).to_pyarrow_table())
+    with pytest.warns(zorder.UnsafeCommitWarning, match="If-None-Match"):  # moto's endpoint
+        restored = zorder.restore(uri, version=0, storage_options=options)
+    assert (restored.version, restored.files_removed, restored.files_added) == (2, 3, 0)
+    assert _sorted(_deltalake_rows(uri, options)) == first
+    filesystem, root = Storage.of(uri, options).filesystem()
+    appended = set(DeltaTable(uri, version=1, storage_options=options).file_uris()) - set(
+        DeltaTable(uri, version=0, storage_options=options).file_uris()
+    )
+    gone = sorted(u.removeprefix(f"{uri}/") for u in appended)[1:]
+    for path in gone:
+        filesystem.delete_file(f"{root}/{path}")  # as a vacuum would
+    with (
+        pytest.raises(zorder.MissingFilesError) as refused,
+        pytest.warns(zorder.UnsafeCommitWarning),
+    ):
+        zorder.restore(uri, version=1, storage_options=options)
+    assert sorted(refused.value.paths) == gone
+    assert DeltaTable(uri, storage_options=options).version() == 2
+
+
 def test_vacuum_leaves_hidden_objects_and_a_nested_table_alone(
     table: tuple[str, dict[str, str]],
 ) -> None:

@@ -1,5 +1,5 @@
 """The public operations: the Table handle; write, and the path-first wrappers of the
-handle's methods (optimize, scan, read, to_arrow, explain, vacuum, describe).
+handle's methods (optimize, scan, read, to_arrow, explain, vacuum, restore, describe).
 
 The write path loads on first use (PEP 562): ``zorder query`` reaches
 :mod:`zorder.api.arrow` without importing the Spark write operations.
@@ -16,10 +16,11 @@ from zorder.api.arrow import to_arrow
 from zorder.api.describe import FileDescription, RunDescription, TableDescription
 from zorder.api.modes import INPUT_FORMATS, InputFormat, WriteMode
 
-# The wrappers share names with modules (describe, vacuum): zorder.api.table loads those
-# first (through arrow above), so these names are bound to the functions last.
-from zorder.api.paths import describe, optimize, scan, vacuum, write
+# The wrappers share names with modules (describe, vacuum, restore): zorder.api.table loads
+# those first (through arrow above), so these names are bound to the functions last.
+from zorder.api.paths import describe, optimize, restore, scan, vacuum, write
 from zorder.api.read import explain, read, skipping_effectiveness
+from zorder.api.restore import RestoreResult
 from zorder.api.scanning import Scan, ScanReport
 from zorder.api.table import Snapshot, Table
 from zorder.api.vacuum import VacuumResult
@@ -59,6 +60,7 @@ __all__ = [
     "ClusterMetrics",
     "FileDescription",
     "InputFormat",
+    "RestoreResult",
     "RunDescription",
     "Scan",
     "ScanReport",
@@ -74,6 +76,7 @@ __all__ = [
     "parse_size",
     "read",
     "read_input",
+    "restore",
     "scan",
     "skipping_effectiveness",
     "to_arrow",

@@ -2,11 +2,12 @@
 method, in one line.
 
 ``zorder.scan(path, where, ...)`` is ``Table(path, ...).scan(where, ...)``,
-and so on for ``describe``, ``vacuum``, ``optimize``, ``write`` and ``advise`` (``read``,
-``explain`` and ``skipping_effectiveness`` are in :mod:`zorder.api.read`,
-``to_arrow`` in :mod:`zorder.api.arrow`, the same way). They live apart
-from the modules that hold the work (:mod:`~zorder.api.scanning`,
-:mod:`~zorder.api.describe`, :mod:`~zorder.api.vacuum`,
+and so on for ``describe``, ``vacuum``, ``restore``, ``optimize``, ``write``
+and ``advise`` (``read``, ``explain`` and ``skipping_effectiveness`` are in
+:mod:`zorder.api.read`, ``to_arrow`` in :mod:`zorder.api.arrow`, the same
+way). They live apart from the modules that hold the work
+(:mod:`~zorder.api.scanning`, :mod:`~zorder.api.describe`,
+:mod:`~zorder.api.vacuum`, :mod:`~zorder.api.restore`,
 :mod:`~zorder.api.cluster`), which the handle imports.
 """
 
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from zorder.api.describe import TableDescription
 from zorder.api.modes import WriteMode
+from zorder.api.restore import RestoreResult
 from zorder.api.scanning import Scan, Where
 from zorder.api.table import Table
 from zorder.api.vacuum import VacuumResult
@@ -32,7 +34,7 @@ if TYPE_CHECKING:
     from zorder.api.cluster import ClusterMetrics
     from zorder.curves.kinds import ClusteringSpec, Curve, KeyMethod
 
-__all__ = ["advise", "describe", "optimize", "scan", "vacuum", "write"]
+__all__ = ["advise", "describe", "optimize", "restore", "scan", "vacuum", "write"]
 
 
 def scan(
@@ -117,6 +119,26 @@ def vacuum(
     return Table._unread(path, storage_options=storage_options, spark=None).vacuum(
         retain_hours=retain_hours, dry_run=dry_run, force=force
     )
+
+
+def restore(
+    path: str,
+    *,
+    version: int | None = None,
+    timestamp: AsOf | None = None,
+    time_zone: str | None = None,
+    storage_options: Mapping[str, str] | None = None,
+) -> RestoreResult:
+    """Make the table at ``path`` what its version ``version``, or the newest committed at
+    or before ``timestamp``, was, in one new commit (exactly one of the two).
+
+    ``Table(path, storage_options=..., time_zone=...).restore(version=...,
+    timestamp=...)``; see :meth:`zorder.Table.restore`. No JVM is started. A
+    zone-less ``timestamp`` is read in ``time_zone``, else in the active Spark
+    session's zone, else in UTC.
+    """
+    table = Table._unread(path, storage_options=storage_options, spark=None, time_zone=time_zone)
+    return table.restore(version=version, timestamp=timestamp)
 
 
 def optimize(

@@ -12,7 +12,7 @@ pyiceberg's ``refresh`` do. ``write`` and ``optimize`` start from the newest
 version (one read to plan) and pass the snapshot and the ``Storage`` down,
 which nothing below opens again except the commit's own check of what landed
 since; afterwards the handle holds the version they committed (read when next
-needed). ``vacuum``, which deletes, reads the newest version first. The
+needed), as after ``restore``. ``vacuum``, which deletes, reads the newest version first. The
 path-first functions (:func:`zorder.scan`, :func:`zorder.write`, ...) are
 one-line wrappers that open a handle and call its method.
 
@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 
 from zorder.api.describe import FileDescription, TableDescription, describe_snapshot
 from zorder.api.modes import WriteMode
+from zorder.api.restore import RestoreResult, check_restore_target, restore_snapshot
 from zorder.api.scanning import (
     Scan,
     Where,
@@ -113,12 +114,13 @@ class Table:
         *,
         storage_options: Mapping[str, str] | None,
         spark: SparkSession | None,
+        time_zone: str | None = None,
     ) -> Table:
         """A handle whose log is first read by the one method it is made for: the
-        path-first ``write``, ``optimize`` and ``vacuum``, which read the newest version
-        first anyway, read it once."""
+        path-first ``write``, ``optimize``, ``vacuum`` and ``restore``, which read the
+        newest version first anyway, read it once."""
         table = cls.__new__(cls)
-        table._resolve(uri, storage_options, spark, None, None)
+        table._resolve(uri, storage_options, spark, time_zone, None)
         return table
 
     def _resolve(
@@ -268,6 +270,42 @@ class Table:
             dry_run=dry_run,
             force=force,
         )
+
+    def restore(
+        self, *, version: int | None = None, timestamp: AsOf | None = None
+    ) -> RestoreResult:
+        """Make the table what version ``version``, or the newest committed at or before
+        ``timestamp`` (as for :meth:`snapshot`), was: undo, in one new commit.
+
+        Exactly one of the two. The commit adds the version's files that are not
+        live now and removes the live ones it lacks, deletion vectors with them
+        (no data file is written), and brings back the version's schema,
+        partition columns and properties: the clustering spec and
+        ``delta.targetFileSize`` it recorded with them. A version whose files a
+        vacuum deleted, data files or deletion vectors' files, is refused by name
+        (:class:`~zorder.errors.MissingFilesError`) before anything is committed;
+        so is a restore that would remove files of an append-only table. A table
+        that already is what the version was gets no commit (``version`` None).
+        Made on the newest version: a commit made meanwhile fails it with
+        :class:`~zorder.errors.ConcurrentCommitError`, and nothing is committed.
+        The handle then holds the new version.
+
+        As Delta's RESTORE, it takes back no writer's ``txn``: an idempotent
+        writer's batches committed after the version restored stay recorded,
+        and are not written again when replayed.
+        """
+        check_restore_target(version, timestamp)
+        current = self._newest_for_commit()
+        if current is None:
+            raise NotADeltaTableError(f"not a Delta table: {self.uri}; nothing to restore")
+        if version == current.version:
+            target = current
+        else:
+            target = self._load(version=version, timestamp=timestamp)
+        result = restore_snapshot(current, target)
+        if result.version is not None:
+            self._made = result.version
+        return result
 
     def optimize(
         self,

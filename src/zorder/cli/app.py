@@ -20,7 +20,7 @@ __all__ = ["app", "main", "tables", "tools"]
 # `zorder query`) the first time it converts anything, only to ask whether the input is a
 # pandas object; these commands never have one, so in their process pandas is hidden from
 # it. Spark needs pandas (Arrow UDFs, toPandas): a command that may start Spark keeps it.
-_WITHOUT_SPARK = frozenset({"query", "describe", "stats", "vacuum", "curve"})
+_WITHOUT_SPARK = frozenset({"query", "describe", "stats", "vacuum", "restore", "curve"})
 
 
 class _WithoutPandas(importlib.abc.MetaPathFinder):

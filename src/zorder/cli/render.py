@@ -22,7 +22,13 @@ from zorder.cli.fitting import FittedTable
 from zorder.table.clustering import SPARK_PART_FILE
 
 if TYPE_CHECKING:
-    from zorder.api import ClusterMetrics, ScanReport, TableDescription, VacuumResult
+    from zorder.api import (
+        ClusterMetrics,
+        RestoreResult,
+        ScanReport,
+        TableDescription,
+        VacuumResult,
+    )
     from zorder.api.advise import Advice
     from zorder.bench import BenchResult, LayoutQuality
     from zorder.curves.kinds import ClusteringSpec
@@ -186,6 +192,27 @@ def vacuumed(result: VacuumResult) -> Rendered:
         )
     )
     return shown
+
+
+def restored(result: RestoreResult) -> Rendered:
+    if result.version is None:
+        return [
+            Text(
+                f"{result.table_uri} already is what version {result.restored_version} was: "
+                "nothing was committed"
+            )
+        ]
+    # The location on a line of its own: a table's title would fold it.
+    done = Text(
+        f"restored version {result.restored_version} of {result.table_uri} "
+        f"as version {result.version}"
+    )
+    table = Table(show_header=False)
+    table.add_column("what", style="bold")
+    table.add_column("value", justify="right")
+    table.add_row("files removed", f"{result.files_removed:,} ({size_text(result.bytes_removed)})")
+    table.add_row("files added", f"{result.files_added:,} ({size_text(result.bytes_added)})")
+    return [done, table]
 
 
 def scan(report: ScanReport) -> Rendered:

@@ -1,4 +1,4 @@
-"""The commands on a table: write, optimize, advise, describe, vacuum, query, stats.
+"""The commands on a table: write, optimize, advise, describe, vacuum, restore, query, stats.
 
 Each turns its arguments into one call of the public API and hands the frozen
 result to its :class:`~zorder.cli.output.Output` with the renderer of
@@ -348,6 +348,42 @@ def vacuum(
         storage_options=parse_storage_options(storage_option or []),
     )
     out.result(result, render.vacuumed)
+
+
+@command
+def restore(
+    out: Output,
+    path: Annotated[str, typer.Argument(help="Delta table to restore.")],
+    version: Annotated[
+        int | None, typer.Option("--version", min=0, help="Restore this version of the table.")
+    ] = None,
+    as_of: Annotated[
+        str | None,
+        typer.Option(
+            "--as-of",
+            help="Restore the newest version committed at or before this time (ISO-8601, "
+            "e.g. '2026-11-24 13:00:00'; without a zone, in --time-zone).",
+        ),
+    ] = None,
+    time_zone: Annotated[str, typer.Option(help="Zone of an --as-of without one.")] = "UTC",
+    storage_option: StorageOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Undo: make PATH what one of its versions was, in one new commit.
+
+    Its files come back and later ones go (no data file is rewritten), with its
+    schema, properties and clustering spec. Files a vacuum deleted are refused.
+    """
+    if version is None and as_of is None:
+        raise InvalidArgumentError("give the version to restore: --version N or --as-of TIME")
+    result = zorder.restore(
+        path,
+        version=version,
+        timestamp=_as_of(version, as_of),
+        time_zone=time_zone,
+        storage_options=parse_storage_options(storage_option or []),
+    )
+    out.result(result, render.restored)
 
 
 @command

@@ -26,7 +26,7 @@ from zorder.curves.kinds import ClusteringSpec, as_curve, as_key_method
 from zorder.errors import UnsupportedTableError, ZorderError
 from zorder.sizes import parse_size
 from zorder.table.storage import Storage
-from zorder.table.versions import commit_infos
+from zorder.table.versions import commit_infos, restored_version
 
 __all__ = [
     "COMMIT_METADATA_KEY",
@@ -261,9 +261,19 @@ def commit_clustering(info: Mapping[str, Any]) -> CommitClustering | None:
 def latest_clustering(
     storage: Storage, *, at_version: int | None = None
 ) -> CommitClustering | None:
-    """What the newest zorder commit still in the log (up to ``at_version``) recorded."""
-    for _, info in commit_infos(storage, up_to=at_version):
+    """What the newest zorder commit still in the log (up to ``at_version``) recorded.
+
+    A restore made the table what an older version was: the walk goes on from that
+    version, past the commits the restore undid.
+    """
+    bound = at_version
+    for version, info in commit_infos(storage, up_to=at_version):
+        if bound is not None and version > bound:
+            continue  # undone by a restore
         found = commit_clustering(info)
         if found is not None:
             return found
+        restored = restored_version(info)
+        if restored is not None and restored < version:
+            bound = restored
     return None

@@ -73,7 +73,7 @@ def check_purged(storage: Storage, version: int, removed: Sequence[DataFile]) ->
         raise ZorderError(
             f"version {version} of {uri} keeps {len(left)} file(s) this optimize rewrote "
             f"(e.g. {left[0]!r}): their rows are there twice. Restore version {version - 1} "
-            "(RESTORE TABLE ... TO VERSION AS OF) and report this as a bug"
+            f"(zorder restore {uri} --version {version - 1}) and report this as a bug"
         )
 
 

@@ -22,6 +22,7 @@ __all__ = [
     "DELETION_VECTORS",
     "Protocol",
     "WriteOperation",
+    "restore_gaps",
     "unreadable",
     "unsupported_type_changes",
     "unwritable",
@@ -30,7 +31,7 @@ __all__ = [
 COLUMN_MAPPING_MODE = "delta.columnMapping.mode"
 DELETION_VECTORS = "deletionVectors"
 
-WriteOperation = Literal["append", "optimize", "vacuum"]
+WriteOperation = Literal["append", "optimize", "restore", "vacuum"]
 
 # Reader features whose tables zorder reads exactly (deletion vectors are applied on
 # every read path, column mapping's physical names are read and written in name mode;
@@ -228,6 +229,64 @@ def _type_name(name: str) -> str:
     return _ALIASES.get(compact, compact)
 
 
+def restore_gaps(
+    current: Protocol,
+    restored: Protocol,
+    configuration: Mapping[str, Any],
+    schema_json: str,
+) -> list[str]:
+    """Why a version whose protocol is ``restored`` (its configuration and schema given)
+    cannot be restored onto a table whose protocol is ``current`` (empty: it can).
+
+    deltalake's restore (1.6) keeps the higher reader and writer versions but the
+    table's current feature lists, where Delta Spark's merges both: a feature only
+    the older version lists would be gone (its deletion vectors no longer applied,
+    say). So is one its metadata puts to use (its column mapping, constraints,
+    change data feed) that the current lists lack. A legacy table keeps the higher
+    versions, which allow all the older version did.
+    """
+    reasons = []
+    if current.min_writer_version < 7 <= restored.min_writer_version:
+        reasons.append(
+            f"the version's protocol ({restored.min_reader_version}, "
+            f"{restored.min_writer_version}) lists table features, the table's "
+            f"({current.min_reader_version}, {current.min_writer_version}) lists none"
+        )
+    elif current.min_writer_version >= 7:
+        lost = (set(restored.reader_features) - set(current.reader_features)) | (
+            set(restored.writer_features) - set(current.writer_features)
+        )
+        for feature in _features_in_use(configuration, schema_json):
+            readers = current.min_reader_version < 3 or feature in current.reader_features
+            if feature not in current.writer_features or (
+                feature == "columnMapping" and not readers
+            ):
+                lost.add(feature)
+        reasons += [f"{f}: the version uses it, the table lists it no more" for f in sorted(lost)]
+    for name, kind in _column_rules(json.loads(schema_json)):
+        if kind == _IDENTITY:  # Delta Spark merges high-water marks; deltalake takes them back
+            reasons.append(f"column {name!r} is {kind}: {_WHY['identityColumns']}")
+    return reasons
+
+
+def _features_in_use(configuration: Mapping[str, Any], schema_json: str) -> set[str]:
+    """The features a table's configuration and schema put to use (PROTOCOL.md)."""
+    used = {feature for key, feature in _SWITCHES.items() if _on(configuration.get(key))}
+    if any(key.startswith("delta.constraints.") for key in configuration):
+        used.add("checkConstraints")
+    if str(configuration.get(COLUMN_MAPPING_MODE) or "none") != "none":
+        used.add("columnMapping")
+    used.update(_RULE_FEATURES[kind] for _, kind in _column_rules(json.loads(schema_json)))
+    return used
+
+
+def _on(value: Any) -> bool:
+    return str(value or "").strip().lower() == "true"
+
+
+_SWITCHES = {"delta.appendOnly": "appendOnly", "delta.enableChangeDataFeed": "changeDataFeed"}
+
+
 def _reason(feature: str) -> str:
     return f"{feature}: {_WHY.get(feature, 'a feature zorder does not know')}"
 
@@ -237,6 +296,12 @@ _RULES = {
     "delta.generationExpression": "a generated column",
     "delta.identity.start": _IDENTITY,
     "delta.invariants": "under an invariant",
+}
+# The writer feature each kind of column rule is.
+_RULE_FEATURES = {
+    "a generated column": "generatedColumns",
+    _IDENTITY: "identityColumns",
+    "under an invariant": "invariants",
 }
 
 

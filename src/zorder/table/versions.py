@@ -25,7 +25,14 @@ from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError, Versio
 from zorder.skipping.zones import session_zone
 from zorder.table.storage import Storage
 
-__all__ = ["AsOf", "commit_infos", "open_table"]
+__all__ = [
+    "RESTORE_OPERATION",
+    "AsOf",
+    "check_version",
+    "commit_infos",
+    "open_table",
+    "restored_version",
+]
 
 if TYPE_CHECKING:  # loaded where used: a lookup reads no footer and lists no directory
     import pyarrow.fs as pafs
@@ -34,6 +41,7 @@ AsOf = dt.datetime | dt.date | str
 
 _COMMIT_FILE = re.compile(r"(\d{20})\.json")
 _IN_COMMIT_TIMESTAMPS = "delta.enableInCommitTimestamps"
+RESTORE_OPERATION = "RESTORE"  # commitInfo.operation of a restore, Delta Spark's and delta-rs's
 _ENABLED_AT = "delta.inCommitTimestampEnablementVersion"
 
 
@@ -56,10 +64,8 @@ def open_table(
             f"give version or timestamp, not both (got version={version!r}, "
             f"timestamp={timestamp!r})"
         )
-    if version is not None and (
-        isinstance(version, bool) or not isinstance(version, int) or version < 0
-    ):
-        raise InvalidArgumentError(f"version must be an int >= 0, got {version!r}")
+    if version is not None:
+        check_version(version)
     instant = None if timestamp is None else _instant(timestamp, time_zone)
     if version is None and instant is None:
         return _delta_table(storage)
@@ -81,6 +87,12 @@ def open_table(
             f"version {version} of table {uri} cannot be read ({error}); its log may have "
             f"been cleaned up: {_held(storage)}"
         ) from error
+
+
+def check_version(version: object) -> None:
+    """Refuse a ``version`` that is no int >= 0 (before the log is read)."""
+    if isinstance(version, bool) or not isinstance(version, int) or version < 0:
+        raise InvalidArgumentError(f"version must be an int >= 0, got {version!r}")
 
 
 def _delta_table(storage: Storage, version: int | None = None) -> DeltaTable:
@@ -178,6 +190,19 @@ def commit_infos(
         if (up_to is not None and version > up_to) or (after is not None and version <= after):
             continue
         yield version, _commit_info(filesystem, commits[version].path)
+
+
+def restored_version(info: dict[str, Any]) -> int | None:
+    """The version a restore's ``commitInfo`` says it restored; None for another commit, or
+    a restore that recorded only a timestamp (Delta Spark's ``TIMESTAMP AS OF``)."""
+    if info.get("operation") != RESTORE_OPERATION:
+        return None
+    parameters = info.get("operationParameters")
+    version = parameters.get("version") if isinstance(parameters, dict) else None
+    try:
+        return int(version) if isinstance(version, int | str) else None
+    except ValueError:
+        return None
 
 
 def _version_at(uri: str, instant: dt.datetime, history: list[tuple[int, dt.datetime]]) -> int:
