@@ -100,6 +100,20 @@ class InexactError(Exception):
     """This module cannot say exactly what Spark makes of the literal; ``str(self)`` says why."""
 
 
+class MalformedLiteralError(InexactError):
+    """A string no Spark reads as the type it is cast to (a month 13, a day 32): with ANSI
+    mode on Spark raises CAST_INVALID_INPUT, off it reads NULL. ``spark_error`` words it as
+    Spark does; where the mode is not known, it is inexact like any other."""
+
+    def __init__(self, text: str, type_name: str) -> None:
+        super().__init__(f"the string {text!r} is not a {type_name}")
+        self.spark_error = (
+            f'[CAST_INVALID_INPUT] The value {text!r} of the type "STRING" cannot be cast to '
+            f'"{type_name.upper()}" because it is malformed (as an ANSI Spark session raises; '
+            "try_cast, or a session with ANSI mode off, reads it as NULL)"
+        )
+
+
 def decimal_shape(type_name: str) -> tuple[int, int] | None:
     """(precision, scale) of ``decimal(p,s)``; None for any other type."""
     if not type_name.startswith("decimal("):
@@ -413,7 +427,7 @@ def _date_text(text: str) -> dt.date:
     try:
         return dt.date.fromisoformat(match[1])
     except ValueError:
-        raise InexactError(f"the string {text!r} is not a date") from None
+        raise MalformedLiteralError(text, "date") from None
 
 
 def date_text(text: str) -> dt.date | None:
@@ -446,8 +460,8 @@ def timestamp_text(text: str) -> dt.datetime:
         raise InexactError(f"the timestamp string {text!r} (write yyyy-mm-dd hh:mm:ss[.ffffff])")
     try:
         return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise InexactError(f"the string {text!r} is not a timestamp") from None
+    except ValueError:  # the form is Spark's: a field is out of its range
+        raise MalformedLiteralError(text, "timestamp") from None
 
 
 def convert(value: Any, target: str) -> Any:

@@ -17,12 +17,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from zorder.columns import resolve_column as resolve_name
-from zorder.errors import InvalidArgumentError, UnsupportedFilterError
+from zorder.errors import FilterEvaluationError, InvalidArgumentError, UnsupportedFilterError
 from zorder.skipping.coercion import (
     FLOAT_TYPES,
     INTEGER_ORDER,
     INTEGER_TYPES,
     InexactError,
+    MalformedLiteralError,
     comparison_type,
     convert,
     decimal_shape,
@@ -347,6 +348,10 @@ class _Binder(PredicateVisitor[Predicate]):
             values, domain = self._bound_values(
                 name, node.cast, literals, in_list=isinstance(node, InList)
             )
+        except MalformedLiteralError as malformed:
+            if self.strict:  # rows are read with ANSI's meaning: Spark raises as this does
+                raise FilterEvaluationError(malformed.spark_error) from None
+            return self._unknown(f"{malformed} (column {name} is {self.columns[name]})")
         except InexactError as reason:
             return self._unknown(f"{reason} (column {name} is {self.columns[name]})")
         if isinstance(node, Comparison):
