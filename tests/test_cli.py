@@ -751,3 +751,19 @@ def test_optimize_where_is_checked_before_spark_starts(
     assert done.returncode == 2, done.stderr
     assert said in done.stderr
     assert "Spark did not start" not in done.stderr
+
+
+def test_a_filter_typo_is_a_syntax_error_on_the_command_line(tmp_path: Path) -> None:
+    write_deltalake(tmp_path / "t", pa.table({"ip": ["10.1.2.3"], "port": [443]}))
+    typo = runner.invoke(app, ["query", str(tmp_path / "t"), "--where", "ip = 10.1.2.3"])
+    assert typo.exit_code == 2
+    said = " ".join(typo.output.split())
+    assert "syntax error in filter 'ip = 10.1.2.3' at or near '.2'" in said
+    assert "--spark" not in said
+    right = runner.invoke(
+        app, ["query", str(tmp_path / "t"), "--where", "ip = '10.1.2.3'", "--json"]
+    )
+    assert right.exit_code == 0, right.output
+    assert [json.loads(line) for line in right.stdout.splitlines()] == [
+        {"ip": "10.1.2.3", "port": 443}
+    ]

@@ -322,3 +322,26 @@ def test_an_optimize_with_nothing_to_do_says_why_before_spark_starts(
     assert "1 run(s) clustered by zorder(a, b)" in result["notes"][0]
     # The API says the same from its own session.
     assert zorder.optimize(spark, dest).notes == tuple(result["notes"])
+
+
+def test_the_second_day_mistakes_as_a_user_meets_them(spark: SparkSession, tmp_path: Path) -> None:
+    """A clustering column NULL in every row is refused by name (exit 2, nothing written); an
+    overwrite reports the files its commit removed."""
+    source = tmp_path / "src"
+    rows = spark.range(400).selectExpr("id AS a", "id % 9 AS b", "CAST(NULL AS STRING) AS note")
+    rows.write.parquet(str(source))
+    dest = str(tmp_path / "t")
+    refused = runner.invoke(app, ["write", str(source), dest, "--by", "a,note"])
+    assert refused.exit_code == 2
+    assert "clustering column 'note' is NULL in all 400 rows" in " ".join(refused.output.split())
+    assert not (tmp_path / "t" / "_delta_log").exists()
+    first = runner.invoke(app, ["write", str(source), dest, "--by", "a,b", "--num-files", "3"])
+    assert first.exit_code == 0, first.output
+    again = runner.invoke(
+        app, ["write", str(source), dest, "--mode", "overwrite", "--num-files", "2", "--json"]
+    )
+    assert again.exit_code == 0, again.output
+    shown = json.loads(again.output)
+    log = tmp_path / "t" / "_delta_log" / f"{shown['data_version']:020d}.json"
+    removes = [line for line in log.read_text().splitlines() if '"remove"' in line]
+    assert shown["files_removed"] == len(removes) == 3
