@@ -4,11 +4,15 @@ Only footers are read (a few kilobytes a file), never the data. The rules
 follow what Delta readers trust for skipping: a bound is written only when it
 truly bounds every value of the file, and anything unsure is left out (a
 missing bound only means "might match").
+
+:mod:`~zorder.stats.depth` measures how the files' ranges of a column
+overlap (Snowflake's clustering depth) from those statistics alone.
 """
 
 from __future__ import annotations
 
 from zorder.stats.actions import action_stats_field
+from zorder.stats.depth import ColumnDepth, column_depth
 from zorder.stats.delta import (
     DEFAULT_NUM_INDEXED_COLS,
     STATS_COLUMNS,
@@ -21,11 +25,13 @@ from zorder.stats.delta import (
 )
 
 __all__ = [
+    "ColumnDepth",
     "DEFAULT_NUM_INDEXED_COLS",
     "STATS_COLUMNS",
     "STRING_PREFIX_LENGTH",
     "FileStats",
     "action_stats_field",
+    "column_depth",
     "indexed_columns",
     "stats_from_parquet",
     "truncate_max_string",
