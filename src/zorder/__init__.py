@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from zorder.api import (
         BatchWriter,
         ClusterMetrics,
+        ColumnDepth,
         FileDescription,
         RunDescription,
         ScanReport,
@@ -96,6 +97,7 @@ _LAZY = {
         (
             "BatchWriter",
             "ClusterMetrics",
+            "ColumnDepth",
             "FileDescription",
             "RunDescription",
             "ScanReport",
@@ -164,6 +166,7 @@ __all__ = [
     "Candidate",
     "ClusterMetrics",
     "ClusteringSpec",
+    "ColumnDepth",
     "ColumnNotFoundError",
     "Commit",
     "ConcurrentCommitError",

@@ -12,7 +12,6 @@ overlap (Snowflake's clustering depth) from those statistics alone.
 from __future__ import annotations
 
 from zorder.stats.actions import action_stats_field
-from zorder.stats.depth import ColumnDepth, column_depth
 from zorder.stats.delta import (
     DEFAULT_NUM_INDEXED_COLS,
     STATS_COLUMNS,
@@ -22,13 +21,15 @@ from zorder.stats.delta import (
     stats_from_parquet,
     truncate_max_string,
     truncate_min_string,
+    typed_bound,
 )
+from zorder.stats.depth import ColumnDepth, column_depth
 
 __all__ = [
-    "ColumnDepth",
     "DEFAULT_NUM_INDEXED_COLS",
     "STATS_COLUMNS",
     "STRING_PREFIX_LENGTH",
+    "ColumnDepth",
     "FileStats",
     "action_stats_field",
     "column_depth",
@@ -36,4 +37,5 @@ __all__ = [
     "stats_from_parquet",
     "truncate_max_string",
     "truncate_min_string",
+    "typed_bound",
 ]
