@@ -65,5 +65,5 @@ def test_optimize_of_one_partition_from_the_command_line(
     again = runner.invoke(app, args, env={"COLUMNS": "100"})  # nothing left to do there
     assert again.exit_code == 0, again.output
     shown = f"{after['a']:.2f} → {after['a']:.2f}"
-    assert "depth of a" in again.output
+    assert "avg depth of a" in again.output
     assert shown in again.output

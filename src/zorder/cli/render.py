@@ -97,7 +97,7 @@ def metrics(result: ClusterMetrics) -> Rendered:
         ("files added", f"{result.files_added:,} ({size_text(result.bytes_added)})"),
         ("rows", f"{result.rows:,}"),
         *(
-            (f"depth of {before.column}", f"{_depth(before)} → {_depth(after)}")
+            (f"avg depth of {before.column}", f"{_depth(before)} → {_depth(after)}")
             for before, after in zip(result.depth_before, result.depth_after, strict=True)
         ),
         ("table version", "unchanged" if result.version is None else str(result.version)),
