@@ -145,3 +145,11 @@ def test_describe_measures_the_columns_it_shows(tmp_path: Path, columns: list[st
     write_deltalake(path, pa.table({"a": [1, 2], "b": ["x", "y"], "c": [1.0, 2.0]}))
     described = zorder.describe(path, columns=columns)
     assert tuple(d.column for d in described.depth) == described.columns
+
+
+def test_columns_without_one_order_are_unknown_not_an_error(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    table = pa.table({"n": pa.array([{"x": 1}, {"x": 2}]), "l": [[1], [2]], "bin": [b"a", b"b"]})
+    write_deltalake(path, table)
+    for depth in zorder.describe(path, columns=["n", "l", "bin"]).depth:
+        assert (depth.files, depth.unknown_files) == (0, 1), depth  # a struct's bounds: nested

@@ -177,6 +177,8 @@ def column_depth(
     partition. ``valueless``: per file, whether it holds no value of the
     column (every row NULL); such a file has no bounds and is not unknown.
     """
+    if not _ordered(lows.type) or not _ordered(highs.type):  # a struct's bounds, say
+        return ColumnDepth(column, 0, 0.0, 0.0, {}, 0, 0, len(lows))
     if lows.type != highs.type:
         highs = highs.cast(lows.type)
     known = pc.and_(pc.is_valid(lows), pc.is_valid(highs))
@@ -200,6 +202,11 @@ def column_depth(
         null_files=int(np.count_nonzero(empty)),
         unknown_files=len(bounded) - int(np.count_nonzero(empty)) - int(ordered.sum()),
     )
+
+
+def _ordered(kind: pa.DataType) -> bool:
+    """Whether bounds of type ``kind`` are single values in one order (not nested ones)."""
+    return not pa.types.is_nested(kind) and not pa.types.is_dictionary(kind)
 
 
 def _ranks(lows: pa.Array, highs: pa.Array) -> tuple[Ints, Ints]:

@@ -105,7 +105,8 @@ def _bounds(actions: pa.Table, snapshot: TableSnapshot, column: str) -> tuple[pa
 def _valueless(actions: pa.Table, column: str) -> npt.NDArray[np.bool_]:
     """Per file: every one of its rows (by its statistics) is NULL in ``column``."""
     nulls = action_stats_field(actions, "null_count", column)
-    if nulls is None or "num_records" not in actions.column_names:
+    counted = nulls is not None and pa.types.is_integer(nulls.type)  # a struct's are nested
+    if nulls is None or not counted or "num_records" not in actions.column_names:
         return np.zeros(actions.num_rows, dtype=bool)
     rows = actions.column("num_records").combine_chunks()
     same = pc.equal(nulls.cast(pa.int64()), rows.cast(pa.int64())).fill_null(False)
