@@ -44,24 +44,28 @@ def rewritten_depths(
     """The depth of each of ``columns`` over ``snapshot``'s files once ``removed`` are
     replaced by ``written`` (whose partition values are as the log writes them).
 
-    The files a rewrite keeps are grouped with those it wrote by their
-    partition values as the log's text, the form both have.
+    A written file lies in a partition the rewrite read: its values' text
+    is matched to the partitions of ``removed`` (as :meth:`TableSnapshot.partition_text`
+    writes them, as the rewrite did), so that it meets the files kept there.
     """
     gone = {f.path for f in removed}
     keep = np.array([f.path not in gone for f in snapshot.files], dtype=bool)
     kept_actions = snapshot.actions.filter(pa.array(keep))
-    kept_files = [f for f, kept in zip(snapshot.files, keep, strict=True) if kept]
     names = snapshot.partition_columns
-    texts = {
-        values: tuple(
+    read = {
+        tuple(
             snapshot.partition_text(c, v, time_zone=None)
             for c, v in zip(names, values, strict=True)
-        )
-        for values in {f.partition for f in kept_files}
+        ): values
+        for values in {f.partition for f in removed}
     }
     stored = [snapshot.schema.stored_name(c) for c in names]
-    keys: list[Hashable] = [texts[f.partition] for f in kept_files]
-    keys += [tuple(w.partition_values.get(s) for s in stored) for w in written]
+    keys: list[Hashable] = [
+        f.partition for f, kept in zip(snapshot.files, keep, strict=True) if kept
+    ]
+    for w in written:
+        text = tuple(w.partition_values.get(s) for s in stored)
+        keys.append(read.get(text, text))
     groups = _group_ids(keys)
     depths = []
     for column in columns:
