@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from zorder.stats.depth import ColumnDepth, column_depth, depth_bucket, file_depths
@@ -179,6 +179,7 @@ TYPED: list[tuple[st.SearchStrategy[Any], pa.DataType, Callable[[Any], Any]]] = 
 @pytest.mark.parametrize(
     ("values", "kind", "key"), TYPED, ids=["string", "decimal", "date", "timestamp", "double"]
 )
+@settings(max_examples=max(10, settings().max_examples // 4))  # the sweep is tested above
 @given(data=st.data())
 def test_typed_bounds_compare_in_their_types_order(
     values: st.SearchStrategy[Any], kind: pa.DataType, key: Callable[[Any], Any], data: Any
