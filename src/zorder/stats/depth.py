@@ -27,8 +27,8 @@ Only files whose statistics bound the column are measured. A file whose
 every row is NULL there (or that has no rows) holds no value of it, so no
 lookup of a value reads it: it is counted as ``null_files``. A file without
 both bounds (no statistics, the column not indexed, a string bound cut
-away, a NaN bound) is counted as ``unknown_files``: its range is unknown,
-and nothing is assumed of it.
+away, a NaN bound, bounds the wrong way round, a nested column's) is counted
+as ``unknown_files``: its range is unknown, and nothing is assumed of it.
 
 Values compare as their Arrow type orders them (numbers by value, decimals
 exactly, strings in UTF-8 byte order as in Spark and Delta, dates and
