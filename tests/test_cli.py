@@ -382,6 +382,36 @@ def test_describe_shows_what_is_not_clustered(tmp_path: Path) -> None:
     assert "(100% of the bytes)" in text
 
 
+def test_describe_shows_the_clustering_depth(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    for start in (0, 5, 100):  # [0, 9] and [5, 14] overlap; [100, 109] meets neither
+        table = pa.table({"a": list(range(start, start + 10)), "b": [None] * 10, "c": ["x"] * 10})
+        write_deltalake(path, table, mode="append")
+    result = runner.invoke(app, ["describe", path, "--columns", "a,c"], env={"COLUMNS": "100"})
+    assert result.exit_code == 0, result.output
+    lines = result.output.split("clustering depth")[1].splitlines()
+    rows = {r[0]: r for r in ([c.strip() for c in line.strip("│").split("│")] for line in lines)}
+    # column, avg depth, avg overlaps, histogram, files, constant
+    assert rows["a"] == ["a", "1.67", "0.67", "1:1 2:2", "3", "0"]
+    assert rows["c"] == ["c", "3.00", "2.00", "3:3", "3", "3"]
+    described = json.loads(runner.invoke(app, ["describe", path, "--json"]).output)
+    assert described["columns"] == ["a", "c"]  # no spec: the first columns with bounds
+    assert described["depth"][0] == {
+        "column": "a",
+        "files": 3,
+        "average_overlaps": pytest.approx(2 / 3),
+        "average_depth": pytest.approx(5 / 3),
+        "depth_histogram": {"1": 1, "2": 2},
+        "constant_files": 0,
+        "null_files": 0,
+        "unknown_files": 0,
+    }
+    nulls = runner.invoke(app, ["describe", path, "--columns", "b", "--json"]).output
+    assert json.loads(nulls)["depth"][0]["null_files"] == 3  # every row NULL: no range at all
+    shown = runner.invoke(app, ["describe", path, "--columns", "b"], env={"COLUMNS": "120"})
+    assert re.search(r"│ b +│ +- +│ +- +│ - +│ +0 │ +0 │ +3 │ +0 │", shown.output), shown.output
+
+
 def test_json_output_of_describe_vacuum_and_explain(tmp_path: Path) -> None:
     path = str(tmp_path / "t")
     write_deltalake(path, pa.table({"a": [3, 1], "b": ["x", "y"]}))

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from zorder.api import (
         BatchWriter,
         ClusterMetrics,
+        ColumnDepth,
         FileDescription,
         RestoreResult,
         RunDescription,
@@ -99,6 +100,7 @@ _LAZY = {
         (
             "BatchWriter",
             "ClusterMetrics",
+            "ColumnDepth",
             "FileDescription",
             "RestoreResult",
             "RunDescription",
@@ -169,6 +171,7 @@ __all__ = [
     "Candidate",
     "ClusterMetrics",
     "ClusteringSpec",
+    "ColumnDepth",
     "ColumnNotFoundError",
     "Commit",
     "ConcurrentCommitError",

@@ -228,7 +228,8 @@ def test_partitioned_write_and_optimize_where(spark: SparkSession, tmp_path: Pat
         assert described.exit_code == 0, described.output
         lines = described.output.splitlines()
         assert all(len(line.rstrip()) <= width for line in lines), described.output
-        body = [line for line in lines if line.startswith("│")]
+        runs = described.output.split("clustering depth")[0].splitlines()  # the depth follows
+        body = [line for line in runs if line.startswith("│")]
         assert len(body) == 3, described.output  # a run a partition, none folded in two
         for line in body:
             cells = [cell.strip() for cell in line.strip("│").split("│")]
@@ -320,8 +321,12 @@ def test_an_optimize_with_nothing_to_do_says_why_before_spark_starts(
     assert result["version"] is None
     assert result["notes"][0].startswith("nothing to optimize: the 1 file(s) of")
     assert "1 run(s) clustered by zorder(a, b)" in result["notes"][0]
-    # The API says the same from its own session.
-    assert zorder.optimize(spark, dest).notes == tuple(result["notes"])
+    # The API says the same from its own session, its depth included.
+    answered = zorder.optimize(spark, dest)
+    assert answered.notes == tuple(result["notes"])
+    assert [d.average_depth for d in answered.depth_after] == [
+        d["average_depth"] for d in result["depth_after"]
+    ]
 
 
 def test_the_second_day_mistakes_as_a_user_meets_them(spark: SparkSession, tmp_path: Path) -> None:

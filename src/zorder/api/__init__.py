@@ -13,7 +13,12 @@ from typing import TYPE_CHECKING, Any
 # Eager where a module shares its function's name (zorder.api.read holds read):
 # importing the module would otherwise leave the module under that name.
 from zorder.api.arrow import to_arrow
-from zorder.api.describe import FileDescription, RunDescription, TableDescription
+from zorder.api.describe import (
+    ColumnDepth,
+    FileDescription,
+    RunDescription,
+    TableDescription,
+)
 from zorder.api.modes import INPUT_FORMATS, InputFormat, WriteMode
 
 # The wrappers share names with modules (describe, vacuum, restore): zorder.api.table loads
@@ -58,6 +63,7 @@ __all__ = [
     "INPUT_FORMATS",
     "BatchWriter",
     "ClusterMetrics",
+    "ColumnDepth",
     "FileDescription",
     "InputFormat",
     "RestoreResult",

@@ -58,6 +58,7 @@ from zorder.spark.writes import (
     logged_partitions,
     write_run,
 )
+from zorder.stats import ColumnDepth
 from zorder.table import (
     CommitRequest,
     DataFile,
@@ -73,6 +74,7 @@ from zorder.table import (
     rewrite_scope,
 )
 from zorder.table.clustering import CommitClustering, Operation, Run
+from zorder.table.depths import rewritten_depths, snapshot_depths
 from zorder.table.tiering import check_fanout, files_to_optimize, runs_of_spec
 from zorder.table.transactions import AlreadyRecordedError, AppTransaction
 
@@ -100,7 +102,8 @@ class ClusterMetrics:
     bytes_removed: int
     seconds: float
     # Wall seconds of each phase, in order: checking, counting, sampling, clustering and
-    # writing (the key, shuffle, sort and Parquet write: one Spark job), statistics, commit.
+    # writing (the key, shuffle, sort and Parquet write: one Spark job), statistics, commit,
+    # properties, depth (an optimize's).
     phase_seconds: tuple[tuple[str, float], ...] = ()
     data_version: int | None = None
     # True: the table already recorded the write's txn_version (or a newer one) for its
@@ -108,6 +111,12 @@ class ClusterMetrics:
     skipped: bool = False
     # What the layout left that keeps filters from skipping, with the option that fixes it.
     notes: tuple[str, ...] = ()
+    # An optimize's (a write leaves them empty): each clustering column's depth over the
+    # whole table, from statistics alone: in the version it read, and in that version with
+    # the files it removed replaced by those it wrote (a commit made meanwhile by another
+    # writer is not in it). Equal when it rewrote nothing. See zorder.stats.depth.
+    depth_before: tuple[ColumnDepth, ...] = ()
+    depth_after: tuple[ColumnDepth, ...] = ()
 
 
 def _unchanged(job: ClusterJob, started: float, recorded: int | None) -> ClusterMetrics:
@@ -159,6 +168,8 @@ def nothing_to_optimize(
         bytes_removed=0,
         seconds=0.0,
         notes=(_clustered_already(snapshot, spec, fanout),),
+        depth_before=(depth := snapshot_depths(snapshot, spec.columns)),
+        depth_after=depth,
     )
 
 
@@ -177,6 +188,13 @@ def _metrics(
     started: float,
 ) -> ClusterMetrics:
     plan = job.plan
+    before: tuple[ColumnDepth, ...] = ()
+    after: tuple[ColumnDepth, ...] = ()
+    if job.operation == "optimize" and job.snapshot is not None:
+        phase("depth")
+        before = snapshot_depths(job.snapshot, plan.names)
+        changed = written or removed
+        after = rewritten_depths(job.snapshot, plan.names, removed, written) if changed else before
     return ClusterMetrics(
         table_uri=job.uri,
         operation=job.operation,
@@ -193,6 +211,8 @@ def _metrics(
         bytes_removed=sum(f.size for f in removed),
         seconds=time.perf_counter() - started,
         phase_seconds=phase_seconds(),
+        depth_before=before,
+        depth_after=after,
     )
 
 

@@ -8,14 +8,16 @@ from typing import Any
 
 from zorder.columns import resolve_columns
 from zorder.curves.kinds import ClusteringSpec
-from zorder.stats import action_stats_field
+from zorder.stats import ColumnDepth, action_stats_field
 from zorder.table import (
     CommitClustering,
     Run,
     TableSnapshot,
 )
+from zorder.table.depths import snapshot_depths
 
 __all__ = [
+    "ColumnDepth",
     "FileDescription",
     "RunDescription",
     "TableDescription",
@@ -61,7 +63,8 @@ class RunDescription:
 
 @dataclass(frozen=True)
 class TableDescription:
-    """A table version: its clustering spec, runs and files (with the bounds of ``columns``)."""
+    """A table version: its clustering spec, runs and files (with the bounds of ``columns``),
+    and how well it is clustered on each of ``columns`` (``depth``)."""
 
     table_uri: str
     version: int
@@ -71,6 +74,14 @@ class TableDescription:
     columns: tuple[str, ...]
     files: tuple[FileDescription, ...]
     runs: tuple[RunDescription, ...]
+    # Per column of ``columns``, in order: how the files' [min, max] ranges overlap, from
+    # the statistics alone, partition by partition (see zorder.stats.depth).
+    depth: tuple[ColumnDepth, ...] = ()
+
+    @property
+    def average_depth(self) -> dict[str, float]:
+        """Each of ``columns``' average clustering depth (1.0: no two files share a value)."""
+        return {d.column: d.average_depth for d in self.depth}
 
     @property
     def rows(self) -> int:
@@ -150,6 +161,7 @@ def describe_snapshot(
         shown,
         files,
         _runs(files, spec),
+        snapshot_depths(snapshot, shown),
     )
 
 

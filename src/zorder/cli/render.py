@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +24,7 @@ from zorder.table.clustering import SPARK_PART_FILE
 if TYPE_CHECKING:
     from zorder.api import (
         ClusterMetrics,
+        ColumnDepth,
         RestoreResult,
         ScanReport,
         TableDescription,
@@ -96,12 +97,58 @@ def metrics(result: ClusterMetrics) -> Rendered:
         ("files removed", f"{result.files_removed:,} ({size_text(result.bytes_removed)})"),
         ("files added", f"{result.files_added:,} ({size_text(result.bytes_added)})"),
         ("rows", f"{result.rows:,}"),
+        *(
+            (f"avg depth of {before.column}", f"{_depth(before)} → {_depth(after)}")
+            for before, after in zip(result.depth_before, result.depth_after, strict=True)
+        ),
         ("table version", "unchanged" if result.version is None else str(result.version)),
         ("seconds", f"{result.seconds:.1f}"),
     ]
     for name, value in rows:
         table.add_row(name, value)
     return [table, *(Text(f"note: {note}", style="yellow") for note in result.notes)]
+
+
+def _depth(depth: ColumnDepth) -> str:
+    """A column's average depth as a cell shows it; "-" when no file bounds the column."""
+    return f"{depth.average_depth:.2f}" if depth.files else "-"
+
+
+def histogram_text(histogram: Mapping[int, int]) -> str:
+    """A depth histogram in one cell: ``depth:files`` pairs (``1:40 2:3 32:5``)."""
+    return " ".join(f"{bucket}:{files:,}" for bucket, files in histogram.items()) or "-"
+
+
+def depths(result: TableDescription) -> Rendered:
+    """One row per described column: how far its files' [min, max] ranges overlap."""
+    if not result.depth:
+        return []
+    unbounded = any(d.null_files or d.unknown_files for d in result.depth)
+    names = [
+        "column",
+        "avg depth",
+        "avg overlaps",
+        "histogram",
+        "files",
+        "constant",
+        *(("all NULL", "no bounds") if unbounded else ()),
+    ]
+    rows = [
+        [
+            d.column,
+            _depth(d),
+            f"{d.average_overlaps:.2f}" if d.files else "-",
+            histogram_text(d.depth_histogram),
+            f"{d.files:,}",
+            f"{d.constant_files:,}",
+            *((f"{d.null_files:,}", f"{d.unknown_files:,}") if unbounded else ()),
+        ]
+        for d in result.depth
+    ]
+    right = frozenset(i for i in range(1, len(names)) if names[i] != "histogram")
+    title = "clustering depth, per partition (1.00: no two files share a value)"
+    hint = "--columns picks the table columns measured; --json has every field"
+    return [FittedTable(title, names, rows, right=right, keep="leading", hint=hint)]
 
 
 def advice(result: Advice) -> Rendered:
@@ -327,7 +374,7 @@ def runs(result: TableDescription) -> Rendered:
         ),
     )
     if not result.runs:
-        return [summary]
+        return [summary, *depths(result)]
     partitioned = any(r.partition for r in result.runs)
     deleted = any(r.deleted_rows for r in result.runs)
     names = [
@@ -356,7 +403,8 @@ def runs(result: TableDescription) -> Rendered:
     )
     title = "runs (one cube of the table each)"
     hint = "--json has every run whole"
-    return [summary, FittedTable(title, names, rows, right=right, keep="leading", hint=hint)]
+    fitted = FittedTable(title, names, rows, right=right, keep="leading", hint=hint)
+    return [summary, fitted, *depths(result)]
 
 
 def demo(result: DemoResult) -> Rendered:

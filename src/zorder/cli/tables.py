@@ -294,15 +294,21 @@ def advise(
 def describe(
     out: Output,
     path: Annotated[str, typer.Argument(help="Delta table.")],
+    columns: Annotated[
+        str | None,
+        typer.Option(help="Columns to measure the depth of (default: the clustering columns)."),
+    ] = None,
     version: VersionOption = None,
     as_of: AsOfOption = None,
     time_zone: Annotated[str, typer.Option(help="Zone of an --as-of without one.")] = "UTC",
     storage_option: StorageOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """The table's clustering spec, file size target, runs, and what is not clustered yet."""
+    """The table's clustering spec, file size target, runs, what is not clustered yet, and
+    how deep its files overlap on each clustering column (from statistics alone)."""
     described = zorder.describe(
         path,
+        columns=column_list(columns) if columns else None,
         version=version,
         timestamp=_as_of(version, as_of),
         time_zone=time_zone,

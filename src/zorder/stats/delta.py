@@ -22,6 +22,7 @@ __all__ = [
     "stats_from_parquet",
     "truncate_max_string",
     "truncate_min_string",
+    "typed_bound",
 ]
 
 if TYPE_CHECKING:  # loaded where used: a lookup reads no footer and lists no directory
@@ -210,6 +211,22 @@ def _json_bounds(dtype: pa.DataType, low: Any, high: Any) -> tuple[Any, Any]:
     if pa.types.is_decimal(dtype):
         return decimal.Decimal(low), decimal.Decimal(high)
     return int(low), int(high)
+
+
+def typed_bound(dtype: pa.DataType, value: Any) -> Any:
+    """A bound of :class:`FileStats` (Delta's JSON form) as the Python value of ``dtype``
+    that Delta readers give: dates and timestamps parsed from their text (a ``Z``
+    timestamp in UTC), the rest as they are; None stays None."""
+    if value is None or not isinstance(value, str):
+        return value
+    if pa.types.is_timestamp(dtype):
+        moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        if dtype.tz is None:  # timestamp_ntz: a wall clock, written without a zone
+            return moment.replace(tzinfo=None)
+        return moment if moment.tzinfo is not None else moment.replace(tzinfo=dt.UTC)
+    if pa.types.is_date(dtype):
+        return dt.date.fromisoformat(value)
+    return value
 
 
 def _smaller(a: Any, b: Any) -> Any:
