@@ -302,16 +302,24 @@ def _predicate(
     # Spark's meaning, and leaves out any it cannot parse (keeping more files, never fewer).
     # Spark reads the Column's clock itself: it stays unfolded (no instant in the context).
     context = FoldContext(zone=zone, zone_name=time_zone)
-    readable = []
+
+    def conjunction(conjuncts: Sequence[str]) -> ParsedFilter:
+        text = " AND ".join(f"({c})" for c in conjuncts) or "TRUE"
+        return parse_filter(text, context=context)
+
     with spark_rendered():  # the caller's code built it; Spark filters with the Column
+        try:
+            return analyzed.sql, conjunction(analyzed.conjuncts)  # usually all of them read
+        except (FilterParseError, UnsupportedFilterError):
+            pass
+        readable = []
         for conjunct in analyzed.conjuncts:
             try:
-                parse_filter(conjunct, context=context)
+                conjunction([conjunct])
             except (FilterParseError, UnsupportedFilterError):
                 continue
-            readable.append(f"({conjunct})")
-        skipping = " AND ".join(readable) or "TRUE"
-        return analyzed.sql, parse_filter(skipping, context=context)
+            readable.append(conjunct)
+        return analyzed.sql, conjunction(readable)
 
 
 def table_storage(
