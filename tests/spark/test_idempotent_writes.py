@@ -10,6 +10,7 @@ result is read back by DuckDB's ``delta_scan`` and delta-rs.
 from __future__ import annotations
 
 import json
+import shutil
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 import zorder
 import zorder.api.cluster as cluster_module
-from tests.spark.helpers import delta_rs_rows, kernel_rows
+from tests.spark.helpers import delta_rs_rows, kernel_rows, row_multiset
 from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError, TableExistsError
 from zorder.table.commit import commit_files
 
@@ -243,3 +244,31 @@ def test_a_write_lands_exactly_when_its_version_is_newer_than_the_app_s(
         app: recorded.get(app) for app in ("x", "y")
     }
     assert delta_rs_rows(str(path), COLUMNS) == expected(*landed)
+
+
+@pytest.mark.parametrize(
+    "name", ["table-with-dv-small", "table_with_column_mapping", "table_with_deletion_logs"]
+)
+def test_a_replayed_append_into_a_table_delta_spark_wrote_adds_nothing(
+    spark: SparkSession, kernel: duckdb.DuckDBPyConnection, tmp_path: Path, name: str
+) -> None:
+    """Deletion vectors, column mapping with physical names, a checkpoint: the append lands
+    once, the replay writes nothing, and the table's own rows stay as they were."""
+    path = tmp_path / name
+    shutil.copytree(Path(__file__).resolve().parents[1] / "data" / name, path)
+    table = zorder.read(spark, str(path))
+    columns = table.columns
+    before = delta_rs_rows(str(path), columns)
+    collected = table.limit(3).collect()  # fixed rows: the replay is the same batch
+    batch_rows = spark.createDataFrame(collected, table.schema)
+    appended = row_multiset(tuple(row[c] for c in columns) for row in collected)
+    partitions = set(DeltaTable(str(path)).metadata().partition_columns)
+    by = [next(c for c in columns if c not in partitions)]
+    first = zorder.write(batch_rows, str(path), by=by, mode="append", txn_app_id=APP, txn_version=1)
+    again = zorder.write(batch_rows, str(path), by=by, mode="append", txn_app_id=APP, txn_version=1)
+    assert not first.skipped
+    assert again.skipped
+    rows = delta_rs_rows(str(path), columns)
+    assert rows == before + appended
+    assert kernel_rows(kernel, str(path), columns) == rows
+    assert DeltaTable(str(path)).transaction_version(APP) == 1
