@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from zorder.curves.kinds import ClusteringSpec
-from zorder.errors import UnsupportedTableError
+from zorder.curves.kinds import BloomColumn, ClusteringSpec, bloom_columns
+from zorder.errors import InvalidArgumentError, UnsupportedTableError
 from zorder.table.clustering import (
     SPARK_PART_FILE,
     TARGET_FILE_SIZE_PROPERTY,
@@ -24,9 +24,35 @@ def test_a_spec_round_trips_through_the_properties() -> None:
         "zorder.clustering.method",
         "zorder.clustering.weights",
         "zorder.clustering.cuts",
+        "zorder.clustering.bloomFilters",
     }
     assert recorded_spec(properties) == spec
     assert recorded_spec({"delta.appendOnly": "false"}) is None
+
+
+def test_bloom_filters_round_trip_and_name_the_spec_apart() -> None:
+    plain = ClusteringSpec(("a", "b"), "zorder", "rank")
+    blooms = ClusteringSpec(
+        ("a", "b"), "zorder", "rank", bloom_filters=bloom_columns({"id": 0.01, "s": 0.001})
+    )
+    assert spec_properties(plain)["zorder.clustering.bloomFilters"] == "null"
+    assert recorded_spec(spec_properties(blooms)) == blooms
+    assert blooms.fingerprint != plain.fingerprint  # files without the filters are another spec's
+    assert plain.fingerprint == "4df667d6"  # as every earlier version named it
+    # A spec recorded before bloom filters existed reads as one without them.
+    older = {k: v for k, v in spec_properties(plain).items() if "bloom" not in k}
+    assert recorded_spec(older) == plain
+
+
+def test_a_bloom_filter_needs_a_rate_between_0_and_1_and_each_column_once() -> None:
+    with pytest.raises(InvalidArgumentError, match=r"strictly between 0 and 1.*got 1"):
+        BloomColumn("id", 1)
+    with pytest.raises(InvalidArgumentError, match="names the column 'ID' twice"):
+        bloom_columns(["id", "ID"])
+    with pytest.raises(InvalidArgumentError, match="list of column names"):
+        bloom_columns(3)
+    assert bloom_columns("id") == (BloomColumn("id"),)
+    assert bloom_columns({"id": 0.05}) == (BloomColumn("id", 0.05),)
 
 
 @pytest.mark.parametrize(
@@ -45,6 +71,8 @@ def test_unparsable_weights_or_cuts_are_named() -> None:
         ("zorder.clustering.weights", "[1]", "one per column"),
         ("zorder.clustering.cuts", '[[0, {"month": 1}, 1, 2], [-1], [-1]]', "a cut value is"),
         ("zorder.clustering.cuts", "{", "parse"),
+        ("zorder.clustering.bloomFilters", '["id"]', "not a JSON object"),
+        ("zorder.clustering.bloomFilters", '{"id": 2}', "strictly between 0 and 1"),
     ):
         with pytest.raises(UnsupportedTableError, match=said):
             recorded_spec({**base, key: value})

@@ -433,15 +433,26 @@ def _write_and_commit(
     run = Run.new(job.plan.spec)
     if partitioned is not None:
         laid_out = partitioned.laid_out
+        per_file: int | None = partitioned.rows_per_file
     else:
         phase("sampling")
         size = sample_size_for(files) if job.sample_size is None else job.sample_size
         drawn = files_sample(job, sampled_from, size)  # in process, for a small optimize
+        if rows is None and job.plan.bloom_filters:  # sizes the filters; the sample counts no more
+            rows = df.count()
         laid_out = cluster(df, job.plan, num_files=files, sample_size=size, rows=rows, sample=drawn)
+        per_file = -(-rows // files) if rows is not None else None
     with guarded_run(job.storage, run.directory) as attempt:
         phase("clustering and writing")
         location = spark_path(df.sparkSession, f"{uri}/{run.directory}")
-        stored = write_run(laid_out, location, snapshot=snapshot, partition_by=job.partition_by)
+        stored = write_run(
+            laid_out,
+            location,
+            snapshot=snapshot,
+            partition_by=job.partition_by,
+            blooms=job.plan.bloom_filters,
+            rows_per_file=per_file,
+        )
         if not remove_writer_markers(job.storage, run.directory):
             raise ZorderError(
                 f"Spark wrote {location}, but zorder finds no file in {uri}/{run.directory}: "

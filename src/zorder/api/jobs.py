@@ -10,6 +10,7 @@ reads a row, and the run itself (:mod:`zorder.api.cluster`) works from one
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,7 +20,15 @@ from pyspark.sql.types import StructType
 
 from zorder.api.modes import WRITE_MODES, WriteMode
 from zorder.columns import resolve_columns
-from zorder.curves.kinds import ClusteringSpec, Curve, KeyMethod, as_curve, as_key_method
+from zorder.curves.kinds import (
+    BloomFilters,
+    ClusteringSpec,
+    Curve,
+    KeyMethod,
+    as_curve,
+    as_key_method,
+    bloom_columns,
+)
 from zorder.errors import (
     InvalidArgumentError,
     SchemaMismatchError,
@@ -129,6 +138,9 @@ class ClusterOptions:
     num_files: int | None = None
     target_file_size: int | str | None = None
     sample_size: int | None = None
+    # Columns whose files carry Parquet bloom filters: names, or names to false-positive
+    # rates; None: the table's (as its spec records them), [] none.
+    bloom_filters: BloomFilters | None = None
 
 
 def write_job(
@@ -283,25 +295,50 @@ def check_size(num_files: int | None, target_file_size: int | str | None) -> Non
 def _resolved_spec(
     asked: ClusterOptions, snapshot: TableSnapshot | None, storage: Storage
 ) -> ClusteringSpec:
-    """The spec asked for: what is not given comes from the table's spec.
+    """The spec asked for, with the bloom filters asked for: what is not given comes from
+    the table's spec (a spec passed as ``by`` carries its own bloom filters)."""
+    recorded = _table_spec(asked, snapshot)
+    spec = _asked_spec(asked, recorded, storage, snapshot is not None)
+    if asked.bloom_filters is None:
+        if recorded is None or isinstance(asked.by, ClusteringSpec):
+            return spec
+        return dataclasses.replace(spec, bloom_filters=recorded.bloom_filters)
+    blooms = bloom_columns(asked.bloom_filters)
+    if isinstance(asked.by, ClusteringSpec) and asked.by.bloom_filters not in ((), blooms):
+        raise InvalidArgumentError(
+            f"bloom_filters={[b.describe() for b in blooms]} contradicts the spec passed as "
+            f"by= ({asked.by.describe()}); leave bloom_filters out, the spec carries them"
+        )
+    return dataclasses.replace(spec, bloom_filters=blooms)
+
+
+def _table_spec(asked: ClusterOptions, snapshot: TableSnapshot | None) -> ClusteringSpec | None:
+    """The table's spec, as clustering reads it.
 
     The table's spec is the one its properties record; a table whose
     properties record none (written before zorder recorded specs, or a crash
     between a run's commit and its properties) falls back on the newest
     zorder commit in its history.
     """
+    if snapshot is None:
+        return None
+    try:
+        recorded = snapshot.recorded_spec
+    except UnsupportedTableError:
+        if asked.by is None:
+            raise
+        recorded = None  # properties that do not parse: the new by= replaces them
+    if recorded is None:
+        latest = snapshot.latest_clustering
+        recorded = latest.spec if latest is not None else None
+    return recorded
+
+
+def _asked_spec(
+    asked: ClusterOptions, recorded: ClusteringSpec | None, storage: Storage, exists: bool
+) -> ClusteringSpec:
+    """The curve's part of the spec asked for: what is not given comes from ``recorded``."""
     by, curve, method = asked.by, asked.curve, asked.method
-    recorded = None
-    if snapshot is not None:
-        try:
-            recorded = snapshot.recorded_spec
-        except UnsupportedTableError:
-            if by is None:
-                raise
-            recorded = None  # properties that do not parse: the new by= replaces them
-        if recorded is None:
-            latest = snapshot.latest_clustering
-            recorded = latest.spec if latest is not None else None
     if isinstance(by, ClusteringSpec):
         for name, given, own in (("curve", curve, by.curve), ("method", method, by.method)):
             if given is not None and given != own:
@@ -316,7 +353,7 @@ def _resolved_spec(
     if by is None:
         if recorded is None:
             uri = storage.uri
-            where = f"table {uri} records no clustering" if snapshot else f"no table at {uri}"
+            where = f"table {uri} records no clustering" if exists else f"no table at {uri}"
             raise InvalidArgumentError(
                 f"{where}: pass by=[columns] (CLI: --by a,b) once; the columns, curve and "
                 "key method are then recorded in the table's properties and used by later "

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
     from zorder.advice.advisor import Advice
     from zorder.api.cluster import ClusterMetrics
-    from zorder.curves.kinds import ClusteringSpec, Curve, KeyMethod
+    from zorder.curves.kinds import BloomFilters, ClusteringSpec, Curve, KeyMethod
 
 __all__ = ["advise", "describe", "optimize", "restore", "scan", "vacuum", "write"]
 
@@ -154,6 +154,7 @@ def optimize(
     where: str | None = None,
     full: bool = False,
     fanout: int = DEFAULT_FANOUT,
+    bloom_filters: BloomFilters | None = None,
     storage_options: Mapping[str, str] | None = None,
     progress: bool = False,
 ) -> ClusterMetrics:
@@ -172,6 +173,7 @@ def optimize(
         where=where,
         full=full,
         fanout=fanout,
+        bloom_filters=bloom_filters,
         progress=progress,
     )
 
@@ -190,6 +192,7 @@ def write(
     partition_by: Sequence[str] | None = None,
     txn_app_id: str | None = None,
     txn_version: int | None = None,
+    bloom_filters: BloomFilters | None = None,
     storage_options: Mapping[str, str] | None = None,
     progress: bool = False,
 ) -> ClusterMetrics:
@@ -254,6 +257,7 @@ def write(
         partition_by=partition_by,
         txn_app_id=txn_app_id,
         txn_version=txn_version,
+        bloom_filters=bloom_filters,
         progress=progress,
     )
 

@@ -48,6 +48,7 @@ from zorder.api.scanning import (
     table_storage,
 )
 from zorder.api.vacuum import VacuumResult, check_retain_hours, vacuum_snapshot
+from zorder.curves.kinds import BloomFilters
 from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError, NotADeltaTableError
 from zorder.table import (
     AsOf,
@@ -319,6 +320,7 @@ class Table:
         where: str | None = None,
         full: bool = False,
         fanout: int = DEFAULT_FANOUT,
+        bloom_filters: BloomFilters | None = None,
         progress: bool = False,
     ) -> ClusterMetrics:
         """Cluster what needs it, in one commit; ``spark`` (else the active session) runs it.
@@ -352,6 +354,10 @@ class Table:
         commit fail with :class:`~zorder.errors.ConcurrentCommitError`, leaving
         the table as the other writer left it. ``progress=True`` shows a status
         line (running tasks, seconds) in the terminal or notebook meanwhile.
+
+        ``bloom_filters`` names columns whose files get Parquet bloom filters
+        (as in :meth:`write`); a list other than the table's is a new spec, and
+        every file is rewritten to carry it.
         """
         from zorder.api.cluster import optimize_table
         from zorder.api.jobs import ClusterOptions
@@ -363,6 +369,7 @@ class Table:
             target_file_size=target_file_size,
             method=method,
             sample_size=sample_size,
+            bloom_filters=bloom_filters,
         )
         spark = self._session("optimize")
         newest = self._newest_for_commit()
@@ -394,6 +401,7 @@ class Table:
         partition_by: Sequence[str] | None = None,
         txn_app_id: str | None = None,
         txn_version: int | None = None,
+        bloom_filters: BloomFilters | None = None,
         progress: bool = False,
     ) -> ClusterMetrics:
         """Cluster ``df`` by the columns ``by`` along ``curve`` into this table (created
@@ -435,6 +443,16 @@ class Table:
         ``skipped`` is True. Any mode takes them (``"error"`` still refuses an
         existing table). :func:`zorder.foreach_batch` passes a streaming
         query's id and batch id.
+
+        ``bloom_filters`` names columns (any but those clustered by, typically
+        ids looked up by equality) whose files carry Parquet bloom filters: a
+        list of names, at a 1% false-positive rate, or names mapped to rates
+        (``{"session_id": 0.001}``). They are part of the spec the table
+        records, so later appends and optimizes write them too; None keeps the
+        table's, ``[]`` writes none. Scans probe them for ``=`` and ``IN``
+        (:attr:`ScanReport.files_bloom_skipped`); Spark, DuckDB and DataFusion
+        read them too. Types: integers, strings, binary, dates, timestamps and
+        decimals.
         """
         from zorder.api.cluster import write_table
         from zorder.api.jobs import ClusterOptions
@@ -449,6 +467,7 @@ class Table:
             target_file_size=target_file_size,
             method=method,
             sample_size=sample_size,
+            bloom_filters=bloom_filters,
         )
         newest = self._newest_for_commit()
         metrics = write_table(

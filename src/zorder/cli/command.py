@@ -26,7 +26,8 @@ from typer.models import ParameterInfo
 import zorder
 from zorder.cli.output import Output, output_for
 from zorder.cli.spark import spark_log
-from zorder.curves.kinds import Curve, KeyMethod
+from zorder.curves.kinds import DEFAULT_BLOOM_FPP, Curve, KeyMethod
+from zorder.errors import InvalidArgumentError
 from zorder.sizes import MAX_FILES
 
 P = ParamSpec("P")
@@ -113,6 +114,15 @@ CurveOption = Annotated[
 ByOption = Annotated[
     str | None,
     typer.Option(help="Clustering columns, comma-separated: a,b,c (default: the table's spec)."),
+]
+BloomOption = Annotated[
+    str | None,
+    typer.Option(
+        "--bloom-filters",
+        help="Columns whose files get Parquet bloom filters for lookups by = and IN, "
+        "comma-separated, each with an optional false-positive rate: session_id,user_id:0.001 "
+        "(default: the table's; '' for none).",
+    ),
 ]
 NumFilesOption = Annotated[
     int | None, typer.Option(min=1, max=MAX_FILES, help="Exact number of files.")
@@ -268,6 +278,24 @@ def _root(
     """Z-order and Hilbert clustering with file-level data skipping for Delta Lake tables."""
     spark_log.verbose = verbose
     spark_log.file = None
+
+
+def bloom_list(text: str | None) -> dict[str, float] | None:
+    """``--bloom-filters`` as ``bloom_filters=`` takes it: names mapped to their rates (1%
+    unless given as ``name:rate``); None when the option was not given."""
+    if text is None:
+        return None
+    wanted: dict[str, float] = {}
+    for part in column_list(text):
+        name, colon, rate = part.rpartition(":") if ":" in part else (part, "", "")
+        try:
+            wanted[name.strip()] = float(rate) if colon else DEFAULT_BLOOM_FPP
+        except ValueError:
+            raise InvalidArgumentError(
+                f"--bloom-filters: {rate!r} in {part!r} is not a false-positive rate; give "
+                f"column or column:rate, such as session_id:{DEFAULT_BLOOM_FPP}"
+            ) from None
+    return wanted
 
 
 def column_list(text: str) -> list[str]:

@@ -18,6 +18,7 @@ from zorder.cli import render
 from zorder.cli.command import (
     AnsiOption,
     AsOfOption,
+    BloomOption,
     ByOption,
     ConfOption,
     CurveOption,
@@ -29,12 +30,13 @@ from zorder.cli.command import (
     StorageOption,
     TargetSizeOption,
     VersionOption,
+    bloom_list,
     column_list,
     command,
 )
 from zorder.cli.output import Output
 from zorder.cli.spark import session
-from zorder.curves.kinds import ClusteringSpec
+from zorder.curves.kinds import ClusteringSpec, bloom_columns
 from zorder.errors import InvalidArgumentError
 from zorder.sizes import MAX_FILES, parse_size
 from zorder.table import MIN_VACUUM_RETENTION_HOURS, parse_storage_options
@@ -84,6 +86,7 @@ def write(
             "nothing is written."
         ),
     ] = None,
+    bloom_filters: BloomOption = None,
     storage_option: StorageOption = None,
     master: MasterOption = "local[*]",
     remote: RemoteOption = None,
@@ -101,6 +104,9 @@ def write(
     options = parse_storage_options(storage_option or [])
     _check_before_spark(options, target_file_size)
     AppTransaction.of(txn_app_id, txn_version)  # refused before Spark starts
+    blooms = bloom_list(bloom_filters)
+    if blooms:
+        bloom_columns(blooms)  # names and rates refused before Spark starts
     check_input_exists(source, options)
     found = source_format or input_format(source, options)  # looked for once, used twice
     if by:
@@ -120,6 +126,7 @@ def write(
             partition_by=column_list(partition_by) if partition_by else None,
             txn_app_id=txn_app_id,
             txn_version=txn_version,
+            bloom_filters=blooms,
             storage_options=options,
         )
     out.result(metrics, render.metrics)
@@ -151,6 +158,7 @@ def optimize(
             help="Cluster by the spec `zorder advise` chooses for this workload (.sql file).",
         ),
     ] = None,
+    bloom_filters: BloomOption = None,
     storage_option: StorageOption = None,
     master: MasterOption = "local[*]",
     remote: RemoteOption = None,
@@ -168,7 +176,10 @@ def optimize(
         )
     options = parse_storage_options(storage_option or [])
     _check_before_spark(options, target_file_size, table=path, by=by, where=where)
-    if not (by or by_advice or where or full or num_files):
+    blooms = bloom_list(bloom_filters)
+    if blooms:
+        bloom_columns(blooms)  # names and rates refused before Spark starts
+    if not (by or by_advice or where or full or num_files or blooms is not None):
         done = _nothing_to_optimize(path, options, target_file_size, fanout)
         if done is not None:  # said without starting Spark
             out.result(done, render.metrics)
@@ -192,6 +203,7 @@ def optimize(
             where=where,
             full=full,
             fanout=fanout,
+            bloom_filters=blooms,
             storage_options=options,
         )
     out.result(metrics, render.metrics)

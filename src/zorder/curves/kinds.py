@@ -9,22 +9,28 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Any, Literal, TypeAlias, get_args
 
 from zorder.curves.cuts import CutTree
 from zorder.errors import InvalidArgumentError
 
 __all__ = [
+    "BLOOM_FILTER_TYPES",
     "CURVES",
+    "DEFAULT_BLOOM_FPP",
     "KEY_METHODS",
     "SPACE_FILLING_CURVES",
+    "BloomColumn",
+    "BloomFilters",
     "ClusteringSpec",
     "Curve",
     "KeyMethod",
     "SpaceFillingCurve",
     "as_curve",
     "as_key_method",
+    "bloom_columns",
 ]
 
 # "linear" is the baseline: a plain lexicographic sort by the columns in order.
@@ -45,6 +51,84 @@ def as_curve(value: object) -> Curve:
     return value
 
 
+# Parquet's bloom filters are sized for this false-positive rate unless a column says
+# otherwise: about 1.2 bytes a distinct value (Parquet's split-block filters).
+DEFAULT_BLOOM_FPP = 0.01
+# The column types (Spark's names; and decimal(p,s)) whose values a Parquet bloom filter
+# holds as Spark compares them for equality: floats are left out (Spark's -0.0 = 0.0 and
+# NaN = NaN are not bit equality), booleans have two values, nested values are not hashed.
+BLOOM_FILTER_TYPES = (
+    "tinyint",
+    "smallint",
+    "int",
+    "bigint",
+    "string",
+    "binary",
+    "date",
+    "timestamp",
+    "timestamp_ntz",
+    "decimal(p,s)",
+)
+
+
+@dataclass(frozen=True)
+class BloomColumn:
+    """A column whose files carry Parquet bloom filters, and the false-positive rate they are
+    sized for (a lookup of an absent value keeps a file with about this probability)."""
+
+    column: str
+    fpp: float = DEFAULT_BLOOM_FPP
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.column, str) or not self.column:
+            raise InvalidArgumentError(
+                f"a bloom filter names a column by its name, got {self.column!r}"
+            )
+        fpp = self.fpp
+        if isinstance(fpp, bool) or not isinstance(fpp, int | float) or not 0 < fpp < 1:
+            raise InvalidArgumentError(
+                f"the bloom filter of {self.column!r} needs a false-positive rate strictly "
+                f"between 0 and 1 (such as {DEFAULT_BLOOM_FPP}), got {fpp!r}"
+            )
+        object.__setattr__(self, "fpp", float(fpp))
+
+    def describe(self) -> str:
+        """``session_id``, or ``session_id (fpp 0.001)`` for a rate other than the default."""
+        return self.column if self.fpp == DEFAULT_BLOOM_FPP else f"{self.column} (fpp {self.fpp:g})"
+
+
+# What ``bloom_filters=`` takes: column names (at the default rate), names mapped to
+# false-positive rates, or BloomColumn values.
+BloomFilters: TypeAlias = Sequence[str | BloomColumn] | Mapping[str, float]
+
+
+def bloom_columns(value: object) -> tuple[BloomColumn, ...]:
+    """``bloom_filters=`` as given (column names, a mapping of names to false-positive rates,
+    or :class:`BloomColumn` values) as the spec holds them; InvalidArgumentError for anything
+    else, or a column named twice."""
+    if isinstance(value, str):
+        value = [value]
+    if isinstance(value, Mapping):
+        items = [BloomColumn(str(k), v) for k, v in value.items()]
+    elif isinstance(value, Sequence):
+        items = [v if isinstance(v, BloomColumn) else BloomColumn(v) for v in value]
+    else:
+        raise InvalidArgumentError(
+            "bloom_filters takes a list of column names (or a mapping of column names to "
+            f"false-positive rates, such as {{'session_id': 0.01}}), got {value!r}"
+        )
+    seen: dict[str, str] = {}
+    for item in items:
+        folded = item.column.lower()  # Spark matches column names regardless of case
+        if folded in seen:
+            raise InvalidArgumentError(
+                f"bloom_filters names the column {item.column!r} twice "
+                f"(also as {seen[folded]!r}); name each column once"
+            )
+        seen[folded] = item.column
+    return tuple(items)
+
+
 def as_key_method(value: object) -> KeyMethod:
     """``value`` as a :data:`KeyMethod`, or InvalidArgumentError naming the accepted ones."""
     if value not in KEY_METHODS:
@@ -62,7 +146,9 @@ class ClusteringSpec:
     share of the file cuts each column gets, see
     :func:`~zorder.curves.cells.balanced_cells`) and workload ``cuts`` (a
     :class:`~zorder.curves.cuts.CutTree` over these columns, cut first), as
-    :func:`zorder.advise` chooses them.
+    :func:`zorder.advise` chooses them. ``bloom_filters`` name columns (any
+    curve) whose files carry Parquet bloom filters, for lookups the curve
+    cannot serve (an id it does not cluster by).
     """
 
     columns: tuple[str, ...]
@@ -70,8 +156,10 @@ class ClusteringSpec:
     method: KeyMethod
     weights: tuple[float, ...] | None = None
     cuts: CutTree | None = None
+    bloom_filters: tuple[BloomColumn, ...] = ()
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "bloom_filters", bloom_columns(self.bloom_filters))
         if self.weights is not None:
             given = list(self.weights)
             if not all(isinstance(w, int | float) and not isinstance(w, bool) for w in given):
@@ -111,6 +199,8 @@ class ClusteringSpec:
             shape["weights"] = list(self.weights)
         if self.cuts is not None:
             shape["cuts"] = self.cuts.to_json()
+        if self.bloom_filters:  # files without the filters are then another spec's
+            shape["bloom"] = {b.column: b.fpp for b in self.bloom_filters}
         text = json.dumps(shape)
         return hashlib.sha256(text.encode()).hexdigest()[:8]
 
@@ -123,6 +213,9 @@ class ClusteringSpec:
         if self.cuts is not None:
             cuts = self.cuts.cut_count
             parts.append(f"{cuts} workload cut{'s' if cuts != 1 else ''}")
+        if self.bloom_filters:
+            named = ", ".join(b.describe() for b in self.bloom_filters)
+            parts.append(f"bloom filters on {named}")
         return tuple(parts)
 
     def __repr__(self) -> str:
@@ -131,6 +224,8 @@ class ClusteringSpec:
         extra = f", weights={self.weights!r}" if self.weights is not None else ""
         if self.cuts is not None:
             extra += f", cuts=<{self.cuts.cut_count} workload cuts>"
+        if self.bloom_filters:
+            extra += f", bloom_filters={self.bloom_filters!r}"
         return (
             f"ClusteringSpec(columns={self.columns!r}, curve={self.curve!r}, "
             f"method={self.method!r}{extra})"
@@ -145,5 +240,6 @@ class ClusteringSpec:
         text = f"{self.curve}({', '.join(self.columns)})"
         if self.weights is not None:
             text += f" {parts.pop(0)}"
-        text += "".join(f", {part}" for part in parts)
-        return text if self.method == "rank" else f"{text} [{self.method} keys]"
+        if self.method != "rank":  # direct keys take neither weights nor cuts
+            text += f" [{self.method} keys]"
+        return text + "".join(f", {part}" for part in parts)

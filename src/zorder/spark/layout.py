@@ -26,9 +26,11 @@ import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from zorder.columns import sql_identifier
+from zorder.columns import resolve_column, sql_identifier
 from zorder.curves.cuts import CutTree
 from zorder.curves.kinds import (
+    BLOOM_FILTER_TYPES,
+    BloomColumn,
     ClusteringSpec,
     Curve,
     KeyMethod,
@@ -36,7 +38,7 @@ from zorder.curves.kinds import (
     as_key_method,
 )
 from zorder.curves.plan import FilePlan, fit_file_plan
-from zorder.errors import InvalidArgumentError
+from zorder.errors import InvalidArgumentError, UnsupportedColumnTypeError
 from zorder.spark.committer import run_tasks
 from zorder.spark.compat import repartition_by_id
 from zorder.spark.file_keys import packed_key
@@ -52,7 +54,14 @@ from zorder.spark.keys import (
     sample_size_for,
 )
 
-__all__ = ["ClusteringPlan", "LaidOut", "cluster", "in_files", "plan_clustering"]
+__all__ = [
+    "ClusteringPlan",
+    "LaidOut",
+    "cluster",
+    "in_files",
+    "plan_clustering",
+    "resolve_bloom_columns",
+]
 
 
 @dataclass(frozen=True)
@@ -82,6 +91,7 @@ class ClusteringPlan:
     method: KeyMethod
     weights: tuple[float, ...] | None = None
     cuts: CutTree | None = None
+    bloom_filters: tuple[BloomColumn, ...] = ()  # as the DataFrame spells the columns
 
     @property
     def names(self) -> list[str]:
@@ -89,8 +99,16 @@ class ClusteringPlan:
 
     @property
     def spec(self) -> ClusteringSpec:
-        """The plan as a table records it: column names, curve, key method, weights, cuts."""
-        return ClusteringSpec(tuple(self.names), self.curve, self.method, self.weights, self.cuts)
+        """The plan as a table records it: column names, curve, key method, weights, cuts,
+        bloom filters."""
+        return ClusteringSpec(
+            tuple(self.names),
+            self.curve,
+            self.method,
+            self.weights,
+            self.cuts,
+            bloom_filters=self.bloom_filters,
+        )
 
     @property
     def sorts_plainly(self) -> bool:
@@ -129,6 +147,7 @@ def plan_clustering(
             by.method,
             by.weights,
             by.cuts,
+            bloom_filters=resolve_bloom_columns(df, by.bloom_filters),
         )
     else:
         plan = ClusteringPlan(
@@ -137,6 +156,24 @@ def plan_clustering(
     if not plan.sorts_plainly and plan.method == "rank":
         bits_per_column(len(plan.columns))  # raises on too many columns, warns on many
     return plan
+
+
+def resolve_bloom_columns(df: DataFrame, blooms: Sequence[BloomColumn]) -> tuple[BloomColumn, ...]:
+    """``blooms`` checked against ``df``'s schema, named as ``df`` spells the columns;
+    UnsupportedColumnTypeError for a type a bloom filter cannot answer equality on."""
+    fields = {f.name: f for f in df.schema.fields}
+    resolved = []
+    for bloom in blooms:
+        actual = resolve_column(bloom.column, list(df.columns), kind="bloom filter column")
+        spark_type = str(fields[actual].dataType.simpleString())
+        if not (spark_type in BLOOM_FILTER_TYPES or spark_type.startswith("decimal(")):
+            raise UnsupportedColumnTypeError(
+                f"bloom filter column {actual!r} has type {spark_type}, whose equality a "
+                f"Parquet bloom filter cannot answer; accepted types: "
+                f"{', '.join(BLOOM_FILTER_TYPES)}"
+            )
+        resolved.append(BloomColumn(actual, bloom.fpp))
+    return tuple(resolved)
 
 
 def cluster(

@@ -166,6 +166,15 @@ class PartitionedLayout:
     partitions: tuple[Partition, ...]
     first_file: tuple[int, ...]  # file number of each partition's first file; then the total
 
+    @property
+    def rows_per_file(self) -> int:
+        """The rows of the largest partition's files, each: what sizes per-file structures."""
+        counts = np.diff(np.array(self.first_file))
+        return max(
+            (-(-p.rows // int(n)) for p, n in zip(self.partitions, counts, strict=True) if n),
+            default=0,
+        )
+
     def partition_of_file(self, number: int) -> Partition:
         index = int(np.searchsorted(np.array(self.first_file), number, side="right")) - 1
         return self.partitions[index]

@@ -9,8 +9,9 @@ the same path except where noted: a Connect client holds no JVM handles.
 from __future__ import annotations
 
 import logging
+import math
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlparse
@@ -22,6 +23,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import LongType, StructField, StructType
 
 from zorder.columns import match_column
+from zorder.curves.kinds import BloomColumn
 from zorder.errors import InvalidArgumentError, UnsupportedFilterError, ZorderError
 from zorder.skipping.ansi import ANSI_SETTING, reads_as_ansi
 from zorder.skipping.rows import exact_predicate, row_mask
@@ -39,6 +41,8 @@ from zorder.table.clustering import SPARK_PART_FILE
 
 __all__ = [
     "LOCAL_WRITE_OPTIONS",
+    "bloom_filter_bytes",
+    "bloom_filter_options",
     "chosen_partitions",
     "delta_schema",
     "estimated_bytes",
@@ -144,19 +148,72 @@ def _write_settings(spark: SparkSession, *, files_by_column: bool) -> Iterator[N
                 spark.conf.set(key, old)
 
 
+# Parquet's bound on one bloom filter (parquet-java's own, 128 MiB) and its default cap.
+_BLOOM_MAX_BYTES = 128 << 20
+_BLOOM_DEFAULT_MAX_BYTES = 1 << 20
+# Files of a run hold about the same rows (cells are cut at sampled quantiles); the
+# largest may hold more, and an adaptive filter's candidates go down from the top one.
+_BLOOM_ROWS_SLACK = 2
+
+
+def bloom_filter_bytes(distinct: int, fpp: float) -> int:
+    """The bytes of a split-block bloom filter for ``distinct`` values at rate ``fpp``: the
+    bits Parquet's writers compute (``-8 n / ln(1 - p^(1/8))``), as a power of two."""
+    bits = -8 * max(1, distinct) / math.log(1 - fpp ** (1 / 8))
+    return max(32, 1 << math.ceil(math.log2(max(1.0, bits / 8))))
+
+
+def bloom_filter_options(
+    blooms: Sequence[BloomColumn], stored: Mapping[str, str], rows_per_file: int | None
+) -> dict[str, str]:
+    """The Parquet writer options that give each file one bloom filter per row group on the
+    columns of ``blooms`` (``stored``: the name each has in the files).
+
+    Each filter is adaptive (parquet-java keeps candidates of halving sizes and writes the
+    smallest that holds the values a row group actually has at the column's rate), the
+    largest candidate sized for every row of the largest file distinct (``rows_per_file``;
+    Parquet's 1 MiB default when unknown). A column whose row group is dictionary-encoded
+    throughout gets no filter: its values are few, and min/max serve it.
+    """
+    if not blooms:
+        return {}
+    rows = _BLOOM_ROWS_SLACK * rows_per_file if rows_per_file else None
+    top = _BLOOM_DEFAULT_MAX_BYTES
+    if rows is not None:
+        top = min(_BLOOM_MAX_BYTES, bloom_filter_bytes(rows, min(b.fpp for b in blooms)))
+    options = {"parquet.bloom.filter.max.bytes": str(top)}
+    for bloom in blooms:
+        name = stored.get(bloom.column, bloom.column)
+        if "." in name:  # the option's key reads a dot as a nested field's path
+            raise InvalidArgumentError(
+                f"bloom filter column {bloom.column!r} is stored as {name!r}, whose dot "
+                "Parquet's writer options read as a nested field: rename the column (or "
+                "use column mapping) to give it a bloom filter"
+            )
+        options[f"parquet.bloom.filter.enabled#{name}"] = "true"
+        options[f"parquet.bloom.filter.fpp#{name}"] = repr(bloom.fpp)
+        options[f"parquet.bloom.filter.adaptive.enabled#{name}"] = "true"
+        if rows:
+            options[f"parquet.bloom.filter.expected.ndv#{name}"] = str(rows)
+    return options
+
+
 def write_run(
     laid_out: LaidOut,
     location: str,
     *,
     snapshot: TableSnapshot | None,
     partition_by: Sequence[str],
+    blooms: Sequence[BloomColumn] = (),
+    rows_per_file: int | None = None,
 ) -> list[str]:
     """Write ``laid_out`` as Parquet under ``location``; returns the columns the files hold,
     in the table's order (Delta's ``dataSkippingNumIndexedCols`` counts the table's first).
 
     Into an existing table the files hold its own (under column mapping,
     physical) names. Each file goes into its partition's directory, named
-    after its number in the run: unique within the run.
+    after its number in the run: unique within the run. ``blooms``: the columns whose
+    files carry bloom filters, sized for ``rows_per_file`` (:func:`bloom_filter_options`).
     """
     frame = laid_out.frame
     if snapshot is not None:
@@ -167,6 +224,11 @@ def write_run(
         writer = frame.write.mode("error")  # "error": the one spelling Spark Connect accepts too
         if urlparse(location).scheme in ("", "file"):
             writer = writer.options(**LOCAL_WRITE_OPTIONS)
+        stored = {
+            b.column: snapshot.schema.stored_name(b.column) if snapshot else b.column
+            for b in blooms
+        }
+        writer = writer.options(**bloom_filter_options(blooms, stored, rows_per_file))
         if file_column is not None:  # the last directory, which the commit protocol takes out
             writer = writer.option(FILE_COLUMN_OPTION, file_column)
             partitions = [*partitions, file_column]

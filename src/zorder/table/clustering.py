@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from zorder.curves.cuts import CutTree
-from zorder.curves.kinds import ClusteringSpec, as_curve, as_key_method
+from zorder.curves.kinds import BloomColumn, ClusteringSpec, as_curve, as_key_method
 from zorder.errors import UnsupportedTableError, ZorderError
 from zorder.sizes import parse_size
 from zorder.table.storage import Storage
@@ -65,12 +65,15 @@ _METHOD_PROPERTY = "zorder.clustering.method"
 # Written for every spec ("null" when it has none), so a new spec clears an old one's.
 _WEIGHTS_PROPERTY = "zorder.clustering.weights"
 _CUTS_PROPERTY = "zorder.clustering.cuts"
+# {"column": false-positive rate, ...}: the columns whose files carry Parquet bloom filters.
+_BLOOM_PROPERTY = "zorder.clustering.bloomFilters"
 SPEC_PROPERTIES = (
     _COLUMNS_PROPERTY,
     _CURVE_PROPERTY,
     _METHOD_PROPERTY,
     _WEIGHTS_PROPERTY,
     _CUTS_PROPERTY,
+    _BLOOM_PROPERTY,
 )
 TARGET_FILE_SIZE_PROPERTY = "delta.targetFileSize"  # Delta's own; bytes, or "128mb"
 
@@ -83,23 +86,35 @@ def spec_properties(spec: ClusteringSpec) -> dict[str, str]:
         _METHOD_PROPERTY: spec.method,
         _WEIGHTS_PROPERTY: json.dumps(list(spec.weights) if spec.weights is not None else None),
         _CUTS_PROPERTY: json.dumps(spec.cuts.to_json() if spec.cuts is not None else None),
+        _BLOOM_PROPERTY: json.dumps(_bloom_json(spec)),
     }
 
 
+def _bloom_json(spec: ClusteringSpec) -> dict[str, float] | None:
+    return {b.column: b.fpp for b in spec.bloom_filters} or None
+
+
 def _shaped(
-    columns: Sequence[str], curve: str, method: str, weights: Any, cuts: Any
+    columns: Sequence[str], curve: str, method: str, weights: Any, cuts: Any, bloom: Any = None
 ) -> ClusteringSpec:
-    """A spec from recorded parts; weights and cuts as JSON values (None: none)."""
+    """A spec from recorded parts; weights, cuts and bloom filters as JSON values (None:
+    none)."""
     if weights is not None and not (
         isinstance(weights, list) and all(isinstance(w, int | float) for w in weights)
     ):
         raise ValueError(f"weights are not a JSON list of numbers: {weights!r}")
+    if bloom is not None and not (
+        isinstance(bloom, dict)
+        and all(isinstance(v, int | float) and not isinstance(v, bool) for v in bloom.values())
+    ):
+        raise ValueError(f"bloom filters are not a JSON object of column: rate: {bloom!r}")
     return ClusteringSpec(
         tuple(columns),
         as_curve(curve),
         as_key_method(method),
         weights=tuple(float(w) for w in weights) if weights is not None else None,
         cuts=CutTree.from_json(cuts) if cuts is not None else None,
+        bloom_filters=tuple(BloomColumn(str(k), v) for k, v in (bloom or {}).items()),
     )
 
 
@@ -122,6 +137,7 @@ def recorded_spec(configuration: Mapping[str, str | None]) -> ClusteringSpec | N
             raw[_METHOD_PROPERTY] or "rank",
             json.loads(raw[_WEIGHTS_PROPERTY] or "null"),
             json.loads(raw[_CUTS_PROPERTY] or "null"),
+            json.loads(raw[_BLOOM_PROPERTY] or "null"),
         )
     except (ValueError, ZorderError) as error:
         shown = ", ".join(f"{key}={value!r}" for key, value in raw.items())
@@ -222,6 +238,7 @@ class CommitClustering:
             "method": self.spec.method,
             **({"weights": list(self.spec.weights)} if self.spec.weights is not None else {}),
             **({"cuts": self.spec.cuts.to_json()} if self.spec.cuts is not None else {}),
+            **({"bloomFilters": bloom} if (bloom := _bloom_json(self.spec)) else {}),
             "numFiles": self.num_files,
         }
 
@@ -238,6 +255,7 @@ class CommitClustering:
                 raw["method"],
                 raw.get("weights"),
                 raw.get("cuts"),
+                raw.get("bloomFilters"),
             ),
             num_files=int(raw.get("numFiles", 0)),
         )

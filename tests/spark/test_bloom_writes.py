@@ -1,0 +1,199 @@
+"""Bloom filters as part of the layout: ``bloom_filters=`` on write and optimize.
+
+The files of a table whose spec names bloom filters carry one Parquet
+split-block bloom filter per row group on each such column (as Spark's
+Parquet writer makes them), the table records them with its spec, and later
+appends and optimizes keep writing them. DuckDB's ``parquet_bloom_probe``
+finds them: other engines read them too.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import duckdb
+import pyarrow.parquet as pq
+import pytest
+from deltalake import DeltaTable
+from pyspark.sql import DataFrame, SparkSession
+
+import zorder
+from tests.spark.helpers import delta_rs_rows, kernel_rows
+from zorder.curves.kinds import BloomColumn
+from zorder.errors import ColumnNotFoundError, InvalidArgumentError, UnsupportedColumnTypeError
+
+pytestmark = pytest.mark.spark
+
+BLOOM_PROPERTY = "zorder.clustering.bloomFilters"
+
+
+def events(spark: SparkSession, start: int, count: int) -> DataFrame:
+    """Rows with a clustering column, an id looked up by equality and a decimal amount."""
+    return spark.range(start, start + count).selectExpr(
+        "id % 97 AS port",
+        "CAST(id * 7919 % 100003 AS BIGINT) AS ts",
+        "sha2(CAST(id AS STRING), 256) AS session_id",
+        "CAST(id / 100 AS DECIMAL(12, 2)) AS amount",
+        "IF(id % 2 = 0, 1.5D, 2.5D) AS score",
+    )
+
+
+def bloom_columns_of(path: Path) -> dict[str, set[str]]:
+    """Per data file (relative path): the columns every row group of it has a filter on."""
+    table = DeltaTable(str(path))
+    found = {}
+    for relative in table.file_uris():
+        metadata = pq.ParquetFile(relative).metadata
+        per_group = [
+            {
+                metadata.row_group(g).column(c).path_in_schema
+                for c in range(metadata.num_columns)
+                if metadata.row_group(g).column(c).bloom_filter_offset is not None
+            }
+            for g in range(metadata.num_row_groups)
+        ]
+        found[relative] = set.intersection(*per_group) if per_group else set()
+    return found
+
+
+def test_a_write_gives_every_file_filters_and_records_them(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    path = tmp_path / "t"
+    metrics = zorder.write(
+        events(spark, 0, 20_000),
+        str(path),
+        by=["port", "ts"],
+        num_files=4,
+        bloom_filters={"session_id": 0.001, "amount": 0.01},
+    )
+    assert metrics.files_added == 4
+    files = bloom_columns_of(path)
+    assert len(files) == 4
+    assert all(columns == {"session_id", "amount"} for columns in files.values())
+    configuration = DeltaTable(str(path)).metadata().configuration
+    assert json.loads(configuration[BLOOM_PROPERTY]) == {"session_id": 0.001, "amount": 0.01}
+    spec = zorder.describe(str(path)).spec
+    assert spec is not None
+    assert spec.bloom_filters == (BloomColumn("session_id", 0.001), BloomColumn("amount"))
+    assert "bloom filters on session_id (fpp 0.001), amount" in spec.describe()
+
+
+def test_appends_and_optimizes_keep_writing_them_until_a_spec_drops_them(
+    spark: SparkSession, tmp_path: Path, kernel: duckdb.DuckDBPyConnection
+) -> None:
+    path = tmp_path / "t"
+    zorder.write(
+        events(spark, 0, 5_000), str(path), by=["port", "ts"], bloom_filters=["session_id"]
+    )
+    zorder.write(events(spark, 5_000, 5_000), str(path), mode="append")  # the recorded spec
+    zorder.write(events(spark, 10_000, 5_000), str(path), by=["ts"], mode="append")  # another by
+    assert all(c == {"session_id"} for c in bloom_columns_of(path).values())
+    optimized = zorder.optimize(spark, str(path), full=True, num_files=3)
+    assert optimized.files_added == 3
+    files = bloom_columns_of(path)
+    assert len(files) == 3
+    assert all(c == {"session_id"} for c in files.values())
+    assert zorder.describe(str(path)).spec.bloom_filters == (BloomColumn("session_id"),)  # type: ignore[union-attr]
+    columns = ["port", "ts", "session_id", "amount"]
+    assert delta_rs_rows(str(path), columns) == kernel_rows(kernel, str(path), columns)
+    assert sum(delta_rs_rows(str(path), columns).values()) == 15_000
+
+    # A list other than the table's is a new spec: every file is rewritten without them.
+    dropped = zorder.optimize(spark, str(path), bloom_filters=[], num_files=2)
+    assert dropped.files_added == 2
+    assert dropped.files_removed == 3
+    assert all(not c for c in bloom_columns_of(path).values())
+    configuration = DeltaTable(str(path)).metadata().configuration
+    assert configuration[BLOOM_PROPERTY] == "null"
+
+
+def test_adding_filters_to_a_clustered_table_rewrites_its_runs(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    path = tmp_path / "t"
+    zorder.write(events(spark, 0, 6_000), str(path), by=["port", "ts"], num_files=3)
+    assert all(not c for c in bloom_columns_of(path).values())
+    metrics = zorder.optimize(spark, str(path), bloom_filters=["session_id"], num_files=2)
+    assert metrics.files_removed == 3
+    assert metrics.files_added == 2
+    assert all(c == {"session_id"} for c in bloom_columns_of(path).values())
+    again = zorder.optimize(spark, str(path))  # the files carry the spec's filters now
+    assert again.files_added == 0
+    assert again.version is None
+
+
+def test_a_partitioned_table_and_duckdb_finds_the_filters(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    path = tmp_path / "t"
+    df = events(spark, 0, 9_000).selectExpr("*", "CAST(port % 3 AS INT) AS day")
+    zorder.write(
+        df, str(path), by=["ts"], partition_by=["day"], num_files=6, bloom_filters=["session_id"]
+    )
+    files = bloom_columns_of(path)
+    assert len(files) == 6
+    assert all(c == {"session_id"} for c in files.values())
+    present = df.select("session_id").first()[0]  # type: ignore[index]
+    connection = duckdb.connect()
+    for uri in files:
+        excluded = connection.execute(
+            "SELECT bool_and(bloom_filter_excludes) FROM parquet_bloom_probe(?, 'session_id', ?)",
+            [uri, present],
+        ).fetchone()
+        holds = connection.execute(
+            "SELECT count(*) FROM read_parquet(?) WHERE session_id = ?", [uri, present]
+        ).fetchone()
+        assert excluded is not None
+        assert holds is not None
+        assert excluded[0] == (holds[0] == 0)  # one file holds it; the filters rule out the rest
+
+
+def test_a_column_mapped_table_names_its_physical_columns(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """Databricks' column-mapped table: the filters are on the files' physical names."""
+    path = tmp_path / "mapped"
+    vendored = Path(__file__).resolve().parents[1] / "data" / "table_with_column_mapping"
+    shutil.copytree(vendored, path)
+    before = DeltaTable(str(path))
+    physical = json.loads(before.schema().to_json())["fields"][1]["metadata"][
+        "delta.columnMapping.physicalName"
+    ]
+    rows = zorder.read(spark, str(path))
+    zorder.write(
+        spark.createDataFrame(rows.limit(4).collect(), rows.schema),  # fixed rows
+        str(path),
+        by=["Super Name"],
+        mode="append",
+        bloom_filters=["Super Name"],
+    )
+    added = DeltaTable(str(path)).file_uris()
+    new = [uri for uri in added if uri not in set(before.file_uris())]
+    assert new
+    for uri in new:
+        metadata = pq.ParquetFile(uri).metadata
+        names = {
+            metadata.row_group(0).column(c).path_in_schema
+            for c in range(metadata.num_columns)
+            if metadata.row_group(0).column(c).bloom_filter_offset is not None
+        }
+        assert names == {physical}
+
+
+def test_bad_bloom_filters_are_refused_before_anything_is_written(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    path = tmp_path / "t"
+    df = events(spark, 0, 100)
+    with pytest.raises(UnsupportedColumnTypeError, match="'score' has type double"):
+        zorder.write(df, str(path), by=["port"], bloom_filters=["score"])
+    with pytest.raises(ColumnNotFoundError, match="session_idd"):
+        zorder.write(df, str(path), by=["port"], bloom_filters=["session_idd"])
+    with pytest.raises(InvalidArgumentError, match="strictly between 0 and 1"):
+        zorder.write(df, str(path), by=["port"], bloom_filters={"session_id": 0})
+    with pytest.raises(InvalidArgumentError, match="twice"):
+        zorder.write(df, str(path), by=["port"], bloom_filters=["session_id", "SESSION_ID"])
+    assert not path.exists()
