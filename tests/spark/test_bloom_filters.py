@@ -176,8 +176,8 @@ def test_duckdb_agrees(table: Path, column: str) -> None:
 
 @pytest.mark.xfail(
     reason="DuckDB 1.5.5's parquet_bloom_probe hashes decimals otherwise: it excludes "
-    "negative INT32/INT64 decimals a file holds and never excludes a FIXED_LEN_BYTE_ARRAY one "
-    "(its scans read the rows all the same)"
+    "INT32/INT64 decimals a file holds (Spark's negative ones here) and never excludes a "
+    "FIXED_LEN_BYTE_ARRAY one; its scans return those rows all the same"
 )
 @pytest.mark.parametrize("column", DECIMALS)
 def test_duckdb_agrees_on_decimals(table: Path, column: str) -> None:
