@@ -265,10 +265,13 @@ def restored(result: RestoreResult) -> Rendered:
 def scan(report: ScanReport) -> Rendered:
     shown: Rendered = [
         Text(
-            f"{report.summary()}; {size_text(report.bytes_scanned)} "
+            f"{report.summary(blooms=False)}; {size_text(report.bytes_scanned)} "
             f"of {size_text(report.bytes_total)}"
         )
     ]
+    probed = report.bloom_summary()
+    if probed is not None:
+        shown.append(Text(probed))
     if report.planned != "TRUE":
         # What skipping made of the filter: why a file was kept is read here.
         shown.append(Text(f"filter as planned: {report.planned}"))

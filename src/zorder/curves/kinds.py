@@ -31,6 +31,7 @@ __all__ = [
     "as_curve",
     "as_key_method",
     "bloom_columns",
+    "bloom_filter_type",
 ]
 
 # "linear" is the baseline: a plain lexicographic sort by the columns in order.
@@ -95,6 +96,14 @@ class BloomColumn:
     def describe(self) -> str:
         """``session_id``, or ``session_id (fpp 0.001)`` for a rate other than the default."""
         return self.column if self.fpp == DEFAULT_BLOOM_FPP else f"{self.column} (fpp {self.fpp:g})"
+
+
+def bloom_filter_type(type_name: str) -> bool:
+    """Can a bloom filter answer equality on a column of Spark type ``type_name`` (as
+    Spark's ``simpleString`` names it)? See :data:`BLOOM_FILTER_TYPES`."""
+    return type_name in BLOOM_FILTER_TYPES or (
+        type_name.startswith("decimal(") and type_name.endswith(")")
+    )
 
 
 # What ``bloom_filters=`` takes: column names (at the default rate), names mapped to
