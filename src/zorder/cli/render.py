@@ -94,6 +94,7 @@ def metrics(result: ClusterMetrics) -> Rendered:
     table.add_column("value", justify="right")
     rows = [
         ("clustered by", f"{', '.join(result.by)} ({result.curve}, {result.method} keys)"),
+        *((("bloom filters", ", ".join(result.bloom_filters)),) if result.bloom_filters else ()),
         ("files removed", f"{result.files_removed:,} ({size_text(result.bytes_removed)})"),
         ("files added", f"{result.files_added:,} ({size_text(result.bytes_added)})"),
         ("rows", f"{result.rows:,}"),
