@@ -138,6 +138,7 @@ def test_probing_keeps_every_file_with_a_match_and_reads_sparks_rows(
         assert scan.to_arrow().num_rows == sum(expected.values())
 
 
+@pytest.mark.compat
 def test_lookups_keep_about_the_files_that_hold_them(spark: SparkSession, table: str) -> None:
     clear_cache()
     # The columns of many values a file: day and raw repeat theirs, so Parquet's writer

@@ -58,6 +58,7 @@ def bloom_columns_of(path: Path) -> dict[str, set[str]]:
     return found
 
 
+@pytest.mark.compat
 def test_a_write_gives_every_file_filters_and_records_them(
     spark: SparkSession, tmp_path: Path
 ) -> None:
@@ -81,6 +82,7 @@ def test_a_write_gives_every_file_filters_and_records_them(
     assert "bloom filters on session_id (fpp 0.001), amount" in spec.describe()
 
 
+@pytest.mark.compat
 def test_appends_and_optimizes_keep_writing_them_until_a_spec_drops_them(
     spark: SparkSession, tmp_path: Path, kernel: duckdb.DuckDBPyConnection
 ) -> None:
