@@ -213,6 +213,7 @@ def test_writer_options_size_each_filter_for_the_largest_file() -> None:
     assert options["parquet.enable.dictionary#col-1"] == "false"
     assert options["parquet.bloom.filter.expected.ndv#n"] == "40000"  # twice the planned rows
     assert options["parquet.bloom.filter.fpp#n"] == "0.001"
+    assert not any("adaptive" in key for key in options)  # a distinct count sizes them
     assert options["parquet.bloom.filter.max.bytes"] == str(bloom_filter_bytes(40_000, 0.001))
     assert bloom_filter_options([], {}, 5) == {}
     unknown = bloom_filter_options([BloomColumn("sid")], {}, None)

@@ -152,7 +152,7 @@ def _write_settings(spark: SparkSession, *, files_by_column: bool) -> Iterator[N
 _BLOOM_MAX_BYTES = 128 << 20
 _BLOOM_DEFAULT_MAX_BYTES = 1 << 20
 # Files of a run hold about the same rows (cells are cut at sampled quantiles); the
-# largest may hold more, and an adaptive filter's candidates go down from the top one.
+# largest may hold more.
 _BLOOM_ROWS_SLACK = 2
 
 
@@ -169,10 +169,13 @@ def bloom_filter_options(
     """The Parquet writer options that give each file one bloom filter per row group on the
     columns of ``blooms`` (``stored``: the name each has in the files).
 
-    Each filter is adaptive (parquet-java keeps candidates of halving sizes and writes the
-    smallest that holds the values a row group actually has at the column's rate), the
-    largest candidate sized for every row of the largest file distinct (``rows_per_file``;
-    Parquet's 1 MiB default when unknown). Dictionary encoding is off for these columns:
+    Each filter is sized for every row of the largest file distinct, twice over
+    (``rows_per_file`` planned; the cells are cut at sampled quantiles, so a file may
+    hold more), at the column's rate: an id column's values are nearly all distinct in a
+    file. (parquet-java's adaptive filters, which pick the smallest of several candidate
+    sizes that holds the values written, size nothing once a distinct count is given,
+    and chose the same size for an id here.) Parquet's 1 MiB default when the rows are
+    unknown. Dictionary encoding is off for these columns:
     Parquet's writer writes no filter for a chunk it dictionary-encodes throughout, which
     it does whenever a file's values fit one dictionary page (10,000 ids of 32 characters
     do); for an id column that costs about 2% of its bytes (measured on md5 ids repeated
@@ -196,7 +199,6 @@ def bloom_filter_options(
         options[f"parquet.bloom.filter.enabled#{name}"] = "true"
         options[f"parquet.enable.dictionary#{name}"] = "false"
         options[f"parquet.bloom.filter.fpp#{name}"] = repr(bloom.fpp)
-        options[f"parquet.bloom.filter.adaptive.enabled#{name}"] = "true"
         if rows:
             options[f"parquet.bloom.filter.expected.ndv#{name}"] = str(rows)
     return options
