@@ -155,7 +155,7 @@ def test_lookups_keep_about_the_files_that_hold_them(spark: SparkSession, table:
     cached = zorder.explain(table, f"sid = {literal('sid', 1234)}")
     assert cached.bloom is not None
     assert cached.bloom.requests == 0  # every filter came from the process's cache
-    assert "bloom filters ruled out" in cached.summary()
+    assert "statistics ruled out 0 files, bloom filters" in cached.summary()
 
 
 def test_nothing_is_probed_where_it_cannot_help(spark: SparkSession, table: str) -> None:
