@@ -49,6 +49,7 @@ __all__ = [
     "file_number",
     "logged_partitions",
     "planned_bytes",
+    "rows_per_row_group",
     "write_run",
 ]
 
@@ -151,6 +152,7 @@ def _write_settings(spark: SparkSession, *, files_by_column: bool) -> Iterator[N
 # Parquet's bound on one bloom filter (parquet-java's own, 128 MiB) and its default cap.
 _BLOOM_MAX_BYTES = 128 << 20
 _BLOOM_DEFAULT_MAX_BYTES = 1 << 20
+_ROW_GROUP_BYTES = 128 << 20  # parquet.block.size's default
 # Files of a run hold about the same rows (cells are cut at sampled quantiles); the
 # largest may hold more.
 _BLOOM_ROWS_SLACK = 2
@@ -161,6 +163,15 @@ def bloom_filter_bytes(distinct: int, fpp: float) -> int:
     bits Parquet's writers compute (``-8 n / ln(1 - p^(1/8))``), as a power of two."""
     bits = -8 * max(1, distinct) / math.log(1 - fpp ** (1 / 8))
     return max(32, 1 << math.ceil(math.log2(max(1.0, bits / 8))))
+
+
+def rows_per_row_group(rows_per_file: int | None, file_bytes: int | None) -> int | None:
+    """The rows of one of a file's row groups: Parquet's writer cuts a row group at about
+    128 MiB (``parquet.block.size``), and a bloom filter is per row group; ``file_bytes``
+    None: a file's size is not known (one row group assumed)."""
+    if not rows_per_file or file_bytes is None or file_bytes <= _ROW_GROUP_BYTES:
+        return rows_per_file
+    return max(1, math.ceil(rows_per_file * _ROW_GROUP_BYTES / file_bytes))
 
 
 def bloom_filter_options(
@@ -190,11 +201,13 @@ def bloom_filter_options(
     options = {"parquet.bloom.filter.max.bytes": str(top)}
     for bloom in blooms:
         name = stored.get(bloom.column, bloom.column)
-        if "." in name:  # the option's key reads a dot as a nested field's path
+        # The option's key reads a dot as a nested field's path, and Hadoop trims it.
+        if "." in name or name != name.strip():
             raise InvalidArgumentError(
-                f"bloom filter column {bloom.column!r} is stored as {name!r}, whose dot "
-                "Parquet's writer options read as a nested field: rename the column (or "
-                "use column mapping) to give it a bloom filter"
+                f"bloom filter column {bloom.column!r} is stored as {name!r}, which Parquet's "
+                "writer options cannot name (a dot reads as a nested field's path, blanks "
+                "around it are trimmed): rename the column (or use column mapping) to give "
+                "it a bloom filter"
             )
         options[f"parquet.bloom.filter.enabled#{name}"] = "true"
         options[f"parquet.enable.dictionary#{name}"] = "false"
