@@ -6,6 +6,7 @@ Every test under ``tests/spark/`` is marked ``spark``, so ``-m "not spark"``
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -110,9 +111,9 @@ class S3Server:
         return name
 
 
-@pytest.fixture(scope="session")
-def s3_server() -> Iterator[S3Server]:
-    """moto's S3 server in a process of its own, bound to loopback, for the whole run."""
+@contextlib.contextmanager
+def moto_s3(cwd: Path | None = None, env: dict[str, str] | None = None) -> Iterator[S3Server]:
+    """moto's S3 server in a process of its own, bound to loopback, until the block ends."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -120,6 +121,8 @@ def s3_server() -> Iterator[S3Server]:
         [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        cwd=cwd,
+        env=env,
     )
     try:
         deadline = time.monotonic() + 30
@@ -135,6 +138,13 @@ def s3_server() -> Iterator[S3Server]:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[S3Server]:
+    """moto's S3 server in a process of its own, bound to loopback, for the whole run."""
+    with moto_s3() as server:
+        yield server
 
 
 @pytest.fixture

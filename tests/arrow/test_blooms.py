@@ -11,9 +11,6 @@ import datetime as dt
 import json
 import os
 import shutil
-import socket
-import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -34,7 +31,7 @@ from deltalake import (
 from deltalake.transaction import AddAction, create_table_with_add_actions
 
 import zorder.arrow.blooms
-from tests.conftest import S3Server
+from tests.conftest import S3Server, moto_s3
 from tests.delta_writer import _commit_metadata, _latest_metadata
 from zorder.arrow.blooms import (
     BloomProbe,
@@ -321,31 +318,9 @@ def test_the_cache_forgets_the_least_recently_used_first() -> None:
 def recording_s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
     """moto's S3 server in a process of its own that records every request it answers."""
     directory = tmp_path_factory.mktemp("moto")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
     environment = {**os.environ, "MOTO_RECORDER_FILEPATH": str(directory / "recording")}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        cwd=directory,
-        env=environment,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("moto's S3 server did not start") from None
-                time.sleep(0.1)
-        yield S3Server(f"http://127.0.0.1:{port}")
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    with moto_s3(cwd=directory, env=environment) as server:
+        yield server
 
 
 def recorder(server: S3Server, action: str) -> str:
