@@ -31,6 +31,8 @@ __all__ = [
     "as_curve",
     "as_key_method",
     "bloom_columns",
+    "bloom_filter_bytes",
+    "bloom_filter_type",
 ]
 
 # "linear" is the baseline: a plain lexicographic sort by the columns in order.
@@ -69,6 +71,18 @@ BLOOM_FILTER_TYPES = (
     "timestamp_ntz",
     "decimal(p,s)",
 )
+
+
+def bloom_filter_type(type_name: str) -> bool:
+    """Can a column of Spark type ``type_name`` carry bloom filters (:data:`BLOOM_FILTER_TYPES`)?"""
+    return type_name in BLOOM_FILTER_TYPES or type_name.startswith("decimal(")
+
+
+def bloom_filter_bytes(distinct: int, fpp: float) -> int:
+    """The bytes of a split-block bloom filter for ``distinct`` values at rate ``fpp``: the
+    bits Parquet's writers compute (``-8 n / ln(1 - p^(1/8))``), as a power of two."""
+    bits = -8 * max(1, distinct) / math.log(1 - fpp ** (1 / 8))
+    return max(32, 1 << math.ceil(math.log2(max(1.0, bits / 8))))
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,6 @@ the same path except where noted: a Connect client holds no JVM handles.
 from __future__ import annotations
 
 import logging
-import math
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -23,7 +22,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import LongType, StructField, StructType
 
 from zorder.columns import match_column
-from zorder.curves.kinds import BloomColumn
+from zorder.curves.kinds import BloomColumn, bloom_filter_bytes
 from zorder.errors import InvalidArgumentError, UnsupportedFilterError, ZorderError
 from zorder.skipping.ansi import ANSI_SETTING, reads_as_ansi
 from zorder.skipping.rows import exact_predicate, row_mask
@@ -154,13 +153,6 @@ _BLOOM_DEFAULT_MAX_BYTES = 1 << 20
 # Files of a run hold about the same rows (cells are cut at sampled quantiles); the
 # largest may hold more, and an adaptive filter's candidates go down from the top one.
 _BLOOM_ROWS_SLACK = 2
-
-
-def bloom_filter_bytes(distinct: int, fpp: float) -> int:
-    """The bytes of a split-block bloom filter for ``distinct`` values at rate ``fpp``: the
-    bits Parquet's writers compute (``-8 n / ln(1 - p^(1/8))``), as a power of two."""
-    bits = -8 * max(1, distinct) / math.log(1 - fpp ** (1 / 8))
-    return max(32, 1 << math.ceil(math.log2(max(1.0, bits / 8))))
 
 
 def bloom_filter_options(
