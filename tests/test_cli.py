@@ -797,3 +797,21 @@ def test_a_filter_typo_is_a_syntax_error_on_the_command_line(tmp_path: Path) -> 
     assert [json.loads(line) for line in right.stdout.splitlines()] == [
         {"ip": "10.1.2.3", "port": 443}
     ]
+
+
+def test_bloom_filters_option_takes_names_and_rates() -> None:
+    from zorder.cli.command import bloom_list
+
+    assert bloom_list(None) is None
+    assert bloom_list("") == {}
+    assert bloom_list("session_id, user_id:0.001") == {"session_id": 0.01, "user_id": 0.001}
+    with pytest.raises(zorder.InvalidArgumentError, match=r"'often' in 'user_id:often'"):
+        bloom_list("user_id:often")
+
+
+def test_bad_bloom_filters_are_refused_before_spark_starts(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        app, ["optimize", str(tmp_path), "--bloom-filters", "session_id:1.5"]
+    )
+    assert result.exit_code == 2, result.output
+    assert "strictly between 0 and 1" in result.output
