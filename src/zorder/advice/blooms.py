@@ -76,16 +76,10 @@ from zorder.curves.kinds import (
     bloom_filter_bytes,
     bloom_filter_type,
 )
-from zorder.skipping import rewrite_not
-from zorder.skipping.nodes import (
-    AlwaysFalse,
-    And,
-    Comparison,
-    InList,
-    NullComparison,
-    Or,
-    Predicate,
-)
+from zorder.skipping import Bound
+from zorder.skipping.blooms import bloom_lookups
+from zorder.skipping.nodes import And, Or, Predicate
+from zorder.skipping.predicates import rewrite_not
 
 __all__ = [
     "MAX_SHARE",
@@ -94,7 +88,6 @@ __all__ = [
     "BloomFigure",
     "BloomJudge",
     "TableSize",
-    "lookup_values",
 ]
 
 # A column's filters must save at least this much of the workload's mean fraction of rows
@@ -108,7 +101,6 @@ _ROBBINS_SUPPORT = 16
 _PAIRED_VALUES = 1_000
 _PAIRED_CELLS = 2_000_000
 _MIN_PAIRS = 30
-_EQUALITIES = ("=", "<=>")
 
 # Per file: the probability a lookup leaf keeps it; None: it keeps every file.
 _Kept: TypeAlias = npt.NDArray[np.float64] | None
@@ -170,26 +162,6 @@ class BloomChoice:
     figures: tuple[BloomFigure, ...]
 
 
-def lookup_values(tree: Predicate, column: str) -> list[Any]:
-    """The values ``tree`` (bound, NOT pushed down) looks ``column`` up by that a bloom filter
-    can answer: equalities on the column's own values, as :mod:`zorder.skipping.blooms`."""
-    if isinstance(tree, And | Or):
-        return lookup_values(tree.left, column) + lookup_values(tree.right, column)
-    if isinstance(tree, Comparison | InList) and tree.column == column:
-        return list(_leaf_values(tree) or ())
-    return []
-
-
-def _leaf_values(node: Predicate) -> tuple[Any, ...] | None:
-    """What a lookup leaf asks a filter, None for any other node."""
-    if isinstance(node, Comparison):
-        if node.domain is None and node.op in _EQUALITIES and node.value is not None:
-            return (node.value,)
-    elif isinstance(node, InList) and node.domain is None and not node.negated:
-        return node.values
-    return None
-
-
 class _Values:
     """One column's sampled values: sorted distinct values, each row's code in them, and the
     table's rows expected to hold a value seen k times."""
@@ -202,6 +174,9 @@ class _Values:
         self.codes = np.asarray(codes.to_numpy(zero_copy_only=False), dtype=np.int64)
         self.counts = np.bincount(self.codes[self.codes >= 0], minlength=len(self.known))
         self.cumulative = np.concatenate([[0], np.cumsum(self.counts)])
+        # The rows in code order (NULLs last): code j's are cumulative[j] .. cumulative[j + 1].
+        last = np.where(self.codes >= 0, self.codes, len(self.known))
+        self.by_code = np.argsort(last, kind="stable")
         rate = len(array) / max(len(array), table_rows)
         seen = np.bincount(self.counts, minlength=3).astype(np.float64)  # n[k]
         expected = np.arange(len(seen) + 1, dtype=np.float64) / rate  # k / s
@@ -216,7 +191,8 @@ class _Values:
         for k in range(1, len(seen) - 1):
             if min(seen[k], seen[k + 1]) >= _ROBBINS_SUPPORT:
                 expected[k] = (k + 1) * seen[k + 1] / (seen[k] * rate)
-        self.expected = np.maximum(expected, 1.0)
+        # At least the rows sampled, and one row: a lookup asks for a value that is there.
+        self.expected = np.maximum(expected, np.maximum(np.arange(len(expected)), 1.0))
 
     def locate(self, value: Any) -> tuple[int, bool] | None:
         """Where ``value`` falls among the sampled values (its code, or where it would go)
@@ -228,8 +204,15 @@ class _Values:
         return index, index < len(self.known) and self.known[index] == value
 
     def rows_holding(self, index: int, present: bool) -> float:
+        """The table's rows expected to hold the value at ``index`` (see :meth:`locate`)."""
         seen = int(self.counts[index]) if present else 0
         return float(self.expected[min(seen, len(self.expected) - 1)])
+
+    def sampled(self, index: int, present: bool) -> npt.NDArray[np.intp]:
+        """The sampled rows holding the value at ``index``."""
+        if not present:
+            return np.zeros(0, dtype=np.intp)
+        return self.by_code[self.cumulative[index] : self.cumulative[index + 1]]
 
 
 class _Placement:
@@ -238,6 +221,7 @@ class _Placement:
 
     def __init__(self, values: _Values, layout: SimulatedFiles) -> None:
         self.values = values
+        self.files = layout.files
         count = len(layout.rows)
         present = values.codes >= 0
         codes, files = values.codes[present], layout.files[present]
@@ -278,8 +262,14 @@ class _Placement:
         index, present = located
         shares = self.shares(np.array([index]), np.array([present]))[0]
         rows = self.values.rows_holding(index, present)
+        sampled = self.values.sampled(index, present)
         clumps = rows / max(1.0, 1 + self.rho * (rows - 1))
-        return np.asarray(1 - (1 - shares) ** clumps, dtype=np.float64)
+        # The files of its sampled rows hold it; the clumps of the rows the sample lacks fall
+        # by the shares.
+        unseen = clumps * max(0.0, rows - len(sampled)) / rows if rows > 0 else 0.0
+        held = 1 - (1 - shares) ** unseen
+        held[self.files[sampled]] = 1.0
+        return np.asarray(held, dtype=np.float64)
 
     def _together(self, codes: npt.NDArray[np.int64], files: npt.NDArray[np.intp]) -> float:
         """The excess share of same-value pairs of sampled rows that share a file."""
@@ -318,13 +308,15 @@ class BloomJudge:
         self.table = table
         self.fpp = fpp
         self.trees = [rewrite_not(f.predicate.tree) for f in simulation.filters]
+        # Per distinct filter: the values it asks each column's filters for.
+        self.asked = [bloom_lookups(f.predicate) for f in simulation.filters]
         sample = simulation.sample
         self.columns = [
             c
             for c in sample.column_names
             if c not in exclude
             and bloom_filter_type(simulation.types.get(c, ""))
-            and any(lookup_values(tree, c) for tree in self.trees)
+            and any(c in asked for asked in self.asked)
         ]
         self.values = {
             c: _Values(sample.column(c).combine_chunks(), table.rows) for c in self.columns
@@ -386,9 +378,9 @@ class _Trial:
         rows = self.layout.rows.astype(np.float64)
         out = self.layout.scanned().copy()
         for i, tree in enumerate(self.judge.trees):
-            if not any(lookup_values(tree, c) for c in rates):
+            if not any(c in self.judge.asked[i] for c in rates):
                 continue
-            kept = _kept(tree, lambda node: self._leaf(node, rates), len(rows))
+            kept = _kept(tree, lambda node: self._leaf(node, rates))
             if kept is not None:
                 out[i] = float((self.layout.kept[i] * kept) @ rows) / rows.sum()
         return out
@@ -400,7 +392,7 @@ class _Trial:
         simulation, layout = self.judge.simulation, self.layout
         count = len(layout.rows)
         size = self.judge.filter_bytes(column, count)
-        probes = np.array([bool(lookup_values(tree, column)) for tree in self.judge.trees])
+        probes = np.array([column in asked for asked in self.judge.asked])
         read = probes * layout.kept.sum(axis=1) / count * (size / self.file_bytes)
         return BloomFigure(
             column=column,
@@ -414,10 +406,12 @@ class _Trial:
         )
 
     def _leaf(self, node: Predicate, rates: Mapping[str, float]) -> _Kept:
-        values = _leaf_values(node)
-        if values is None or not isinstance(node, Comparison | InList):
-            return None
-        column = node.column
+        """Per file: the chance the filters keep it for the leaf ``node``, as the scan asks
+        them (:func:`~zorder.skipping.blooms.bloom_lookups`)."""
+        asked = bloom_lookups(Bound(node, self.judge.simulation.types))
+        if asked is None or not asked:  # {}: never TRUE, the statistics drop the file
+            return None if asked is None else np.zeros(len(self.layout.rows))
+        ((column, values),) = asked.items()
         if column not in rates or column not in self.judge.values:
             return None
         excluded = np.ones(len(self.layout.rows))
@@ -439,15 +433,14 @@ class _Trial:
         return self.held[key]
 
 
-def _kept(tree: Predicate, leaf: Callable[[Predicate], _Kept], files: int) -> _Kept:
-    """Per file: the chance the filters keep it for ``tree`` (None: they keep every file)."""
+def _kept(tree: Predicate, leaf: Callable[[Predicate], _Kept]) -> _Kept:
+    """Per file: the chance the filters keep it for ``tree`` (None: they keep every file),
+    AND and OR combining their sides' as independent events."""
     if isinstance(tree, And | Or):
-        left, right = _kept(tree.left, leaf, files), _kept(tree.right, leaf, files)
+        left, right = _kept(tree.left, leaf), _kept(tree.right, leaf)
         if isinstance(tree, And):
             return right if left is None else left if right is None else left * right
         return None if left is None or right is None else 1 - (1 - left) * (1 - right)
-    if isinstance(tree, AlwaysFalse | NullComparison):
-        return np.zeros(files)  # never TRUE: no row holds what it asks
     return leaf(tree)
 
 
