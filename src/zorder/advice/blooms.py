@@ -409,8 +409,8 @@ class _Trial:
         """Per file: the chance the filters keep it for the leaf ``node``, as the scan asks
         them (:func:`~zorder.skipping.blooms.bloom_lookups`)."""
         asked = bloom_lookups(Bound(node, self.judge.simulation.types))
-        if asked is None or not asked:  # {}: never TRUE, the statistics drop the file
-            return None if asked is None else np.zeros(len(self.layout.rows))
+        if not asked:  # asks nothing (or is never TRUE: the statistics drop the file)
+            return None
         ((column, values),) = asked.items()
         if column not in rates or column not in self.judge.values:
             return None
