@@ -35,6 +35,7 @@ from deltalake.transaction import AddAction, create_table_with_add_actions
 
 import zorder.arrow.blooms
 from tests.conftest import S3Server
+from tests.delta_writer import _commit_metadata, _latest_metadata
 from zorder.arrow.blooms import (
     BloomProbe,
     _Cache,
@@ -173,8 +174,8 @@ def test_a_damaged_filter_or_footer_keeps_the_file(table: str) -> None:
 def test_a_missing_file_is_kept(table: str) -> None:
     snapshot = load_snapshot(Storage.of(table))
     (Path(snapshot.uri) / snapshot.files[0].path).unlink()
-    probe = probe_blooms(snapshot, snapshot.files, ["i"], {"i": {42}})
-    assert probe.absent == ({}, {"i": frozenset({42})}, {"i": frozenset({42})})
+    probe = probe_blooms(snapshot, snapshot.files, ["i"], {"i": {43}})
+    assert probe.absent == ({}, {"i": frozenset({43})}, {"i": frozenset({43})})
     assert probe.cost.files_unreadable == 1
 
 
@@ -183,7 +184,7 @@ def test_filters_beyond_the_budget_are_not_read(
 ) -> None:
     snapshot = load_snapshot(Storage.of(table))
     monkeypatch.setattr(zorder.arrow.blooms, "_FILE_BUDGET", 100)
-    probe = probe_blooms(snapshot, snapshot.files, ["i"], {"i": {42}})
+    probe = probe_blooms(snapshot, snapshot.files, ["i"], {"i": {43}})
     assert probe.absent == ({}, {}, {})
     assert probe.cost.files_unreadable == 3
 
@@ -232,6 +233,20 @@ def test_a_column_mapped_table_and_its_partition_column(tmp_path: Path) -> None:
         snapshot, snapshot.files, ["Company Very Short"], {"Company Very Short": {"nope"}}
     )
     assert partition.cost.requests == 0  # the log says it, not the files
+
+
+def test_collated_strings_are_not_probed(table: str) -> None:
+    """UTF8_LCASE finds 'A' for 'a': a filter of the bytes proves nothing about it."""
+    log = Path(table) / "_delta_log"
+    metadata = _latest_metadata(log)
+    schema = json.loads(metadata["schemaString"])
+    for field in schema["fields"]:
+        if field["name"] == "s":
+            field["metadata"] = {"__COLLATIONS": {"s": "spark.UTF8_LCASE"}}
+    _commit_metadata(log, metadata | {"schemaString": json.dumps(schema)}, "CHANGE COLUMN")
+    snapshot = load_snapshot(Storage.of(table))
+    probe = probe_blooms(snapshot, snapshot.files, ["s", "i"], {"s": {"nope"}, "i": {43}})
+    assert probe.absent == ({"i": frozenset({43})},) * 3
 
 
 def test_a_long_footer_takes_one_more_request(tmp_path: Path) -> None:
