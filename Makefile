@@ -70,6 +70,7 @@ bench: java $(VENV)/.installed-dev
 	$(BIN)/python -m benchmarks.driver_memory --write-markdown
 	$(BIN)/python -m benchmarks.reads --write-markdown
 	$(BIN)/python -m benchmarks.lookups --write-markdown
+	$(BIN)/python -m benchmarks.blooms --write-markdown
 	$(BIN)/python -m benchmarks.product --write-markdown
 	$(BIN)/python -m benchmarks.phases --write-markdown
 	$(BIN)/python -m benchmarks.partitions --write-markdown

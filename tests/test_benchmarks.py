@@ -285,3 +285,17 @@ def test_advise_benchmark_smoke(spark: object) -> None:
     assert "| **advised** | 6 |" in text
     assert "not judged, the target (under 60 s) is for SF 0.5" in text
     assert "not judged, the targets are for SF 0.3 with 40 files" in text
+
+
+@pytest.mark.spark
+def test_blooms_benchmark_smoke(spark: object) -> None:
+    from benchmarks import blooms
+
+    payload = blooms.main(["--rows", "20000", "--files", "6", "--per-kind", "2", "--repeat", "1"])
+    for stage in payload["stages"].values():  # main() raised had a read lost or doubled a row
+        assert stage["carrying"] == stage["files"] == 6
+        for lookup in stage["lookups"]:
+            assert lookup["files_holding"] <= lookup["files_kept"] <= lookup["files_after_stats"]
+        absent = [r for r in stage["lookups"] if r["kind"] == "absent id"]
+        assert all(r["files_kept"] <= 1 for r in absent)  # 1% false positives a file
+    assert "| `session_id = X` |" in blooms.markdown(payload)

@@ -239,3 +239,13 @@ def test_lookups_of_filters(text: str, lookups: dict[str, set[Any]]) -> None:
 )
 def test_exclusions_of_filters(text: str, absent: dict[str, set[Any]], excluded: bool) -> None:
     assert excluded_by_blooms(bound_filter(text), absent) is excluded
+
+
+def test_only_the_columns_with_filters_ask() -> None:
+    """An equality on a column without filters proves nothing: beside it in an OR the
+    other side asks nothing either, and in an AND it is left out."""
+    either = "b = 'x' OR a = 1"
+    assert bloom_lookups(bound_filter(either), ["b"]) == {}
+    assert bloom_lookups(bound_filter(either), ["b", "a"]) == {"b": {"x"}, "a": {1}}
+    assert bloom_lookups(bound_filter("b = 'x' AND a = 1"), ["b"]) == {"b": {"x"}}
+    assert bloom_lookups(bound_filter("a = 1"), []) == {}

@@ -58,6 +58,7 @@ def bloom_columns_of(path: Path) -> dict[str, set[str]]:
     return found
 
 
+@pytest.mark.compat
 def test_a_write_gives_every_file_filters_and_records_them(
     spark: SparkSession, tmp_path: Path
 ) -> None:
@@ -81,6 +82,7 @@ def test_a_write_gives_every_file_filters_and_records_them(
     assert "bloom filters on session_id (fpp 0.001), amount" in spec.describe()
 
 
+@pytest.mark.compat
 def test_appends_and_optimizes_keep_writing_them_until_a_spec_drops_them(
     spark: SparkSession, tmp_path: Path, kernel: duckdb.DuckDBPyConnection
 ) -> None:
@@ -197,3 +199,23 @@ def test_bad_bloom_filters_are_refused_before_anything_is_written(
     with pytest.raises(InvalidArgumentError, match="twice"):
         zorder.write(df, str(path), by=["port"], bloom_filters=["session_id", "SESSION_ID"])
     assert not path.exists()
+
+
+def test_writer_options_size_each_filter_for_the_largest_file() -> None:
+    from zorder.spark.writes import bloom_filter_bytes, bloom_filter_options
+
+    assert bloom_filter_bytes(40_000, 0.01) == 64 << 10  # Parquet's bits, a power of two
+    assert bloom_filter_bytes(1, 0.01) == 32  # one block at least
+    options = bloom_filter_options(
+        [BloomColumn("sid"), BloomColumn("n", 0.001)], {"sid": "col-1", "n": "n"}, 20_000
+    )
+    assert options["parquet.bloom.filter.enabled#col-1"] == "true"
+    assert options["parquet.enable.dictionary#col-1"] == "false"
+    assert options["parquet.bloom.filter.expected.ndv#n"] == "40000"  # twice the planned rows
+    assert options["parquet.bloom.filter.fpp#n"] == "0.001"
+    assert options["parquet.bloom.filter.max.bytes"] == str(bloom_filter_bytes(40_000, 0.001))
+    assert bloom_filter_options([], {}, 5) == {}
+    unknown = bloom_filter_options([BloomColumn("sid")], {}, None)
+    assert unknown["parquet.bloom.filter.max.bytes"] == str(1 << 20)  # Parquet's default
+    with pytest.raises(InvalidArgumentError, match=r"'a\.b'"):
+        bloom_filter_options([BloomColumn("a.b")], {}, 5)

@@ -117,6 +117,8 @@ class ClusterMetrics:
     # writer is not in it). Equal when it rewrote nothing. See zorder.stats.depth.
     depth_before: tuple[ColumnDepth, ...] = ()
     depth_after: tuple[ColumnDepth, ...] = ()
+    # The columns whose files carry Parquet bloom filters (zorder.curves.kinds.BloomColumn).
+    bloom_filters: tuple[str, ...] = ()
 
 
 def _unchanged(job: ClusterJob, started: float, recorded: int | None) -> ClusterMetrics:
@@ -170,6 +172,7 @@ def nothing_to_optimize(
         notes=(_clustered_already(snapshot, spec, fanout),),
         depth_before=(depth := snapshot_depths(snapshot, spec.columns)),
         depth_after=depth,
+        bloom_filters=tuple(b.column for b in spec.bloom_filters),
     )
 
 
@@ -213,6 +216,7 @@ def _metrics(
         phase_seconds=phase_seconds(),
         depth_before=before,
         depth_after=after,
+        bloom_filters=tuple(b.column for b in plan.bloom_filters),
     )
 
 

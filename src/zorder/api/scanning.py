@@ -22,16 +22,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
 
+import numpy as np
+
 from zorder.arrow import read_rows
+from zorder.arrow.blooms import ProbeCost, probe_blooms
 from zorder.columns import match_column, resolve_column, sql_identifier
 from zorder.errors import (
     FilterParseError,
     InvalidArgumentError,
     InvalidArgumentTypeError,
     UnsupportedFilterError,
+    UnsupportedTableError,
 )
 from zorder.skipping import Bound, Mask, ParsedFilter, bind, might_match_mask, parse_filter
 from zorder.skipping.ansi import ANSI_SETTING, reads_as_ansi
+from zorder.skipping.blooms import bloom_lookups, excluded_by_blooms
 from zorder.skipping.clock import in_zone, parse_with_clock
 from zorder.skipping.constants import FoldContext
 from zorder.skipping.explain import planned_sql
@@ -76,20 +81,41 @@ class ScanReport:
     # The filter as skipping planned it: constants folded, literals in the type Spark
     # compares in, and each part statistics cannot decide named (zorder.skipping.explain).
     planned: str = "TRUE"
+    # Files the statistics kept that the files' bloom filters ruled out (files_scanned is
+    # after both), and what probing them cost; None when nothing was probed.
+    files_bloom_skipped: int = 0
+    bloom: ProbeCost | None = None
 
     @property
     def rows_fraction(self) -> float:
         return self.rows_scanned / self.rows_total if self.rows_total else 0.0
 
-    def summary(self) -> str:
+    def summary(self, *, blooms: bool = True) -> str:
+        """``scanned 3 of 10 partitions, 7 of 100 files (7.0% of rows)``, then what the bloom
+        filters ruled out, if they were probed (and ``blooms``)."""
         partitions = (
             f"{self.partitions_scanned} of {self.partitions_total} partitions, "
             if self.partitions_total is not None
             else ""
         )
-        return (
+        text = (
             f"scanned {partitions}{self.files_scanned} of {self.files_total} files "
             f"({self.rows_fraction:.1%} of rows)"
+        )
+        probed = self.bloom_summary()
+        return f"{text}; {probed}" if blooms and probed else text
+
+    def bloom_summary(self) -> str | None:
+        """What the bloom filters ruled out and what probing them cost; None: not probed."""
+        if self.bloom is None:
+            return None
+        cost = self.bloom
+        kept = self.files_scanned + self.files_bloom_skipped
+        unreadable = f", {cost.files_unreadable} unreadable" if cost.files_unreadable else ""
+        return (
+            f"bloom filters ruled out {self.files_bloom_skipped} of the {kept} files min/max "
+            f"kept ({cost.files_probed} files probed{unreadable}, {cost.requests} requests, "
+            f"{cost.bytes_read / 2**20:.1f} MiB read, {cost.seconds * 1000:.0f} ms)"
         )
 
 
@@ -213,6 +239,7 @@ def plan_scan(
     mask = might_match_mask(
         bound, snapshot.actions, types, nan_free_bounds=lambda: snapshot.nan_free_bounds
     )
+    mask, bloom_skipped, cost = bloom_pruned(snapshot, bound, mask)
     kept = snapshot.files_where(mask)
     partitioned = bool(snapshot.partition_columns)
     report = ScanReport(
@@ -228,6 +255,8 @@ def plan_scan(
         bytes_scanned=sum(f.size for f in kept),
         partitions_total=len({f.partition for f in snapshot.files}) if partitioned else None,
         partitions_scanned=len({f.partition for f in kept}) if partitioned else None,
+        files_bloom_skipped=bloom_skipped,
+        bloom=cost,
     )
     return Scan(
         snapshot=snapshot,
@@ -243,6 +272,37 @@ def plan_scan(
         bound=bound,
         ansi=ansi,
     )
+
+
+def bloom_pruned(
+    snapshot: TableSnapshot, bound: Bound, mask: Mask
+) -> tuple[Mask, int, ProbeCost | None]:
+    """``mask`` less the files whose bloom filters prove the filter TRUE for none of their
+    rows; the files so ruled out, and the probe's cost (None: nothing was probed).
+
+    Only the columns the table's spec gives bloom filters are probed (a table without
+    them pays nothing), and only in the files the statistics kept, for the values of the
+    filter's equalities (:func:`~zorder.skipping.blooms.bloom_lookups`).
+    """
+    try:
+        spec = snapshot.recorded_spec
+    except UnsupportedTableError:
+        return mask, 0, None  # properties that do not parse: clustering says so, not a read
+    columns = [b.column for b in spec.bloom_filters] if spec is not None else []
+    lookups = bloom_lookups(bound, columns) if columns else {}
+    wanted = [c for c in columns if lookups.get(c)]
+    kept = np.flatnonzero(mask)
+    if not wanted or not len(kept):
+        return mask, 0, None
+    probe = probe_blooms(snapshot, snapshot.files_where(mask), wanted, lookups)
+    ruled_out = [
+        index
+        for index, absent in zip(kept, probe.absent, strict=True)
+        if absent and excluded_by_blooms(bound, absent)
+    ]
+    pruned = mask.copy()
+    pruned[ruled_out] = False
+    return pruned, len(ruled_out), probe.cost
 
 
 def check_where(where: object) -> None:

@@ -94,6 +94,7 @@ def metrics(result: ClusterMetrics) -> Rendered:
     table.add_column("value", justify="right")
     rows = [
         ("clustered by", f"{', '.join(result.by)} ({result.curve}, {result.method} keys)"),
+        *((("bloom filters", ", ".join(result.bloom_filters)),) if result.bloom_filters else ()),
         ("files removed", f"{result.files_removed:,} ({size_text(result.bytes_removed)})"),
         ("files added", f"{result.files_added:,} ({size_text(result.bytes_added)})"),
         ("rows", f"{result.rows:,}"),
@@ -290,10 +291,13 @@ def restored(result: RestoreResult) -> Rendered:
 def scan(report: ScanReport) -> Rendered:
     shown: Rendered = [
         Text(
-            f"{report.summary()}; {size_text(report.bytes_scanned)} "
+            f"{report.summary(blooms=False)}; {size_text(report.bytes_scanned)} "
             f"of {size_text(report.bytes_total)}"
         )
     ]
+    probed = report.bloom_summary()
+    if probed is not None:
+        shown.append(Text(probed))
     if report.planned != "TRUE":
         # What skipping made of the filter: why a file was kept is read here.
         shown.append(Text(f"filter as planned: {report.planned}"))

@@ -73,11 +73,6 @@ BLOOM_FILTER_TYPES = (
 )
 
 
-def bloom_filter_type(type_name: str) -> bool:
-    """Can a column of Spark type ``type_name`` carry bloom filters (:data:`BLOOM_FILTER_TYPES`)?"""
-    return type_name in BLOOM_FILTER_TYPES or type_name.startswith("decimal(")
-
-
 def bloom_filter_bytes(distinct: int, fpp: float) -> int:
     """The bytes of a split-block bloom filter for ``distinct`` values at rate ``fpp``: the
     bits Parquet's writers compute (``-8 n / ln(1 - p^(1/8))``), as a power of two."""
@@ -109,6 +104,14 @@ class BloomColumn:
     def describe(self) -> str:
         """``session_id``, or ``session_id (fpp 0.001)`` for a rate other than the default."""
         return self.column if self.fpp == DEFAULT_BLOOM_FPP else f"{self.column} (fpp {self.fpp:g})"
+
+
+def bloom_filter_type(type_name: str) -> bool:
+    """Can a bloom filter answer equality on a column of Spark type ``type_name`` (as
+    Spark's ``simpleString`` names it)? See :data:`BLOOM_FILTER_TYPES`."""
+    return type_name in BLOOM_FILTER_TYPES or (
+        type_name.startswith("decimal(") and type_name.endswith(")")
+    )
 
 
 # What ``bloom_filters=`` takes: column names (at the default rate), names mapped to

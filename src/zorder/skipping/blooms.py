@@ -24,7 +24,7 @@ Pure: the filters are read by :mod:`zorder.arrow.blooms`, the hashes made by
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Set
+from collections.abc import Collection, Mapping, Set
 from typing import Any, TypeAlias
 
 from zorder.skipping.nodes import (
@@ -45,14 +45,19 @@ __all__ = ["bloom_lookups", "excluded_by_blooms"]
 _EQUALITIES = ("=", "<=>")
 
 
-def bloom_lookups(bound: Bound) -> dict[str, frozenset[Any]]:
+def bloom_lookups(bound: Bound, probed: Collection[str] | None = None) -> dict[str, frozenset[Any]]:
     """Each column's values whose absence from a file could rule it out by the rules above.
 
     Only values that can matter: columns whose type a filter answers for
-    (:func:`~zorder.stats.bloom.probed_type`), and none under a NOT or beside a part of
-    an OR that nothing proves never TRUE (``x = 5 OR y > 3`` asks nothing).
+    (:func:`~zorder.stats.bloom.probed_type`), among ``probed`` when given (the columns
+    that have filters: an equality on another proves nothing), and none under a NOT or
+    beside a part of an OR that nothing proves never TRUE (``x = 5 OR y > 3`` asks
+    nothing).
     """
-    collected = visit(rewrite_not(bound.tree), _Lookups(bound.columns))
+    columns = bound.columns
+    if probed is not None:
+        columns = {c: t for c, t in columns.items() if c in probed}
+    collected = visit(rewrite_not(bound.tree), _Lookups(columns))
     return {column: frozenset(values) for column, values in (collected or {}).items()}
 
 

@@ -36,6 +36,7 @@ from zorder.curves.kinds import (
     KeyMethod,
     as_curve,
     as_key_method,
+    bloom_filter_type,
 )
 from zorder.curves.plan import FilePlan, fit_file_plan
 from zorder.errors import InvalidArgumentError, UnsupportedColumnTypeError
@@ -166,7 +167,7 @@ def resolve_bloom_columns(df: DataFrame, blooms: Sequence[BloomColumn]) -> tuple
     for bloom in blooms:
         actual = resolve_column(bloom.column, list(df.columns), kind="bloom filter column")
         spark_type = str(fields[actual].dataType.simpleString())
-        if not (spark_type in BLOOM_FILTER_TYPES or spark_type.startswith("decimal(")):
+        if not bloom_filter_type(spark_type):
             raise UnsupportedColumnTypeError(
                 f"bloom filter column {actual!r} has type {spark_type}, whose equality a "
                 f"Parquet bloom filter cannot answer; accepted types: "

@@ -164,8 +164,11 @@ def bloom_filter_options(
     Each filter is adaptive (parquet-java keeps candidates of halving sizes and writes the
     smallest that holds the values a row group actually has at the column's rate), the
     largest candidate sized for every row of the largest file distinct (``rows_per_file``;
-    Parquet's 1 MiB default when unknown). A column whose row group is dictionary-encoded
-    throughout gets no filter: its values are few, and min/max serve it.
+    Parquet's 1 MiB default when unknown). Dictionary encoding is off for these columns:
+    Parquet's writer writes no filter for a chunk it dictionary-encodes throughout, which
+    it does whenever a file's values fit one dictionary page (10,000 ids of 32 characters
+    do); for an id column that costs about 2% of its bytes (measured on md5 ids repeated
+    four times, snappy-compressed).
     """
     if not blooms:
         return {}
@@ -183,6 +186,7 @@ def bloom_filter_options(
                 "use column mapping) to give it a bloom filter"
             )
         options[f"parquet.bloom.filter.enabled#{name}"] = "true"
+        options[f"parquet.enable.dictionary#{name}"] = "false"
         options[f"parquet.bloom.filter.fpp#{name}"] = repr(bloom.fpp)
         options[f"parquet.bloom.filter.adaptive.enabled#{name}"] = "true"
         if rows:

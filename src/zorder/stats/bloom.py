@@ -42,6 +42,8 @@ from typing import Any
 
 import xxhash
 
+from zorder.curves.kinds import bloom_filter_type
+
 __all__ = [
     "MAX_FILTER_BYTES",
     "BloomFilter",
@@ -72,7 +74,6 @@ _WORDS = struct.Struct("<8I")
 
 _INTEGER_TYPES = frozenset({"tinyint", "smallint", "int", "bigint"})
 _DECIMAL = re.compile(r"decimal\((\d+),(\d+)\)")
-_PROBED_TYPES = _INTEGER_TYPES | {"string", "binary", "date", "timestamp", "timestamp_ntz"}
 _INT_WIDTHS = {"INT32": 4, "INT64": 8}
 _UNITS = {"milliseconds": "MILLIS", "microseconds": "MICROS", "nanoseconds": "NANOS"}
 _EPOCH = dt.datetime(1970, 1, 1)
@@ -85,9 +86,10 @@ def probed_type(column_type: str) -> bool:
 
     The exact types: integers, decimals, strings, binary, dates and timestamps.
     Not floats and doubles (SQL equality is not bit equality there), booleans
-    (two values: the bounds already say) or nested types.
+    (two values: the bounds already say) or nested types: the rule the spec's
+    bloom filters are checked by too (:func:`zorder.curves.kinds.bloom_filter_type`).
     """
-    return column_type in _PROBED_TYPES or _DECIMAL.fullmatch(column_type) is not None
+    return bloom_filter_type(column_type)
 
 
 # --------------------------------------------------------------------------
