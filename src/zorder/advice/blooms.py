@@ -38,9 +38,9 @@ although the table holds it.
   over what the shares give, makes the ``c`` rows ``c / (1 + rho (c - 1))``
   independent clumps, and ``h = 1 - (1 - p) ** clumps``.
 
-Each file is taken to be one row group carrying a filter on the column.
-(Parquet's writers give none to a row group they wrote dictionary-encoded
-throughout, and a lookup keeps such a file.)
+Each file is taken to be one row group carrying a filter on the column
+(zorder's writes turn dictionary encoding off for such columns: Parquet's
+writers give no filter to a chunk they dictionary-encode throughout).
 
 The cost. A file's filter is sized for its rows all distinct (at most the
 column's distinct values) at the rate (:func:`~zorder.curves.kinds.bloom_filter_bytes`),
