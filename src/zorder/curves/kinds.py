@@ -18,6 +18,7 @@ from zorder.errors import InvalidArgumentError
 
 __all__ = [
     "BLOOM_FILTER_TYPES",
+    "BLOOM_ROWS_SLACK",
     "CURVES",
     "DEFAULT_BLOOM_FPP",
     "KEY_METHODS",
@@ -71,6 +72,11 @@ BLOOM_FILTER_TYPES = (
     "timestamp_ntz",
     "decimal(p,s)",
 )
+
+
+# A write sizes each file's filters for this many times a file's rows (the largest file of
+# a run may hold more than the rest): what Parquet's writer then writes, whatever the values.
+BLOOM_ROWS_SLACK = 2
 
 
 def bloom_filter_bytes(distinct: int, fpp: float) -> int:

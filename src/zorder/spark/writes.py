@@ -22,7 +22,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import LongType, StructField, StructType
 
 from zorder.columns import match_column
-from zorder.curves.kinds import BloomColumn, bloom_filter_bytes
+from zorder.curves.kinds import BLOOM_ROWS_SLACK, BloomColumn, bloom_filter_bytes
 from zorder.errors import InvalidArgumentError, UnsupportedFilterError, ZorderError
 from zorder.skipping.ansi import ANSI_SETTING, reads_as_ansi
 from zorder.skipping.rows import exact_predicate, row_mask
@@ -150,9 +150,6 @@ def _write_settings(spark: SparkSession, *, files_by_column: bool) -> Iterator[N
 # Parquet's bound on one bloom filter (parquet-java's own, 128 MiB) and its default cap.
 _BLOOM_MAX_BYTES = 128 << 20
 _BLOOM_DEFAULT_MAX_BYTES = 1 << 20
-# Files of a run hold about the same rows (cells are cut at sampled quantiles); the
-# largest may hold more, and an adaptive filter's candidates go down from the top one.
-_BLOOM_ROWS_SLACK = 2
 
 
 def bloom_filter_options(
@@ -172,7 +169,7 @@ def bloom_filter_options(
     """
     if not blooms:
         return {}
-    rows = _BLOOM_ROWS_SLACK * rows_per_file if rows_per_file else None
+    rows = BLOOM_ROWS_SLACK * rows_per_file if rows_per_file else None
     top = _BLOOM_DEFAULT_MAX_BYTES
     if rows is not None:
         top = min(_BLOOM_MAX_BYTES, bloom_filter_bytes(rows, min(b.fpp for b in blooms)))
