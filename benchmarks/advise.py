@@ -296,24 +296,26 @@ def _child(argv: Sequence[str]) -> None:
     print(json.dumps(delta_rs_z_order(source, dest, int(files), columns)))
 
 
-def carried_filters(path: str, spec: ClusteringSpec) -> dict[str, int]:
+def carried_filters(path: str, spec: ClusteringSpec) -> dict[str, dict[str, int]]:
     """Per bloom filter column of ``spec``: the files of the table at ``path`` whose every
-    row group carries a filter on it (Parquet's writer gives none to a row group it wrote
-    dictionary-encoded throughout)."""
-    carried = dict.fromkeys((b.column for b in spec.bloom_filters), 0)
+    row group carries a filter on it, and the filters' bytes (a file's, on average)."""
+    carried = {b.column: {"files": 0, "bytes": 0} for b in spec.bloom_filters}
     for data_file in zorder.scan(path).files:
         metadata = pq.ParquetFile(_local_file(path, data_file)).metadata
-        for column in carried:
-            groups = [metadata.row_group(g) for g in range(metadata.num_row_groups)]
-            if all(
-                any(
-                    g.column(c).path_in_schema == column
-                    and g.column(c).bloom_filter_offset is not None
-                    for c in range(g.num_columns)
-                )
+        groups = [metadata.row_group(g) for g in range(metadata.num_row_groups)]
+        for column, seen in carried.items():
+            lengths = [
+                g.column(c).bloom_filter_length
                 for g in groups
-            ):
-                carried[column] += 1
+                for c in range(g.num_columns)
+                if g.column(c).path_in_schema == column
+                and g.column(c).bloom_filter_offset is not None
+            ]
+            if len(lengths) == len(groups):
+                seen["files"] += 1
+                seen["bytes"] += sum(lengths)
+    for seen in carried.values():
+        seen["bytes"] //= max(1, seen["files"])
     return carried
 
 
@@ -629,7 +631,8 @@ def _bloom_lines(payload: dict[str, Any]) -> list[str]:
         return ["No filter of the workload looks a column up by equality: no bloom filter."]
     files = payload["written"][ADVISED]["files"]
     carried = "; ".join(
-        f"{column}: {count} of {files}" for column, count in advice["filters_written"].items()
+        f"{column}: {seen['files']} of {files} files, {seen['bytes'] / 1024:,.0f} KiB a file"
+        for column, seen in advice["filters_written"].items()
     )
     return [
         "The bloom filters `advise` considered on the advised layout (its simulation on draw "
@@ -638,10 +641,10 @@ def _bloom_lines(payload: dict[str, Any]) -> list[str]:
         "",
         *(f"- {b['described']}" for b in advice["blooms"]),
         "",
-        "Files of the advised table whose every row group carries the filter: "
+        "The filters written (every row group of a file carrying one; Parquet's adaptive "
+        "filters, sized by zorder's write for twice a file's rows): "
         + (carried or "none chosen")
-        + " (Parquet's writer gives none to a row group it wrote dictionary-encoded "
-        "throughout; a lookup keeps such a file).",
+        + ".",
     ]
 
 
