@@ -44,8 +44,8 @@ writers give no filter to a chunk they dictionary-encode throughout).
 
 The cost. A file's filter is what zorder's write makes: sized for
 :data:`~zorder.curves.kinds.BLOOM_ROWS_SLACK` times a file's rows at the rate
-(:func:`~zorder.curves.kinds.bloom_filter_bytes`), whatever its values (the
-size Parquet's writer was measured to write). A lookup reads the filter of
+(:func:`~zorder.curves.kinds.bloom_filter_bytes`): the size Parquet's writer
+was measured to write, however many distinct values a file holds. A lookup reads the filter of
 every file the statistics keep before any row: those bytes are charged
 against the rows saved, both as fractions of the table (rows scanned stand
 for bytes read).

@@ -75,7 +75,8 @@ BLOOM_FILTER_TYPES = (
 
 
 # A write sizes each file's filters for this many times a file's rows (the largest file of
-# a run may hold more than the rest): what Parquet's writer then writes, whatever the values.
+# a run may hold more than the rest); Parquet's writer was measured to write that size for
+# id columns of any number of distinct values per file.
 BLOOM_ROWS_SLACK = 2
 
 
