@@ -641,10 +641,8 @@ def _bloom_lines(payload: dict[str, Any]) -> list[str]:
         "",
         *(f"- {b['described']}" for b in advice["blooms"]),
         "",
-        "The filters written (every row group of a file carrying one; Parquet's adaptive "
-        "filters, sized by zorder's write for twice a file's rows): "
-        + (carried or "none chosen")
-        + ".",
+        "The filters written (every row group of a file carrying one, sized by zorder's write "
+        "for twice a file's rows): " + (carried or "none chosen") + ".",
     ]
 
 
