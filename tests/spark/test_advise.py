@@ -158,7 +158,8 @@ def test_the_advice_rewrites_tables_others_wrote_row_for_row(
 
 
 def sessions(spark: SparkSession, rows: int = 48_000) -> DataFrame:
-    """Events with a session id looked up by equality: two rows a session, on other days."""
+    """Events with a session id looked up by equality: two rows a session, on other days; and
+    a payload, so that a file's filter is a small share of its bytes."""
     return spark.range(rows).select(
         F.expr("date_add(date '2024-01-01', cast(id * 7919 % 366 as int))").alias("day"),
         (F.col("id") * 104729 % (rows // 2)).alias("session_id"),
@@ -166,6 +167,8 @@ def sessions(spark: SparkSession, rows: int = 48_000) -> DataFrame:
             F.array(*(F.lit(k) for k in ("click", "view", "buy"))),
             (F.col("id") % 3 + 1).cast("int"),
         ).alias("kind"),
+        F.sha2(F.col("id").cast("string"), 256).alias("payload"),
+        F.sha2(F.col("id").cast("string"), 512).alias("signature"),
     )
 
 
