@@ -82,7 +82,7 @@ if TYPE_CHECKING:
         interleave_bits,
         zorder_less,
     )
-    from zorder.curves.kinds import ClusteringSpec
+    from zorder.curves.kinds import BloomColumn, ClusteringSpec
 
 # Each lazily loaded public name, and the module that defines it.
 _LAZY = {
@@ -94,6 +94,7 @@ _LAZY = {
     "Candidate": "zorder.api.advise",
     "advise": "zorder.api.paths",
     "ClusteringSpec": "zorder.curves.kinds",
+    "BloomColumn": "zorder.curves.kinds",
     "Scan": "zorder.api.scanning",
     "scan": "zorder.api",
     **dict.fromkeys(
@@ -167,6 +168,7 @@ __all__ = [
     "Advice",
     "BatchWriter",
     "BenchmarkError",
+    "BloomColumn",
     "BrokenTableError",
     "Candidate",
     "ClusterMetrics",

@@ -304,13 +304,13 @@ def test_the_cache_forgets_the_least_recently_used_first() -> None:
     cache = _Cache(capacity=3 * 600)
     entry = _ColumnFilters(None, (BloomFilter(bytes(256)),))  # weighs 256 + 64 + 256
     for name in "abc":
-        cache.put(("f", 1, name), entry)
-    assert cache.get(("f", 1, "a")) == entry  # now the most recently used
-    cache.put(("f", 1, "d"), entry)
-    assert cache.get(("f", 1, "b")) is None
-    assert cache.get(("f", 1, "a")) == entry
-    cache.put(("f", 2, "huge"), _ColumnFilters(None, (BloomFilter(bytes(4096)),)))
-    assert cache.get(("f", 2, "huge")) is None  # larger than the whole cache: not kept
+        cache.put(("f", 1, 0, name), entry)
+    assert cache.get(("f", 1, 0, "a")) == entry  # now the most recently used
+    cache.put(("f", 1, 0, "d"), entry)
+    assert cache.get(("f", 1, 0, "b")) is None
+    assert cache.get(("f", 1, 0, "a")) == entry
+    cache.put(("f", 2, 0, "huge"), _ColumnFilters(None, (BloomFilter(bytes(4096)),)))
+    assert cache.get(("f", 2, 0, "huge")) is None  # larger than the whole cache: not kept
 
 
 # --------------------------------------------------------------------------
@@ -391,3 +391,53 @@ def test_the_request_bound_on_an_object_store(
     assert probe.cost.requests <= 2 * (3 + ROW_GROUPS * 2)
     assert sorted({method for method, _ in requests}) == ["GET", "HEAD"]
     assert sum(method == "HEAD" for method, _ in requests) == 2
+
+
+def test_a_path_written_again_is_not_answered_from_the_cache(tmp_path: Path) -> None:
+    """A table dropped and written again may reuse a file's path and size: the add action's
+    modification time tells the files apart, so the second probe reads the new filters."""
+    clear_cache()
+    path, sizes, answers = tmp_path / "t", set(), []
+    for first, written in ((100_000, 1_700_000_000_000), (200_000, 1_700_000_000_001)):
+        shutil.rmtree(path, ignore_errors=True)
+        path.mkdir()
+        values = pa.table({"sid": [f"{i:06d}" for i in range(first, first + 1000)]})
+        pq.write_table(values, path / "part-0.parquet", bloom_filter_options={"sid": {}})
+        sizes.add((path / "part-0.parquet").stat().st_size)
+        action = AddAction(
+            path="part-0.parquet",
+            size=(path / "part-0.parquet").stat().st_size,
+            partition_values={},
+            modification_time=written,
+            data_change=True,
+            stats=json.dumps({"numRecords": 1000}),
+        )
+        create_table_with_add_actions(str(path), Schema.from_arrow(values.schema), [action])
+        snapshot = load_snapshot(Storage.of(str(path)))
+        probe = probe_blooms(snapshot, snapshot.files, ["sid"], {"sid": {"200500"}})
+        answers.append(dict(probe.absent[0]))
+    assert len(sizes) == 1  # the same path and size: only the time tells them apart
+    assert answers == [{"sid": frozenset({"200500"})}, {}]
+
+
+def test_a_file_in_sparks_legacy_calendar_is_not_probed(tmp_path: Path) -> None:
+    """Spark rebases such a file's dates and timestamps as it reads them: a literal hashes
+    as no value the file stores, so none of its filters is asked."""
+    path = tmp_path / "legacy"
+    path.mkdir()
+    values = pa.table({"sid": [f"{i:06d}" for i in range(100)]}).replace_schema_metadata(
+        {"org.apache.spark.legacyDateTime": ""}
+    )
+    pq.write_table(values, path / "part-0.parquet", bloom_filter_options={"sid": {}})
+    action = AddAction(
+        path="part-0.parquet",
+        size=(path / "part-0.parquet").stat().st_size,
+        partition_values={},
+        modification_time=int(time.time() * 1000),
+        data_change=True,
+        stats=json.dumps({"numRecords": 100}),
+    )
+    create_table_with_add_actions(str(path), Schema.from_arrow(values.schema), [action])
+    snapshot = load_snapshot(Storage.of(str(path)))
+    probe = probe_blooms(snapshot, snapshot.files, ["sid"], {"sid": {"999999"}})
+    assert probe.absent == ({},)

@@ -78,8 +78,8 @@ def test_a_write_gives_every_file_filters_and_records_them(
     assert json.loads(configuration[BLOOM_PROPERTY]) == {"session_id": 0.001, "amount": 0.01}
     spec = zorder.describe(str(path)).spec
     assert spec is not None
-    assert spec.bloom_filters == (BloomColumn("session_id", 0.001), BloomColumn("amount"))
-    assert "bloom filters on session_id (fpp 0.001), amount" in spec.describe()
+    assert spec.bloom_filters == (BloomColumn("amount"), BloomColumn("session_id", 0.001))
+    assert "bloom filters on amount, session_id (fpp 0.001)" in spec.describe()
 
 
 @pytest.mark.compat
@@ -213,9 +213,52 @@ def test_writer_options_size_each_filter_for_the_largest_file() -> None:
     assert options["parquet.enable.dictionary#col-1"] == "false"
     assert options["parquet.bloom.filter.expected.ndv#n"] == "40000"  # twice the planned rows
     assert options["parquet.bloom.filter.fpp#n"] == "0.001"
+    assert not any("adaptive" in key for key in options)  # a distinct count sizes them
     assert options["parquet.bloom.filter.max.bytes"] == str(bloom_filter_bytes(40_000, 0.001))
     assert bloom_filter_options([], {}, 5) == {}
     unknown = bloom_filter_options([BloomColumn("sid")], {}, None)
     assert unknown["parquet.bloom.filter.max.bytes"] == str(1 << 20)  # Parquet's default
     with pytest.raises(InvalidArgumentError, match=r"'a\.b'"):
         bloom_filter_options([BloomColumn("a.b")], {}, 5)
+
+
+def test_appends_keep_the_tables_filters_and_partitions_take_none(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    path = tmp_path / "t"
+    zorder.write(events(spark, 0, 500), str(path), by=["port"], bloom_filters=["session_id"])
+    with pytest.raises(InvalidArgumentError, match="an append keeps the table's spec"):
+        zorder.write(events(spark, 500, 10), str(path), mode="append", bloom_filters=["ts"])
+    same = zorder.write(
+        events(spark, 500, 10), str(path), mode="append", bloom_filters=["SESSION_ID"]
+    )
+    assert same.bloom_filters == ("session_id",)
+    df = events(spark, 0, 100).selectExpr("*", "port % 2 AS day")
+    with pytest.raises(InvalidArgumentError, match="'day' is a partition column"):
+        zorder.write(
+            df, str(tmp_path / "p"), by=["ts"], partition_by=["day"], bloom_filters=["day"]
+        )
+    assert not (tmp_path / "p").exists()
+
+
+def test_a_spec_without_filters_keeps_the_tables_and_order_names_nothing(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    from zorder.api.jobs import ClusterOptions, _resolved_spec
+    from zorder.curves.kinds import ClusteringSpec
+
+    path = tmp_path / "t"
+    zorder.write(
+        events(spark, 0, 500), str(path), by=["port"], bloom_filters=["session_id", "amount"]
+    )
+    table = zorder.Table(str(path))
+    snapshot = table.snapshot().table_snapshot
+    advised = ClusteringSpec(("ts",), "zorder", "rank")  # advise's spec, no filter paying
+    kept = _resolved_spec(ClusterOptions(by=advised), snapshot, table.storage)
+    assert [b.column for b in kept.bloom_filters] == ["amount", "session_id"]
+    dropped = _resolved_spec(ClusterOptions(by=advised, bloom_filters=[]), snapshot, table.storage)
+    assert dropped.bloom_filters == ()
+    reordered = _resolved_spec(
+        ClusterOptions(bloom_filters=["amount", "session_id"]), snapshot, table.storage
+    )
+    assert reordered.fingerprint == snapshot.recorded_spec.fingerprint  # type: ignore[union-attr]

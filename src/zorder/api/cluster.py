@@ -56,6 +56,7 @@ from zorder.spark.writes import (
     estimated_bytes,
     file_number,
     logged_partitions,
+    rows_per_row_group,
     write_run,
 )
 from zorder.stats import ColumnDepth
@@ -455,7 +456,7 @@ def _write_and_commit(
             snapshot=snapshot,
             partition_by=job.partition_by,
             blooms=job.plan.bloom_filters,
-            rows_per_file=per_file,
+            rows_per_file=rows_per_row_group(per_file, None if job.num_files else job.target),
         )
         if not remove_writer_markers(job.storage, run.directory):
             raise ZorderError(

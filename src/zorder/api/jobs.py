@@ -21,6 +21,7 @@ from pyspark.sql.types import StructType
 from zorder.api.modes import WRITE_MODES, WriteMode
 from zorder.columns import resolve_columns
 from zorder.curves.kinds import (
+    BloomColumn,
     BloomFilters,
     ClusteringSpec,
     Curve,
@@ -170,6 +171,9 @@ def write_job(
     plan = plan_clustering(df, _resolved_spec(asked, snapshot, storage))
     partition_columns = _write_partitions(df, plan, partition_by, snapshot, mode)
     records_spec = commit_mode != "append" or snapshot is None or snapshot.recorded_spec is None
+    if not records_spec and asked.bloom_filters is not None:
+        _check_append_blooms(plan.spec, snapshot)
+    _check_blooms_outside(plan, partition_columns)
     return _job(
         storage,
         snapshot,
@@ -179,6 +183,32 @@ def write_job(
         partition_by=partition_columns,
         records=plan.spec if records_spec else None,
         transaction=transaction,
+    )
+
+
+def _check_blooms_outside(plan: ClusteringPlan, partition_columns: Sequence[str]) -> None:
+    """Refuse a bloom filter on a partition column: its files hold no such column."""
+    inside = [b.column for b in plan.bloom_filters if b.column in partition_columns]
+    if inside:
+        raise InvalidArgumentError(
+            f"bloom filter column {inside[0]!r} is a partition column: its values live in the "
+            "log, not in the files, and the partitions already skip by it; leave it out of "
+            "bloom_filters"
+        )
+
+
+def _check_append_blooms(spec: ClusteringSpec, snapshot: TableSnapshot | None) -> None:
+    """Refuse an append's ``bloom_filters`` other than the table's: an append keeps the
+    table's spec, and scans probe only the filters it records."""
+    recorded = snapshot.recorded_spec if snapshot is not None else None
+    if recorded is None or _folded(recorded.bloom_filters) == _folded(spec.bloom_filters):
+        return
+    names = [b.describe() for b in recorded.bloom_filters] or "none"
+    raise InvalidArgumentError(
+        f"bloom_filters={[b.describe() for b in spec.bloom_filters]} differs from the bloom "
+        f"filters table {snapshot.uri if snapshot else ''} records ({names}); an append keeps "
+        "the table's spec: leave bloom_filters out, or change them with "
+        "optimize(bloom_filters=...), which rewrites every file to carry them"
     )
 
 
@@ -230,6 +260,7 @@ def optimize_job(
         check_partition_where(snapshot, where)
     if columns:
         resolve_partition_columns(frame, columns, plan)  # clustered by one?
+    _check_blooms_outside(plan, columns)
     return _job(
         storage,
         snapshot,
@@ -299,17 +330,24 @@ def _resolved_spec(
     the table's spec (a spec passed as ``by`` carries its own bloom filters)."""
     recorded = _table_spec(asked, snapshot)
     spec = _asked_spec(asked, recorded, storage, snapshot is not None)
+    given = asked.by if isinstance(asked.by, ClusteringSpec) else None
+    carried = given.bloom_filters if given is not None else ()
     if asked.bloom_filters is None:
-        if recorded is None or isinstance(asked.by, ClusteringSpec):
+        # A spec that names no filters (advise's, when none pays) leaves the table's be.
+        if recorded is None or carried:
             return spec
         return dataclasses.replace(spec, bloom_filters=recorded.bloom_filters)
     blooms = bloom_columns(asked.bloom_filters)
-    if isinstance(asked.by, ClusteringSpec) and asked.by.bloom_filters not in ((), blooms):
+    if given is not None and carried and _folded(carried) != _folded(blooms):
         raise InvalidArgumentError(
             f"bloom_filters={[b.describe() for b in blooms]} contradicts the spec passed as "
-            f"by= ({asked.by.describe()}); leave bloom_filters out, the spec carries them"
+            f"by= ({given.describe()}); leave bloom_filters out, the spec carries them"
         )
     return dataclasses.replace(spec, bloom_filters=blooms)
+
+
+def _folded(blooms: Sequence[BloomColumn]) -> list[tuple[str, float]]:
+    return [(b.column.lower(), b.fpp) for b in blooms]
 
 
 def _table_spec(asked: ClusterOptions, snapshot: TableSnapshot | None) -> ClusteringSpec | None:

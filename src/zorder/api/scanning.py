@@ -113,9 +113,10 @@ class ScanReport:
         kept = self.files_scanned + self.files_bloom_skipped
         unreadable = f", {cost.files_unreadable} unreadable" if cost.files_unreadable else ""
         return (
-            f"bloom filters ruled out {self.files_bloom_skipped} of the {kept} files min/max "
-            f"kept ({cost.files_probed} files probed{unreadable}, {cost.requests} requests, "
-            f"{cost.bytes_read / 2**20:.1f} MiB read, {cost.seconds * 1000:.0f} ms)"
+            f"statistics ruled out {self.files_total - kept} files, bloom filters "
+            f"{self.files_bloom_skipped} of the {kept} left ({cost.files_probed} files "
+            f"probed{unreadable}, {cost.requests} requests, {cost.bytes_read / 2**20:.1f} MiB "
+            f"read, {cost.seconds * 1000:.0f} ms)"
         )
 
 

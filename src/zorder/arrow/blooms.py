@@ -20,8 +20,9 @@ count is in :class:`ProbeCost`):
 So 2 or 3 requests, plus one per row group and probed column at worst; a
 file Spark or delta-rs wrote with one row group takes 2 to 4. At most 32 MiB
 of filters are read from a file (more, and it is kept unread). A file whose
-probed columns were probed before (same location, same size: Delta's files
-never change) takes none: each column's filters are kept in a process-wide
+probed columns were probed before (same location, size and modification
+time: a Delta file never changes, though a table written again may reuse a
+path) takes none: each column's filters are kept in a process-wide
 cache bounded at 256 MiB of bitsets, least recently used first out. Files
 are probed on up to 16 threads.
 
@@ -66,6 +67,7 @@ _FILE_BUDGET = 32 * 2**20
 _HOLE = 64 * 2**10  # filters at most this far apart are read in one request...
 _RUN = 16 * 2**20  # ...of at most this many bytes (a longer filter is read alone)
 _MAGIC = b"PAR1"
+_LEGACY_CALENDAR = b"org.apache.spark.legacyDateTime"
 
 
 @dataclass(frozen=True)
@@ -208,7 +210,8 @@ class _Job:
     def probe(self, data_file: DataFile) -> tuple[dict[str, frozenset[Any]], _Tally]:
         tally = _Tally()
         location = self.snapshot.file_uri(data_file)
-        found = {s: _CACHE.get((location, data_file.size, s)) for s in self.stored_names.values()}
+        file_key = (location, data_file.size, data_file.modified)
+        found = {s: _CACHE.get((*file_key, s)) for s in self.stored_names.values()}
         missing = [s for s, filters in found.items() if filters is None]
         if missing:
             try:
@@ -218,7 +221,7 @@ class _Job:
                 tally.unreadable = True
                 return {}, tally
             for name, fresh in read.items():
-                _CACHE.put((location, data_file.size, name), fresh)
+                _CACHE.put((*file_key, name), fresh)
                 found[name] = fresh
         absent = {}
         types = self.snapshot.schema.column_types
@@ -276,6 +279,10 @@ def _read_file(
         reader = _Reader(source, tally)
         tail = _Tail.read(reader, data_file.size)
         metadata = tail.metadata()
+        if _LEGACY_CALENDAR in (metadata.metadata or {}):
+            # Dates and timestamps in Spark 2's hybrid calendar, which Spark rebases as it
+            # reads: a literal hashes as no such stored value. Not worth telling apart.
+            return {name: _ColumnFilters(None) for name in names}
         leaves = _top_level_leaves(metadata)
         spans: dict[str, list[tuple[int, int | None] | None]] = {}
         stored: dict[str, StoredColumn] = {}
@@ -434,18 +441,18 @@ class _Cache:
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
-        self._entries: OrderedDict[tuple[str, int, str], _ColumnFilters] = OrderedDict()
+        self._entries: OrderedDict[tuple[str, int, int, str], _ColumnFilters] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
 
-    def get(self, key: tuple[str, int, str]) -> _ColumnFilters | None:
+    def get(self, key: tuple[str, int, int, str]) -> _ColumnFilters | None:
         with self._lock:
             found = self._entries.get(key)
             if found is not None:
                 self._entries.move_to_end(key)
             return found
 
-    def put(self, key: tuple[str, int, str], value: _ColumnFilters) -> None:
+    def put(self, key: tuple[str, int, int, str], value: _ColumnFilters) -> None:
         if value.weight > self.capacity:
             return
         with self._lock:

@@ -288,6 +288,10 @@ def bloom_list(text: str | None) -> dict[str, float] | None:
     wanted: dict[str, float] = {}
     for part in column_list(text):
         name, colon, rate = part.rpartition(":") if ":" in part else (part, "", "")
+        if name.strip() in wanted:
+            raise InvalidArgumentError(
+                f"--bloom-filters names {name.strip()!r} twice; name each column once"
+            )
         try:
             wanted[name.strip()] = float(rate) if colon else DEFAULT_BLOOM_FPP
         except ValueError:

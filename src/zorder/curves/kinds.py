@@ -150,7 +150,8 @@ def bloom_columns(value: object) -> tuple[BloomColumn, ...]:
                 f"(also as {seen[folded]!r}); name each column once"
             )
         seen[folded] = item.column
-    return tuple(items)
+    # In one order, so that the same filters listed otherwise are the same spec.
+    return tuple(sorted(items, key=lambda b: (b.column.lower(), b.column)))
 
 
 def as_key_method(value: object) -> KeyMethod:

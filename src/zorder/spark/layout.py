@@ -167,6 +167,9 @@ def resolve_bloom_columns(df: DataFrame, blooms: Sequence[BloomColumn]) -> tuple
     for bloom in blooms:
         actual = resolve_column(bloom.column, list(df.columns), kind="bloom filter column")
         spark_type = str(fields[actual].dataType.simpleString())
+        declared = str((fields[actual].metadata or {}).get("__CHAR_VARCHAR_TYPE_STRING", ""))
+        if declared.lower().startswith("char("):
+            spark_type = declared  # stored padded: compared as no filter hashes it
         if not bloom_filter_type(spark_type):
             raise UnsupportedColumnTypeError(
                 f"bloom filter column {actual!r} has type {spark_type}, whose equality a "

@@ -9,6 +9,7 @@ the same path except where noted: a Connect client holds no JVM handles.
 from __future__ import annotations
 
 import logging
+import math
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -48,6 +49,7 @@ __all__ = [
     "file_number",
     "logged_partitions",
     "planned_bytes",
+    "rows_per_row_group",
     "write_run",
 ]
 
@@ -150,6 +152,16 @@ def _write_settings(spark: SparkSession, *, files_by_column: bool) -> Iterator[N
 # Parquet's bound on one bloom filter (parquet-java's own, 128 MiB) and its default cap.
 _BLOOM_MAX_BYTES = 128 << 20
 _BLOOM_DEFAULT_MAX_BYTES = 1 << 20
+_ROW_GROUP_BYTES = 128 << 20  # parquet.block.size's default
+
+
+def rows_per_row_group(rows_per_file: int | None, file_bytes: int | None) -> int | None:
+    """The rows of one of a file's row groups: Parquet's writer cuts a row group at about
+    128 MiB (``parquet.block.size``), and a bloom filter is per row group; ``file_bytes``
+    None: a file's size is not known (one row group assumed)."""
+    if not rows_per_file or file_bytes is None or file_bytes <= _ROW_GROUP_BYTES:
+        return rows_per_file
+    return max(1, math.ceil(rows_per_file * _ROW_GROUP_BYTES / file_bytes))
 
 
 def bloom_filter_options(
@@ -158,10 +170,13 @@ def bloom_filter_options(
     """The Parquet writer options that give each file one bloom filter per row group on the
     columns of ``blooms`` (``stored``: the name each has in the files).
 
-    Each filter is adaptive (parquet-java keeps candidates of halving sizes and writes the
-    smallest that holds the values a row group actually has at the column's rate), the
-    largest candidate sized for every row of the largest file distinct (``rows_per_file``;
-    Parquet's 1 MiB default when unknown). Dictionary encoding is off for these columns:
+    Each filter is sized for every row of the largest file distinct, twice over
+    (``rows_per_file`` planned; the cells are cut at sampled quantiles, so a file may
+    hold more), at the column's rate: an id column's values are nearly all distinct in a
+    file. (parquet-java's adaptive filters, which pick the smallest of several candidate
+    sizes that holds the values written, size nothing once a distinct count is given,
+    and chose the same size for an id here.) Parquet's 1 MiB default when the rows are
+    unknown. Dictionary encoding is off for these columns:
     Parquet's writer writes no filter for a chunk it dictionary-encodes throughout, which
     it does whenever a file's values fit one dictionary page (10,000 ids of 32 characters
     do); for an id column that costs about 2% of its bytes (measured on md5 ids repeated
@@ -176,16 +191,17 @@ def bloom_filter_options(
     options = {"parquet.bloom.filter.max.bytes": str(top)}
     for bloom in blooms:
         name = stored.get(bloom.column, bloom.column)
-        if "." in name:  # the option's key reads a dot as a nested field's path
+        # The option's key reads a dot as a nested field's path, and Hadoop trims it.
+        if "." in name or name != name.strip():
             raise InvalidArgumentError(
-                f"bloom filter column {bloom.column!r} is stored as {name!r}, whose dot "
-                "Parquet's writer options read as a nested field: rename the column (or "
-                "use column mapping) to give it a bloom filter"
+                f"bloom filter column {bloom.column!r} is stored as {name!r}, which Parquet's "
+                "writer options cannot name (a dot reads as a nested field's path, blanks "
+                "around it are trimmed): rename the column (or use column mapping) to give "
+                "it a bloom filter"
             )
         options[f"parquet.bloom.filter.enabled#{name}"] = "true"
         options[f"parquet.enable.dictionary#{name}"] = "false"
         options[f"parquet.bloom.filter.fpp#{name}"] = repr(bloom.fpp)
-        options[f"parquet.bloom.filter.adaptive.enabled#{name}"] = "true"
         if rows:
             options[f"parquet.bloom.filter.expected.ndv#{name}"] = str(rows)
     return options

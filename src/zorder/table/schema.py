@@ -23,6 +23,9 @@ from zorder.table.mapping import ColumnMapping
 
 __all__ = ["TableSchema"]
 
+# Where Spark keeps a CHAR(n) or VARCHAR(n) column's declared type: Delta records "string".
+_CHAR_VARCHAR_KEY = "__CHAR_VARCHAR_TYPE_STRING"
+
 
 @dataclass(frozen=True)
 class TableSchema:
@@ -50,12 +53,21 @@ class TableSchema:
         """Each top-level column's Spark type name (``bigint``, ``decimal(12,3)``, ...).
 
         Read from the Delta schema itself, so that planning a read needs no
-        pyspark. A nested column's type is named by its kind (``struct``...).
+        pyspark. A nested column's type is named by its kind (``struct``...). A
+        ``CHAR(n)`` column (Delta's ``string`` with Spark's type in the field's
+        metadata) is named ``char(n)``: Spark stores its values padded to ``n`` and pads
+        a literal it is compared with, which no statistic, bloom filter or in-process
+        evaluator here reproduces, so every comparison with it stays Unknown (files are
+        kept, and the rows are Spark's).
         """
         types = {}
         for entry in json.loads(self.json)["fields"]:
             kind = entry["type"]
             name = kind if isinstance(kind, str) else str(kind.get("type", "nested"))
+            declared = str((entry.get("metadata") or {}).get(_CHAR_VARCHAR_KEY, ""))
+            if declared.strip().lower().startswith("char("):
+                types[entry["name"]] = declared.strip().lower().replace(" ", "")
+                continue
             try:
                 types[entry["name"]] = canonical_type_name(name)
             except ValueError:

@@ -88,6 +88,9 @@ class DataFile:
     # Whether the log gives the file a deletion vector (one may delete no row): a rewrite
     # must then remove the file with its vector (see rewrite_scope).
     has_vector: bool = False
+    # The add action's modificationTime (ms since the epoch; 0 if the log has none): with
+    # the path and size, what tells a file from another written at its path later.
+    modified: int = 0
 
 
 def has_scheme(path: str) -> bool:
@@ -130,20 +133,28 @@ class TableSnapshot:
             if "num_records" in actions.column_names
             else [None] * actions.num_rows
         )
+        modified = (
+            actions.column("modification_time").to_pylist()
+            if "modification_time" in actions.column_names
+            else [None] * actions.num_rows
+        )
         partitions = partition_tuples(actions, self.partition_columns)
         deleted = self.deleted_positions
         files = []
-        for path, size, count, values in zip(
+        for path, size, count, values, time in zip(
             actions.column("path").to_pylist(),
             actions.column("size_bytes").to_pylist(),
             records,
             partitions,
+            modified,
             strict=True,
         ):
             decoded = unquote(path)
             gone = len(deleted[decoded]) if decoded in deleted else 0
             live = None if count is None else count - gone
-            files.append(DataFile(decoded, int(size), live, values, gone, decoded in deleted))
+            files.append(
+                DataFile(decoded, int(size), live, values, gone, decoded in deleted, int(time or 0))
+            )
         return tuple(files)
 
     def in_time_zone(self, time_zone: str) -> TableSnapshot:
