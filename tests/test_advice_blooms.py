@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from zorder.advice.advisor import BLOOM_RULE, advise_sample
 from zorder.advice.blooms import MAX_SHARE, BloomJudge, TableSize, _Placement, _Values
 from zorder.advice.simulate import SimulatedFiles, Simulation
-from zorder.curves.kinds import BloomColumn, ClusteringSpec
+from zorder.curves.kinds import BloomColumn, ClusteringSpec, bloom_filter_bytes
 from zorder.curves.plan import fit_file_plan, rank_bits, rank_sample
 
 TYPES = {"order": "bigint", "day": "int", "part": "bigint", "kind": "string", "score": "double"}
@@ -312,3 +312,17 @@ def test_partition_columns_and_other_types_get_no_filters() -> None:
     )
     judge = BloomJudge(simulation, TableSize(sample.num_rows, 10**8), exclude=["kind"])
     assert judge.columns == ["shipped"]
+
+
+def test_files_of_several_row_groups_carry_a_filter_each() -> None:
+    """Files of 300 MiB: three row groups, each with its filter sized for its own rows, and
+    each a chance to miss a value the file lacks."""
+    table = pa.table({"order": pa.array(np.arange(0, 200, 2), pa.int64())})
+    simulation = Simulation(table, TYPES, ["order = 51", "order = 50"])
+    layout = simulation.simulated(np.arange(table.num_rows) % 2)  # both files span every key
+    judge = BloomJudge(simulation, TableSize(table.num_rows, 2 * 300 * 2**20))
+    assert judge.row_groups(2) == 3
+    assert judge.filter_bytes(2) == 3 * bloom_filter_bytes(2 * 17, 0.01)
+    absent, present = judge.scanned(layout, [BloomColumn("order", 0.01)])
+    assert absent == pytest.approx(1 - 0.99**3)
+    assert present == pytest.approx(0.5 + 0.5 * (1 - 0.99**3))

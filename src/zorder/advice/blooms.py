@@ -38,12 +38,14 @@ although the table holds it.
   over what the shares give, makes the ``c`` rows ``c / (1 + rho (c - 1))``
   independent clumps, and ``h = 1 - (1 - p) ** clumps``.
 
-Each file is taken to be one row group carrying a filter on the column
-(zorder's writes turn dictionary encoding off for such columns: Parquet's
-writers give no filter to a chunk they dictionary-encode throughout).
+A file has a row group per 128 MiB (Parquet's default), each carrying a
+filter on the column (zorder's writes turn dictionary encoding off for such
+columns: Parquet's writers give no filter to a chunk they dictionary-encode
+throughout); a value the file lacks keeps it unless every row group's filter
+excludes it, so with probability ``1 - (1 - fpp) ** row_groups``.
 
-The cost. A file's filter is what zorder's write makes: sized for
-:data:`~zorder.curves.kinds.BLOOM_ROWS_SLACK` times a file's rows at the rate
+The cost. A file's filters are what zorder's write makes: each sized for
+:data:`~zorder.curves.kinds.BLOOM_ROWS_SLACK` times a row group's rows at the rate
 (:func:`~zorder.curves.kinds.bloom_filter_bytes`): the size Parquet's writer
 was measured to write, however many distinct values a file holds. A lookup reads the filter of
 every file the statistics keep before any row: those bytes are charged
@@ -62,6 +64,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
@@ -104,6 +107,8 @@ _ROBBINS_SUPPORT = 16
 _PAIRED_VALUES = 1_000
 _PAIRED_CELLS = 2_000_000
 _MIN_PAIRS = 30
+# Parquet's writers cut a row group at about this many bytes (parquet.block.size's default).
+_ROW_GROUP_BYTES = 128 << 20
 
 # Per file: the probability a lookup leaf keeps it; None: it keeps every file.
 _Kept: TypeAlias = npt.NDArray[np.float64] | None
@@ -127,7 +132,7 @@ class BloomFigure:
     scanned_before: float  # the workload's mean fraction scanned with the columns chosen before
     scanned_after: float  # and with this column's filters too
     probe: float  # its filters' bytes a query reads on average, as a fraction of the table's
-    filter_bytes: int  # one file's filter
+    filter_bytes: int  # one file's filters (one a row group)
     file_bytes: int  # one file: the table's bytes over the files
 
     @property
@@ -354,10 +359,15 @@ class BloomJudge:
         """Each distinct filter's fraction of rows scanned on ``layout`` with ``blooms``."""
         return _Trial(self, layout).scanned({b.column: b.fpp for b in blooms})
 
+    def row_groups(self, files: int) -> int:
+        """The row groups of each of ``files`` files."""
+        return max(1, math.ceil(self.table.bytes / max(1, files) / _ROW_GROUP_BYTES))
+
     def filter_bytes(self, files: int) -> int:
-        """One file's filter, as a write of ``files`` files sizes it."""
-        rows = BLOOM_ROWS_SLACK * -(-self.table.rows // max(1, files))
-        return bloom_filter_bytes(rows, self.fpp)
+        """One file's filters (one a row group), as a write of ``files`` files sizes them."""
+        groups = self.row_groups(files)
+        rows = BLOOM_ROWS_SLACK * -(-self.table.rows // (max(1, files) * groups))
+        return groups * bloom_filter_bytes(rows, self.fpp)
 
 
 def _pays(figure: BloomFigure) -> bool:
@@ -374,6 +384,7 @@ class _Trial:
         self.placements: dict[str, _Placement] = {}
         self.held: dict[tuple[str, Any], npt.NDArray[np.float64] | None] = {}
         self.file_bytes = max(1, judge.table.bytes // max(1, len(layout.rows)))
+        self.groups = judge.row_groups(len(layout.rows))
 
     def scanned(self, rates: Mapping[str, float]) -> npt.NDArray[np.float64]:
         """Each distinct filter's fraction of rows scanned with filters on the columns of
@@ -422,7 +433,7 @@ class _Trial:
             held = self._holds(column, value)
             if held is None:
                 return None
-            excluded *= (1 - held) * (1 - rates[column])
+            excluded *= (1 - held) * (1 - rates[column]) ** self.groups
         return 1 - excluded
 
     def _holds(self, column: str, value: Any) -> npt.NDArray[np.float64] | None:
