@@ -157,9 +157,10 @@ def test_with_the_sample_as_the_table_the_model_is_the_exact_expectation(
     values = {c: table.column(c).to_numpy() for c in ("order", "part")}
 
     def kept(column: str, *wanted: int) -> npt.NDArray[np.float64]:
-        """Per file: the chance it is kept for ``column IN wanted`` (exact holdings)."""
+        """Per file: the chance it is kept for ``column IN wanted`` (exact holdings; a value
+        listed twice is one probe, whose answer is the same)."""
         excluded = np.ones(len(layout.rows))
-        for value in wanted:
+        for value in set(wanted):
             holds = np.array(
                 [
                     (values[column][layout.files == f] == value).any()
