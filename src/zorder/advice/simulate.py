@@ -15,6 +15,7 @@ equally for every layout compared.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -29,7 +30,7 @@ from zorder.skipping.sql import ParsedFilter
 from zorder.stats import STRING_PREFIX_LENGTH
 from zorder.stats.delta import truncate_max_string, truncate_min_string
 
-__all__ = ["PlannedFilter", "Simulation", "file_statistics"]
+__all__ = ["PlannedFilter", "SimulatedFiles", "Simulation", "file_statistics"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,20 @@ class PlannedFilter:
     text: str
     predicate: Bound
     count: int
+
+
+@dataclass(frozen=True)
+class SimulatedFiles:
+    """A layout's files on the sample: each sampled row's file, each file's sampled rows, and
+    the files each distinct filter's statistics keep."""
+
+    files: npt.NDArray[np.intp]  # per sampled row: its file, 0 .. len(rows) - 1
+    rows: npt.NDArray[np.int64]  # per file (the non-empty ones, in file order)
+    kept: npt.NDArray[np.bool_]  # distinct filters x files
+
+    def scanned(self) -> npt.NDArray[np.float64]:
+        """Fraction of the sample each distinct filter scans."""
+        return np.asarray(self.kept @ self.rows, dtype=np.float64) / float(self.rows.sum())
 
 
 class Simulation:
@@ -72,15 +87,25 @@ class Simulation:
 
     def scanned(self, files: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
         """Fraction of the sample each distinct filter scans when rows lie in ``files``."""
+        return self.simulated(files).scanned()
+
+    def simulated(self, files: npt.NDArray[np.int64]) -> SimulatedFiles:
+        """The files rows lying in ``files`` make, and what each distinct filter keeps."""
         stats, rows = file_statistics(self.sample.select(self.columns), files)
-        total = float(rows.sum())
-        out = np.empty(len(self.filters), dtype=np.float64)
+        kept = np.empty((len(self.filters), len(rows)), dtype=bool)
         for i, planned in enumerate(self.filters):
-            kept = might_match_mask(
+            kept[i] = might_match_mask(
                 planned.predicate, stats, self.types, nan_free_bounds=lambda: _all(len(rows))
             )
-            out[i] = rows[kept].sum() / total
-        return out
+        positions = np.unique(np.asarray(files), return_inverse=True)[1]
+        return SimulatedFiles(positions.astype(np.intp), rows, kept)
+
+    def reweighted(self, factors: npt.NDArray[np.float64]) -> Simulation:
+        """This simulation with each distinct filter's weight multiplied by its factor."""
+        weights = self.weights * factors
+        other = copy.copy(self)
+        other.weights = weights / weights.sum() if weights.sum() > 0 else self.weights
+        return other
 
     def mean(self, scanned: npt.NDArray[np.float64]) -> float:
         """The workload's mean of per-filter figures, each filter as often as it comes."""

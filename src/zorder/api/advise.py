@@ -2,9 +2,11 @@
 
 Spark samples the columns the workload filters on (one pass, only the
 sampled rows reach the driver); :mod:`zorder.advice` simulates candidate
-layouts on the sample with the evaluator :func:`zorder.explain` uses, and
-returns the best as a spec that ``zorder.write(..., by=advice.spec)`` and
-``zorder.optimize(..., by=advice.spec)`` accept and record in the table.
+layouts on the sample with the evaluator :func:`zorder.explain` uses, with
+the bloom filters that pay on each (judged against the table's rows and
+bytes), and returns the best as a spec that ``zorder.write(..., by=advice.spec)``
+and ``zorder.optimize(..., by=advice.spec)`` accept and record in the table,
+filters included.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from zorder.advice.advisor import Advice, Candidate, advise_sample
+from zorder.advice.advisor import Advice, Candidate, TableSize, advise_sample
 from zorder.advice.workload import Workload, read_workload
 from zorder.api.jobs import file_count
 from zorder.api.scanning import plan_scan, session_time_zone
@@ -78,6 +80,7 @@ def advise_snapshot(
         partition_columns=tuple(snapshot.partition_columns),
         target=recorded_target_file_size(snapshot.configuration) or DEFAULT_TARGET_FILE_SIZE,
         rows=snapshot.total_rows,
+        bytes=snapshot.total_bytes,
     )
     advice, parsed = _advise(source, workload, options)
     now = [_scanned_now(snapshot, f, time_zone=time_zone, ansi=ansi) for f in parsed.filters]
@@ -119,9 +122,12 @@ def _advise(
         if c in wanted or c in partition_columns
     ]
     clusterable = [c for c in columns if c.type_name in SUPPORTED_TYPES]
-    count = num_files
-    if count is None:
-        count = file_count(None, source_of.target, estimated_bytes(frame))
+    estimate = estimated_bytes(frame) if num_files is None or source_of.bytes is None else 0
+    count = num_files if num_files is not None else file_count(None, source_of.target, estimate)
+    table = TableSize(
+        rows=source_of.rows if source_of.rows is not None else frame.count(),
+        bytes=source_of.bytes if source_of.bytes is not None else estimate,
+    )
     size = (
         sample_size if sample_size is not None else max(ADVICE_SAMPLE_SIZE, sample_size_for(count))
     )
@@ -130,7 +136,7 @@ def _advise(
         clusterable,
         sample_size=size,
         seed=DEFAULT_SAMPLE_SEED if seed is None else seed,
-        rows=source_of.rows,
+        rows=table.rows,
     )
     advice = advise_sample(
         sample,
@@ -140,6 +146,7 @@ def _advise(
         max_columns=max_columns,
         time_zone=time_zone,
         partition_columns=partition_columns,
+        table=table,
     )
     return advice, parsed
 
@@ -160,12 +167,13 @@ def _check_counts(
 
 @dataclass(frozen=True)
 class _Source:
-    """What is sampled, and what the table says of it: partitions, file size, row count."""
+    """What is sampled, and what the table says of it: partitions, file size, rows, bytes."""
 
     frame: DataFrame
     partition_columns: tuple[str, ...] = ()
     target: int = DEFAULT_TARGET_FILE_SIZE
     rows: int | None = None
+    bytes: int | None = None
 
 
 def _filtered_columns(filters: Sequence[ParsedFilter], types: Mapping[str, str]) -> set[str]:

@@ -284,9 +284,12 @@ def advise(
     caps the clustering columns (default 8). ``sample_size`` rows are sampled
     (default 1,000 a file, at least 100,000, more than a write samples).
 
-    Returns :class:`Advice`: ``spec`` (pass it as ``by=``), ``expected_scanned``
-    (the mean fraction of rows the workload would scan), the ``candidates``
-    compared and ``summary()``.
+    Returns :class:`Advice`: ``spec`` (pass it as ``by=``; it names bloom
+    filters on columns the workload looks up by equality where they pay, see
+    :mod:`zorder.advice.blooms`), ``expected_scanned`` (the mean fraction of
+    rows the workload would scan, with those filters; ``scanned_without_blooms``
+    without them), ``blooms`` (each lookup column's figures), the
+    ``candidates`` compared and ``summary()``.
 
     A path is ``Table(path, storage_options=..., spark=spark).advise(workload,
     ...)`` (see :meth:`zorder.Table.advise`); ``source`` comes first because it

@@ -153,6 +153,8 @@ def depths(result: TableDescription) -> Rendered:
 
 
 def advice(result: Advice) -> Rendered:
+    from zorder.advice.advisor import BLOOM_RULE  # loaded with the result already
+
     table = Table(
         title=(
             f"{result.filters} filters, {result.sample_rows:,} sampled rows, "
@@ -161,20 +163,26 @@ def advice(result: Advice) -> Rendered:
     )
     table.add_column("layout")
     table.add_column("rows scanned", justify="right")
+    table.add_column("without filters", justify="right")
     table.add_column("spec")
     for candidate in result.candidates:
         chosen = candidate.spec == result.spec
+        without = candidate.scanned_without_blooms
         table.add_row(
             candidate.name,
             f"{candidate.expected_scanned:.3f}",
+            f"{without:.3f}" if candidate.spec.bloom_filters and without is not None else "",
             candidate.spec.describe(),
             style="bold" if chosen else None,
         )
     if result.current_scanned is not None:
-        table.add_row("the table now", f"{result.current_scanned:.3f}", "its files as they are")
+        table.add_row("the table now", f"{result.current_scanned:.3f}", "", "its files as they are")
     shown: Rendered = [table]
     if result.left_out:
         shown.append(Text(f"{result.left_out} statement(s) never read the table: left out"))
+    if result.blooms:
+        lines = [f"  {b.describe()}" for b in result.blooms]
+        shown.append(Text("\n".join([BLOOM_RULE + ":", *lines])))
     shown.append(
         Text(f"advised: {result.spec.describe()} ({result.expected_scanned:.3f} rows scanned)")
     )
@@ -189,6 +197,7 @@ def spec_json(spec: ClusteringSpec) -> dict[str, Any]:
         "method": spec.method,
         "weights": list(spec.weights) if spec.weights is not None else None,
         "cuts": spec.cuts.to_json() if spec.cuts is not None else None,
+        "bloom_filters": {b.column: b.fpp for b in spec.bloom_filters},
     }
 
 
@@ -196,14 +205,30 @@ def advice_json(result: Advice) -> dict[str, Any]:
     return {
         "spec": spec_json(result.spec),
         "expected_scanned": result.expected_scanned,
+        "scanned_without_blooms": result.scanned_without_blooms,
         "candidates": [
             {
                 "name": c.name,
                 "described": c.spec.describe(),
                 "spec": spec_json(c.spec),
                 "expected_scanned": c.expected_scanned,
+                "scanned_without_blooms": c.scanned_without_blooms,
             }
             for c in result.candidates
+        ],
+        "blooms": [
+            {
+                "column": b.column,
+                "fpp": b.fpp,
+                "chosen": b.chosen,
+                "scanned_before": b.scanned_before,
+                "scanned_after": b.scanned_after,
+                "probe": b.probe,
+                "filter_bytes": b.filter_bytes,
+                "file_bytes": b.file_bytes,
+                "described": b.describe(),
+            }
+            for b in result.blooms
         ],
         "num_files": result.num_files,
         "sample_rows": result.sample_rows,

@@ -18,6 +18,7 @@ from zorder.errors import InvalidArgumentError
 
 __all__ = [
     "BLOOM_FILTER_TYPES",
+    "BLOOM_ROWS_SLACK",
     "CURVES",
     "DEFAULT_BLOOM_FPP",
     "KEY_METHODS",
@@ -31,6 +32,7 @@ __all__ = [
     "as_curve",
     "as_key_method",
     "bloom_columns",
+    "bloom_filter_bytes",
     "bloom_filter_type",
 ]
 
@@ -70,6 +72,19 @@ BLOOM_FILTER_TYPES = (
     "timestamp_ntz",
     "decimal(p,s)",
 )
+
+
+# A write sizes each file's filters for this many times a file's rows (the largest file of
+# a run may hold more than the rest); Parquet's writer was measured to write that size for
+# id columns of any number of distinct values per file.
+BLOOM_ROWS_SLACK = 2
+
+
+def bloom_filter_bytes(distinct: int, fpp: float) -> int:
+    """The bytes of a split-block bloom filter for ``distinct`` values at rate ``fpp``: the
+    bits Parquet's writers compute (``-8 n / ln(1 - p^(1/8))``), as a power of two."""
+    bits = -8 * max(1, distinct) / math.log(1 - fpp ** (1 / 8))
+    return max(32, 1 << math.ceil(math.log2(max(1.0, bits / 8))))
 
 
 @dataclass(frozen=True)

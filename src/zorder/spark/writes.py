@@ -23,7 +23,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import LongType, StructField, StructType
 
 from zorder.columns import match_column
-from zorder.curves.kinds import BloomColumn
+from zorder.curves.kinds import BLOOM_ROWS_SLACK, BloomColumn, bloom_filter_bytes
 from zorder.errors import InvalidArgumentError, UnsupportedFilterError, ZorderError
 from zorder.skipping.ansi import ANSI_SETTING, reads_as_ansi
 from zorder.skipping.rows import exact_predicate, row_mask
@@ -153,16 +153,6 @@ def _write_settings(spark: SparkSession, *, files_by_column: bool) -> Iterator[N
 _BLOOM_MAX_BYTES = 128 << 20
 _BLOOM_DEFAULT_MAX_BYTES = 1 << 20
 _ROW_GROUP_BYTES = 128 << 20  # parquet.block.size's default
-# Files of a run hold about the same rows (cells are cut at sampled quantiles); the
-# largest may hold more.
-_BLOOM_ROWS_SLACK = 2
-
-
-def bloom_filter_bytes(distinct: int, fpp: float) -> int:
-    """The bytes of a split-block bloom filter for ``distinct`` values at rate ``fpp``: the
-    bits Parquet's writers compute (``-8 n / ln(1 - p^(1/8))``), as a power of two."""
-    bits = -8 * max(1, distinct) / math.log(1 - fpp ** (1 / 8))
-    return max(32, 1 << math.ceil(math.log2(max(1.0, bits / 8))))
 
 
 def rows_per_row_group(rows_per_file: int | None, file_bytes: int | None) -> int | None:
@@ -194,7 +184,7 @@ def bloom_filter_options(
     """
     if not blooms:
         return {}
-    rows = _BLOOM_ROWS_SLACK * rows_per_file if rows_per_file else None
+    rows = BLOOM_ROWS_SLACK * rows_per_file if rows_per_file else None
     top = _BLOOM_DEFAULT_MAX_BYTES
     if rows is not None:
         top = min(_BLOOM_MAX_BYTES, bloom_filter_bytes(rows, min(b.fpp for b in blooms)))
