@@ -78,6 +78,7 @@ from zorder.advice.simulate import SimulatedFiles, Simulation
 from zorder.curves.kinds import (
     BLOOM_ROWS_SLACK,
     DEFAULT_BLOOM_FPP,
+    PARQUET_ROW_GROUP_BYTES,
     BloomColumn,
     bloom_filter_bytes,
     bloom_filter_type,
@@ -107,8 +108,6 @@ _ROBBINS_SUPPORT = 16
 _PAIRED_VALUES = 1_000
 _PAIRED_CELLS = 2_000_000
 _MIN_PAIRS = 30
-# Parquet's writers cut a row group at about this many bytes (parquet.block.size's default).
-_ROW_GROUP_BYTES = 128 << 20
 
 # Per file: the probability a lookup leaf keeps it; None: it keeps every file.
 _Kept: TypeAlias = npt.NDArray[np.float64] | None
@@ -361,7 +360,7 @@ class BloomJudge:
 
     def row_groups(self, files: int) -> int:
         """The row groups of each of ``files`` files."""
-        return max(1, math.ceil(self.table.bytes / max(1, files) / _ROW_GROUP_BYTES))
+        return max(1, math.ceil(self.table.bytes / max(1, files) / PARQUET_ROW_GROUP_BYTES))
 
     def filter_bytes(self, files: int) -> int:
         """One file's filters (one a row group), as a write of ``files`` files sizes them."""

@@ -22,6 +22,7 @@ __all__ = [
     "CURVES",
     "DEFAULT_BLOOM_FPP",
     "KEY_METHODS",
+    "PARQUET_ROW_GROUP_BYTES",
     "SPACE_FILLING_CURVES",
     "BloomColumn",
     "BloomFilters",
@@ -78,6 +79,9 @@ BLOOM_FILTER_TYPES = (
 # a run may hold more than the rest); Parquet's writer was measured to write that size for
 # id columns of any number of distinct values per file.
 BLOOM_ROWS_SLACK = 2
+# Parquet's writers cut a row group at about this many bytes (parquet.block.size's
+# default), and a bloom filter is one a row group.
+PARQUET_ROW_GROUP_BYTES = 128 << 20
 
 
 def bloom_filter_bytes(distinct: int, fpp: float) -> int:

@@ -23,7 +23,12 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import LongType, StructField, StructType
 
 from zorder.columns import match_column
-from zorder.curves.kinds import BLOOM_ROWS_SLACK, BloomColumn, bloom_filter_bytes
+from zorder.curves.kinds import (
+    BLOOM_ROWS_SLACK,
+    PARQUET_ROW_GROUP_BYTES,
+    BloomColumn,
+    bloom_filter_bytes,
+)
 from zorder.errors import InvalidArgumentError, UnsupportedFilterError, ZorderError
 from zorder.skipping.ansi import ANSI_SETTING, reads_as_ansi
 from zorder.skipping.rows import exact_predicate, row_mask
@@ -152,16 +157,15 @@ def _write_settings(spark: SparkSession, *, files_by_column: bool) -> Iterator[N
 # Parquet's bound on one bloom filter (parquet-java's own, 128 MiB) and its default cap.
 _BLOOM_MAX_BYTES = 128 << 20
 _BLOOM_DEFAULT_MAX_BYTES = 1 << 20
-_ROW_GROUP_BYTES = 128 << 20  # parquet.block.size's default
 
 
 def rows_per_row_group(rows_per_file: int | None, file_bytes: int | None) -> int | None:
     """The rows of one of a file's row groups: Parquet's writer cuts a row group at about
     128 MiB (``parquet.block.size``), and a bloom filter is per row group; ``file_bytes``
     None: a file's size is not known (one row group assumed)."""
-    if not rows_per_file or file_bytes is None or file_bytes <= _ROW_GROUP_BYTES:
+    if not rows_per_file or file_bytes is None or file_bytes <= PARQUET_ROW_GROUP_BYTES:
         return rows_per_file
-    return max(1, math.ceil(rows_per_file * _ROW_GROUP_BYTES / file_bytes))
+    return max(1, math.ceil(rows_per_file * PARQUET_ROW_GROUP_BYTES / file_bytes))
 
 
 def bloom_filter_options(
