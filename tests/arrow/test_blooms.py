@@ -246,6 +246,21 @@ def test_collated_strings_are_not_probed(table: str) -> None:
     assert probe.absent == ({"i": frozenset({43})},) * 3
 
 
+def commit_one_file(
+    path: Path, values: pa.Table, *, rows: int, modified: int | None = None
+) -> None:
+    """A new table at ``path`` of its one file ``part-0.parquet``, written there already."""
+    action = AddAction(
+        path="part-0.parquet",
+        size=(path / "part-0.parquet").stat().st_size,
+        partition_values={},
+        modification_time=int(time.time() * 1000) if modified is None else modified,
+        data_change=True,
+        stats=json.dumps({"numRecords": rows}),
+    )
+    create_table_with_add_actions(str(path), Schema.from_arrow(values.schema), [action])
+
+
 def test_a_long_footer_takes_one_more_request(tmp_path: Path) -> None:
     path = tmp_path / "long"
     path.mkdir()
@@ -254,15 +269,7 @@ def test_a_long_footer_takes_one_more_request(tmp_path: Path) -> None:
     pq.write_table(values, path / "part-0.parquet", row_group_size=2, bloom_filter_options=filters)
     metadata = pq.ParquetFile(path / "part-0.parquet").metadata
     assert metadata.serialized_size > 64 * 1024
-    action = AddAction(
-        path="part-0.parquet",
-        size=(path / "part-0.parquet").stat().st_size,
-        partition_values={},
-        modification_time=int(time.time() * 1000),
-        data_change=True,
-        stats=json.dumps({"numRecords": 1200}),
-    )
-    create_table_with_add_actions(str(path), Schema.from_arrow(values.schema), [action])
+    commit_one_file(path, values, rows=1200)
     snapshot = load_snapshot(Storage.of(str(path)))
     probe = probe_blooms(snapshot, snapshot.files, ["i", "s"], {"i": {5, 5000}, "s": {"v5"}})
     assert probe.absent == ({"i": frozenset({5000})},)  # s has no filter
@@ -379,15 +386,7 @@ def test_a_path_written_again_is_not_answered_from_the_cache(tmp_path: Path) -> 
         values = pa.table({"sid": [f"{i:06d}" for i in range(first, first + 1000)]})
         pq.write_table(values, path / "part-0.parquet", bloom_filter_options={"sid": {}})
         sizes.add((path / "part-0.parquet").stat().st_size)
-        action = AddAction(
-            path="part-0.parquet",
-            size=(path / "part-0.parquet").stat().st_size,
-            partition_values={},
-            modification_time=written,
-            data_change=True,
-            stats=json.dumps({"numRecords": 1000}),
-        )
-        create_table_with_add_actions(str(path), Schema.from_arrow(values.schema), [action])
+        commit_one_file(path, values, rows=1000, modified=written)
         snapshot = load_snapshot(Storage.of(str(path)))
         probe = probe_blooms(snapshot, snapshot.files, ["sid"], {"sid": {"200500"}})
         answers.append(dict(probe.absent[0]))
@@ -404,15 +403,7 @@ def test_a_file_in_sparks_legacy_calendar_is_not_probed(tmp_path: Path) -> None:
         {"org.apache.spark.legacyDateTime": ""}
     )
     pq.write_table(values, path / "part-0.parquet", bloom_filter_options={"sid": {}})
-    action = AddAction(
-        path="part-0.parquet",
-        size=(path / "part-0.parquet").stat().st_size,
-        partition_values={},
-        modification_time=int(time.time() * 1000),
-        data_change=True,
-        stats=json.dumps({"numRecords": 100}),
-    )
-    create_table_with_add_actions(str(path), Schema.from_arrow(values.schema), [action])
+    commit_one_file(path, values, rows=100)
     snapshot = load_snapshot(Storage.of(str(path)))
     probe = probe_blooms(snapshot, snapshot.files, ["sid"], {"sid": {"999999"}})
     assert probe.absent == ({},)
