@@ -22,13 +22,13 @@ from zorder.advice.workload import Workload, read_workload
 from zorder.api.jobs import file_count
 from zorder.api.scanning import plan_scan, session_time_zone
 from zorder.columns import resolve_column
+from zorder.curves.clustering import ClusteringColumn
 from zorder.curves.encodings import SUPPORTED_TYPES, canonical_type_name
 from zorder.errors import InvalidArgumentError, ZorderError
 from zorder.sizes import DEFAULT_TARGET_FILE_SIZE
 from zorder.skipping.sql import ParsedFilter
 from zorder.spark.keys import (
     DEFAULT_SAMPLE_SEED,
-    ClusteringColumn,
     sample_columns,
     sample_size_for,
 )

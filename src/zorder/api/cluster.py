@@ -14,14 +14,21 @@ from __future__ import annotations
 import dataclasses
 import time
 import uuid
-from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 from pyspark.sql import DataFrame, SparkSession
 
+from zorder.api.engines import EngineChoice, check_engine, choose_engine
+from zorder.api.inprocess import (
+    FilterSession,
+    NeedsSparkError,
+    declined_in_process,
+    optimize_in_process,
+    optimize_work,
+    write_in_process,
+)
 from zorder.api.jobs import (
     ClusterJob,
     ClusterOptions,
@@ -31,11 +38,14 @@ from zorder.api.jobs import (
     target_size,
     write_job,
 )
-from zorder.api.modes import WriteMode
-from zorder.api.progress import phase, phase_seconds, progress_of, timed_phases
+from zorder.api.modes import Engine, WriteMode
+from zorder.api.progress import phase, progress_of, timed_phases
+from zorder.api.runs import ClusterMetrics, RunOutput, commit_run, run_metrics
 from zorder.api.samples import files_sample, partitions_sample
 from zorder.api.scanning import session_time_zone
-from zorder.curves.kinds import ClusteringSpec, Curve, KeyMethod
+from zorder.api.sources import InProcessInput, WriteSource, in_process_input, read_source
+from zorder.curves.kinds import ClusteringSpec
+from zorder.curves.partitions import files_per_partition
 from zorder.errors import InvalidArgumentError, ZorderError
 from zorder.spark.keys import sample_size_for
 from zorder.spark.layout import cluster
@@ -44,7 +54,6 @@ from zorder.spark.partitions import (
     PartitionedLayout,
     cluster_partitions,
     count_partitions,
-    files_per_partition,
     partition_key,
     partition_sample_sizes,
 )
@@ -54,77 +63,30 @@ from zorder.spark.writes import (
     chosen_partitions,
     delta_schema,
     estimated_bytes,
-    file_number,
     logged_partitions,
     rows_per_row_group,
     write_run,
 )
-from zorder.stats import ColumnDepth
 from zorder.table import (
-    CommitRequest,
     DataFile,
     Storage,
     TableSnapshot,
-    WrittenFile,
-    commit_files,
-    delta_partition_value,
-    describe_written_files,
     guarded_run,
     record_properties,
     remove_writer_markers,
     rewrite_scope,
 )
-from zorder.table.clustering import CommitClustering, Operation, Run
-from zorder.table.depths import rewritten_depths, snapshot_depths
+from zorder.table.clustering import Run
+from zorder.table.depths import snapshot_depths
 from zorder.table.tiering import check_fanout, files_to_optimize, runs_of_spec
 from zorder.table.transactions import AlreadyRecordedError, AppTransaction
 
 __all__ = ["ClusterMetrics", "WriteMode", "nothing_to_optimize", "optimize_table", "write_table"]
 
 
-@dataclass(frozen=True)
-class ClusterMetrics:
-    """What a ``write`` or ``optimize`` did."""
-
-    table_uri: str
-    operation: Operation
-    # The table's version after the command (its properties' commit, when it made one);
-    # None when it committed nothing. data_version is the commit that added the files.
-    version: int | None
-    run_id: str
-    by: tuple[str, ...]
-    curve: Curve
-    method: KeyMethod
-    num_files_target: int
-    files_added: int
-    files_removed: int
-    rows: int
-    bytes_added: int
-    bytes_removed: int
-    seconds: float
-    # Wall seconds of each phase, in order: checking, counting, sampling, clustering and
-    # writing (the key, shuffle, sort and Parquet write: one Spark job), statistics, commit,
-    # properties, depth (an optimize's).
-    phase_seconds: tuple[tuple[str, float], ...] = ()
-    data_version: int | None = None
-    # True: the table already recorded the write's txn_version (or a newer one) for its
-    # txn_app_id, so the write was made before and this one wrote and committed nothing.
-    skipped: bool = False
-    # What the layout left that keeps filters from skipping, with the option that fixes it.
-    notes: tuple[str, ...] = ()
-    # An optimize's (a write leaves them empty): each clustering column's depth over the
-    # whole table, from statistics alone: in the version it read, and in that version with
-    # the files it removed replaced by those it wrote (a commit made meanwhile by another
-    # writer is not in it). Equal when it rewrote nothing. See zorder.stats.depth.
-    depth_before: tuple[ColumnDepth, ...] = ()
-    depth_after: tuple[ColumnDepth, ...] = ()
-    # The columns whose files carry Parquet bloom filters (zorder.curves.kinds.BloomColumn).
-    bloom_filters: tuple[str, ...] = ()
-
-
 def _unchanged(job: ClusterJob, started: float, recorded: int | None) -> ClusterMetrics:
     """No file to rewrite: no run, and the version only a properties commit made, if any."""
-    return _metrics(job, recorded, "", [], (), job.num_files or 0, started)
+    return run_metrics(job, recorded, "", [], (), job.num_files or 0, started)
 
 
 def _clustered_already(snapshot: TableSnapshot, spec: ClusteringSpec, fanout: int) -> str:
@@ -182,47 +144,8 @@ def _skipped(job: ClusterJob, started: float) -> ClusterMetrics:
     return dataclasses.replace(_unchanged(job, started, None), skipped=True)
 
 
-def _metrics(
-    job: ClusterJob,
-    version: int | None,
-    run_id: str,
-    written: Sequence[WrittenFile],
-    removed: Sequence[DataFile],
-    num_files: int,
-    started: float,
-) -> ClusterMetrics:
-    plan = job.plan
-    before: tuple[ColumnDepth, ...] = ()
-    after: tuple[ColumnDepth, ...] = ()
-    if job.operation == "optimize" and job.snapshot is not None:
-        phase("depth")
-        before = snapshot_depths(job.snapshot, plan.names)
-        changed = written or removed
-        after = rewritten_depths(job.snapshot, plan.names, removed, written) if changed else before
-    return ClusterMetrics(
-        table_uri=job.uri,
-        operation=job.operation,
-        version=version,
-        run_id=run_id,
-        by=tuple(plan.names),
-        curve=plan.curve,
-        method=plan.method,
-        num_files_target=num_files,
-        files_added=len(written),
-        files_removed=len(removed),
-        rows=sum(f.stats.num_records for f in written),
-        bytes_added=sum(f.size for f in written),
-        bytes_removed=sum(f.size for f in removed),
-        seconds=time.perf_counter() - started,
-        phase_seconds=phase_seconds(),
-        depth_before=before,
-        depth_after=after,
-        bloom_filters=tuple(b.column for b in plan.bloom_filters),
-    )
-
-
 def write_table(
-    df: DataFrame,
+    source: DataFrame | WriteSource,
     storage: Storage,
     snapshot: TableSnapshot | None,
     asked: ClusterOptions,
@@ -231,18 +154,39 @@ def write_table(
     partition_by: Sequence[str] | None,
     transaction: AppTransaction | None,
     progress: bool,
+    engine: Engine = "auto",
+    session: Callable[[], SparkSession] | None = None,
+    time_zone: str = "UTC",
 ) -> ClusterMetrics:
-    """:meth:`zorder.Table.write`: ``df`` clustered into the table at ``storage``, whose
-    newest version is ``snapshot`` (None: there is no table yet).
+    """:meth:`zorder.Table.write`: ``source`` (a DataFrame, or files at a path) clustered
+    into the table at ``storage``, whose newest version is ``snapshot`` (None: there is no
+    table yet).
 
+    ``engine`` chooses who writes (:mod:`zorder.api.engines`): a DataFrame is Spark's;
+    files may be read and written in this process, where ``time_zone`` is the zone their
+    partition values are read in. ``session`` gives the Spark session when Spark runs.
     With ``transaction``, a write the table records already is skipped before
-    Spark runs, and one a concurrent writer commits first is skipped at the
+    anything runs, and one a concurrent writer commits first is skipped at the
     commit (its files deleted): see :mod:`zorder.table.transactions`.
     """
     started = time.perf_counter()
     with timed_phases():
+        what = f"write to {storage.uri}"
+        if isinstance(source, DataFrame):
+            declined = "a DataFrame is written by Spark (give a path to write in process)"
+            choice = choose_engine(engine, what=what, declined=declined, work=None)
+            df: DataFrame | None = source
+            rows: InProcessInput | None = None
+        else:
+            rows = in_process_input(source)
+            choice = choose_engine(engine, what=what, declined=rows.declined, work=rows.work)
+            df = None
+            if choice.engine == "spark":
+                df = read_source(_started(session, "write"), source)
+        schema = df.schema if df is not None else rows.schema if rows is not None else None
+        assert schema is not None
         job = write_job(
-            df,
+            schema,
             storage,
             snapshot,
             asked,
@@ -253,26 +197,41 @@ def write_table(
         if transaction is not None and snapshot is not None and transaction.done_in(snapshot.table):
             return _skipped(job, started)
         try:
-            return _clustered_write(job, df, started, progress)
+            if df is None:
+                assert rows is not None
+                try:
+                    in_process = write_in_process(
+                        job, rows, choice, started=started, time_zone=time_zone
+                    )
+                    return _with_overwritten(job, in_process)
+                except NeedsSparkError as error:
+                    assert isinstance(source, WriteSource)
+                    choice = _fallen_back(engine, error)
+                    df = read_source(_started(session, "write"), source)
+            metrics = _clustered_write(job, df, choice, started, progress)
         except AlreadyRecordedError:
             return _skipped(job, started)
+    return _with_overwritten(job, metrics)
 
 
-def _clustered_write(
-    job: ClusterJob, df: DataFrame, started: float, progress: bool
-) -> ClusterMetrics:
-    """The write's rows laid out (per partition, when the table has them) and committed."""
-    with progress_of(progress, f"Clustering into {job.uri}...", df.sparkSession):
-        phase("counting")
-        num_files = job.num_files
-        estimated = estimated_bytes(df) if num_files is None else 0
-        layout = _partitioned_layout(job, df, bytes_total=estimated) if job.partition_by else None
-        if layout is not None:
-            files = layout.first_file[-1]
-        else:  # unpartitioned, or no rows (one empty file makes the table)
-            files = num_files if num_files is not None else file_count(None, job.target, estimated)
-        metrics = _write_and_commit(job, df, files=files, started=started, partitioned=layout)
-    if job.commit_mode != "overwrite" or job.snapshot is None:
+def _started(session: Callable[[], SparkSession] | None, what: str) -> SparkSession:
+    """The Spark session ``session`` gives; an error naming ``what`` needs one if none."""
+    if session is None:
+        raise InvalidArgumentError(f"this {what} runs in Spark, and no Spark session was given")
+    return session()
+
+
+def _fallen_back(engine: Engine, error: NeedsSparkError) -> EngineChoice:
+    """Spark, for work the in-process engine found it cannot do once it had begun (nothing
+    was committed); ``engine="arrow"`` raises the reason instead."""
+    if engine == "arrow":
+        raise InvalidArgumentError(f"engine='arrow' cannot run this: {error}") from None
+    return EngineChoice("spark", str(error))
+
+
+def _with_overwritten(job: ClusterJob, metrics: ClusterMetrics) -> ClusterMetrics:
+    """An overwrite's result with the files it replaced."""
+    if job.commit_mode != "overwrite" or job.snapshot is None or metrics.skipped:
         return metrics
     # deltalake's overwrite removes every file of the version it read, and only those (a
     # blind append committed since stays, as under Delta's WriteSerializable isolation).
@@ -282,8 +241,25 @@ def _clustered_write(
     )
 
 
+def _clustered_write(
+    job: ClusterJob, df: DataFrame, engine: EngineChoice, started: float, progress: bool
+) -> ClusterMetrics:
+    """The write's rows laid out by Spark (per partition, when the table has them) and
+    committed."""
+    with progress_of(progress, f"Clustering into {job.uri}...", df.sparkSession):
+        phase("counting")
+        num_files = job.num_files
+        estimated = estimated_bytes(df) if num_files is None else 0
+        layout = _partitioned_layout(job, df, bytes_total=estimated) if job.partition_by else None
+        if layout is not None:
+            files = layout.first_file[-1]
+        else:  # unpartitioned, or no rows (one empty file makes the table)
+            files = num_files if num_files is not None else file_count(None, job.target, estimated)
+        return _write_and_commit(job, df, engine, files=files, started=started, partitioned=layout)
+
+
 def optimize_table(
-    spark: SparkSession,
+    session: Callable[[], SparkSession] | None,
     storage: Storage,
     snapshot: TableSnapshot,
     asked: ClusterOptions,
@@ -292,36 +268,52 @@ def optimize_table(
     full: bool,
     fanout: int,
     progress: bool,
+    engine: Engine = "auto",
+    filters: FilterSession | None = None,
 ) -> ClusterMetrics:
     """:meth:`zorder.Table.optimize`: the table at ``storage``, as of ``snapshot`` (its
-    newest version when planned), optimized with ``spark``."""
+    newest version when planned), optimized by ``engine`` (:mod:`zorder.api.engines`);
+    ``session`` gives the Spark session when Spark runs, and ``filters`` the meaning of
+    ``where`` without one."""
     started = time.perf_counter()
     with timed_phases():
-        job = optimize_job(spark, storage, snapshot, asked, where=where, fanout=fanout)
+        check_engine(engine)
+        job = optimize_job(storage, snapshot, asked, where=where, fanout=fanout)
+        phase("planning")
+        partitions = list(snapshot.files_by_partition())
+        spark: SparkSession | None = None
+        chosen: set[tuple[Any, ...]] | None = set(partitions)
+        if where is not None:
+            here = filters or FilterSession()
+            chosen = here.chosen(snapshot, partitions, where) if engine != "spark" else None
+        if chosen is None:  # only Spark can tell
+            assert where is not None
+            spark = _started(session, "optimize")
+            chosen = chosen_partitions(spark, snapshot, partitions, where)
+        picked = files_to_optimize(
+            snapshot, job.plan.spec, chosen, full=full, target_file_size=job.target, fanout=fanout
+        )
+        read = rewrite_scope(snapshot, picked)
+        if not read:
+            wanted = job.remember.properties(snapshot, [])
+            recorded = record_properties(job.storage, wanted, known=snapshot.configuration)
+            unchanged = _unchanged(job, started, recorded)
+            why = _clustered_already(snapshot, job.plan.spec, fanout)
+            return dataclasses.replace(unchanged, notes=(why,))
+        choice = choose_engine(
+            engine,
+            what=f"optimize of {storage.uri}",
+            declined=declined_in_process(job),
+            work=optimize_work(read),
+        )
+        if choice.engine == "arrow":
+            try:
+                return optimize_in_process(job, snapshot, read, choice, started=started)
+            except NeedsSparkError as error:
+                choice = _fallen_back(engine, error)
+        spark = spark or _started(session, "optimize")
         with progress_of(progress, f"Optimizing {job.uri}...", spark):
-            phase("planning")
-            partitions = list(snapshot.files_by_partition())
-            chosen = (
-                set(partitions)
-                if where is None
-                else chosen_partitions(spark, snapshot, partitions, where)
-            )
-            picked = files_to_optimize(
-                snapshot,
-                job.plan.spec,
-                chosen,
-                full=full,
-                target_file_size=job.target,
-                fanout=fanout,
-            )
-            read = rewrite_scope(snapshot, picked)
-            if not read:
-                wanted = job.remember.properties(snapshot, [])
-                recorded = record_properties(job.storage, wanted, known=snapshot.configuration)
-                unchanged = _unchanged(job, started, recorded)
-                why = _clustered_already(snapshot, job.plan.spec, fanout)
-                return dataclasses.replace(unchanged, notes=(why,))
-            return _rewrite(job, spark, snapshot, read, started)
+            return _rewrite(job, spark, snapshot, read, choice, started)
 
 
 def _rewrite(
@@ -329,9 +321,11 @@ def _rewrite(
     spark: SparkSession,
     snapshot: TableSnapshot,
     read: Sequence[DataFile],
+    engine: EngineChoice,
     started: float,
 ) -> ClusterMetrics:
-    """Optimize's run: the rows of ``read`` (files of ``snapshot``) clustered and committed."""
+    """Optimize's run in Spark: the rows of ``read`` (files of ``snapshot``) clustered and
+    committed."""
     wanted = {f.path for f in read}
     keep = np.array([f.path in wanted for f in snapshot.files], dtype=bool)
     bytes_read = sum(f.size for f in read)
@@ -340,6 +334,7 @@ def _rewrite(
         return _write_and_commit(
             job,
             read_files(snapshot, spark, keep),
+            engine,
             files=file_count(job.num_files, None if job.num_files else job.target, bytes_read),
             started=started,
             removed=read,
@@ -364,10 +359,11 @@ def _rewrite(
         return _unchanged(job, started, None)  # no rows: nothing to do
     if layout is None:  # every row deleted: the files go, and nothing takes their place
         empty = read_files(snapshot, spark, keep)
-        return _write_and_commit(job, empty, files=1, started=started, removed=read, rows=0)
+        return _write_and_commit(job, empty, engine, files=1, started=started, removed=read, rows=0)
     return _write_and_commit(
         job,
         layout.laid_out.rows,  # the rows without their partition index
+        engine,
         files=layout.first_file[-1],
         started=started,
         partitioned=layout,
@@ -420,6 +416,7 @@ def _partitioned_layout(
 def _write_and_commit(
     job: ClusterJob,
     df: DataFrame,
+    engine: EngineChoice,
     *,
     files: int,
     started: float,
@@ -464,146 +461,15 @@ def _write_and_commit(
                 "Spark (the session's fs.* settings) and zorder (storage_options, else the "
                 "environment) reach different stores. Nothing was committed"
             )
-        phase("statistics")
-        configuration = snapshot.stored_configuration if snapshot else {}
-        written = describe_written_files(job.storage, run.directory, stored, configuration)
-        _check_rows_kept(job, written, rows, partitioned)
-        _check_columns_hold_values(job, written)
-        if partitioned is not None:
-            # An optimize's values come from the log; a write's rows are the session's.
-            zone = None if job.operation == "optimize" else session_time_zone(df.sparkSession)
-            written = [_in_partition(f, job, partitioned, zone) for f in written]
-        phase("commit")
-        request = CommitRequest(
-            storage=job.storage,
+        output = RunOutput(
+            run=run,
+            columns=stored,
             schema=delta_schema(df.schema),
-            files=written,
-            mode=job.commit_mode,
-            snapshot=snapshot,
-            removed=removed,
-            clustering=CommitClustering(job.operation, run, job.plan.spec, len(written)),
-            partition_by=job.partition_by,
-            transaction=job.transaction,
+            files=files,
+            engine=engine,
+            rows=rows,
+            partitioned=partitioned,
+            # An optimize's values come from the log; a write's rows are the session's.
+            time_zone=None if job.operation == "optimize" else session_time_zone(df.sparkSession),
         )
-        version = commit_files(request, attempt)
-        # After the data commit, in a commit of its own (Delta refuses unknown properties
-        # at creation): a crash in between leaves the rows committed and the properties
-        # as they were; see api/jobs._resolved_spec for how the spec is then found again.
-        # Still guarded: an error here says the run's files are committed and kept.
-        phase("properties")
-        properties = job.remember.properties(snapshot, written)
-        known = snapshot.configuration if snapshot is not None else None
-        recorded = record_properties(job.storage, properties, known=known)
-    # The table's version after the command: the properties' commit, when one was made.
-    final = recorded if recorded is not None else version
-    metrics = _metrics(job, final, run.id, written, removed, files, started)
-    notes = _single_file_notes(job, written, removed, partitioned)
-    return dataclasses.replace(metrics, data_version=version, notes=notes)
-
-
-def _single_file_notes(
-    job: ClusterJob,
-    written: Sequence[WrittenFile],
-    removed: Sequence[DataFile],
-    partitioned: PartitionedLayout | None,
-) -> tuple[str, ...]:
-    """Where this run left a partition (or the table) in one file, which no filter can skip
-    inside, and the sizes that would give more. An append's run sits beside the files there
-    already, so only what a create, overwrite or optimize lays out is judged."""
-    if job.commit_mode == "append" or not written:
-        return ()
-    gone = {f.path for f in removed}
-    snapshot = job.snapshot if job.commit_mode == "rewrite" else None
-    kept = [f for f in snapshot.files if f.path not in gone] if snapshot is not None else []
-    if partitioned is None:
-        if len(written) > 1 or kept:
-            return ()
-        where, total = "the table holds one file", 1
-    else:
-        counts = Counter(partitioned.partition_of_file(file_number(f.path)).values for f in written)
-        untouched = {f.partition for f in kept}
-        single = [p for p, n in counts.items() if n == 1 and p not in untouched]
-        if not single:
-            return ()
-        where, total = f"{len(single)} of {len(counts)} partitions hold one file", len(counts)
-    wanted = 8 * total  # eight files a partition: a filter on one column skips most of them
-    size = max(1, sum(f.size for f in written) // wanted)
-    return (
-        f"{where} after this {job.operation}: no filter on {', '.join(job.plan.names)} can "
-        f"skip inside {'it' if total == 1 else 'them'}. For smaller files give "
-        f"num_files={wanted} (CLI: --num-files {wanted}) or target_file_size={size} "
-        f"(--target-file-size {size})",
-    )
-
-
-def _check_rows_kept(
-    job: ClusterJob,
-    written: Sequence[WrittenFile],
-    rows: int | None,
-    partitioned: PartitionedLayout | None,
-) -> None:
-    """Refuse to commit an optimize whose files hold other than the rows it read.
-
-    The rows an optimize reads are known from the log (or counted): a
-    rewrite that lost or doubled any, for whatever reason, must not replace
-    the files it read.
-    """
-    if job.operation != "optimize":
-        return  # a write's input may be any DataFrame, read again by each job
-    expected = rows
-    if expected is None and partitioned is not None:
-        expected = sum(p.rows for p in partitioned.partitions)
-    found = sum(f.stats.num_records for f in written)
-    if expected is not None and found != expected:
-        raise ZorderError(
-            f"optimize of {job.uri} read {expected:,} rows but its files hold {found:,}; "
-            "nothing was committed"
-        )
-
-
-def _check_columns_hold_values(job: ClusterJob, written: Sequence[WrittenFile]) -> None:
-    """Refuse to record a spec with a clustering column that is NULL in every row written:
-    every file would then span all of it, and no filter on it could skip one.
-
-    Only where a spec is chosen (the write or optimize records it); an append that follows
-    the recorded spec may well bring a batch whose column is all NULL. Known from the
-    written files' statistics, so exactly and before the commit (the files are deleted).
-    """
-    rows = sum(f.stats.num_records for f in written)
-    if job.remember.spec is None or rows == 0:
-        return
-    snapshot = job.snapshot
-    for column in job.plan.names:
-        try:
-            key = snapshot.schema.stored_name(column) if snapshot is not None else column
-        except KeyError:  # not a top-level column: its statistics are not looked up
-            continue
-        counts = [f.stats.null_count.get(key) for f in written]
-        if all(isinstance(n, int) for n in counts) and sum(n or 0 for n in counts) == rows:
-            raise InvalidArgumentError(
-                f"clustering column {column!r} is NULL in all {rows:,} rows of {job.uri}'s "
-                f"{job.operation}: files cannot be told apart by it, so no filter on it could "
-                f"skip one. Nothing was committed; cluster by columns that hold values "
-                f"(by={[c for c in job.plan.names if c != column]!r}, or others)"
-            )
-
-
-def _in_partition(
-    written: WrittenFile, job: ClusterJob, layout: PartitionedLayout, time_zone: str | None
-) -> WrittenFile:
-    """``written`` with the partition values of the file number Spark named it after.
-
-    Into an existing table they go as its log writes them already; the values
-    are instants in a session of ``time_zone``, or (None) the log's own.
-    """
-    partition = layout.partition_of_file(file_number(written.path))
-    pairs = zip(job.partition_by, partition.values, strict=True)
-    snapshot = job.snapshot
-    if snapshot is None:
-        values = {c: delta_partition_value(v) for c, v in pairs}
-    else:  # keyed by the names the log gives partition values
-        values = {
-            snapshot.schema.stored_name(c): snapshot.partition_text(c, v, time_zone=time_zone)
-            for c, v in pairs
-        }
-    return dataclasses.replace(written, partition_values=values)
+        return commit_run(job, output, attempt, removed=removed, started=started)

@@ -15,7 +15,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
 from zorder.api.modes import WRITE_MODES, WriteMode
@@ -39,7 +38,7 @@ from zorder.errors import (
 from zorder.sizes import DEFAULT_TARGET_FILE_SIZE, MAX_FILES, parse_size
 from zorder.spark.layout import ClusteringPlan, plan_clustering
 from zorder.spark.partitions import resolve_partition_columns
-from zorder.spark.scan import schema_frame, spark_schema
+from zorder.spark.scan import spark_schema
 from zorder.spark.writes import check_partition_where
 from zorder.table import (
     CommitMode,
@@ -145,7 +144,7 @@ class ClusterOptions:
 
 
 def write_job(
-    df: DataFrame,
+    schema: StructType,
     storage: Storage,
     snapshot: TableSnapshot | None,
     asked: ClusterOptions,
@@ -154,8 +153,9 @@ def write_job(
     partition_by: Sequence[str] | None,
     transaction: AppTransaction | None,
 ) -> ClusterJob:
-    """``zorder.write``'s request, checked against ``df`` and the table's ``snapshot`` (None:
-    no table is there yet); ``transaction`` is the writer's own, committed with the rows."""
+    """``zorder.write``'s request, checked against the rows' ``schema`` and the table's
+    ``snapshot`` (None: no table is there yet); ``transaction`` is the writer's own, committed
+    with the rows."""
     if mode not in WRITE_MODES:
         raise InvalidArgumentError(f"unknown mode {mode!r}; accepted: {', '.join(WRITE_MODES)}")
     check_size(asked.num_files, asked.target_file_size)
@@ -168,8 +168,8 @@ def write_job(
             )
         snapshot.check_writable("append")  # an overwrite adds whole rows too
         commit_mode = "append" if mode == "append" else "overwrite"
-    plan = plan_clustering(df, _resolved_spec(asked, snapshot, storage))
-    partition_columns = _write_partitions(df, plan, partition_by, snapshot, mode)
+    plan = plan_clustering(schema, _resolved_spec(asked, snapshot, storage))
+    partition_columns = _write_partitions(schema, plan, partition_by, snapshot, mode)
     records_spec = commit_mode != "append" or snapshot is None or snapshot.recorded_spec is None
     if not records_spec and asked.bloom_filters is not None:
         _check_append_blooms(plan.spec, snapshot)
@@ -213,33 +213,32 @@ def _check_append_blooms(spec: ClusteringSpec, snapshot: TableSnapshot | None) -
 
 
 def _write_partitions(
-    df: DataFrame,
+    schema: StructType,
     plan: ClusteringPlan,
     partition_by: Sequence[str] | None,
     snapshot: TableSnapshot | None,
     mode: WriteMode,
 ) -> tuple[str, ...]:
     """The partition columns a write uses: ``partition_by`` for a new table, else the
-    table's own (checked against ``df``'s schema and a ``partition_by`` given)."""
+    table's own (checked against ``schema`` and a ``partition_by`` given)."""
     if snapshot is None:
-        return resolve_partition_columns(df, partition_by, plan) if partition_by else ()
+        return resolve_partition_columns(schema, partition_by, plan) if partition_by else ()
     uri = snapshot.uri
-    problems = _schema_differences(spark_schema(snapshot), df.schema)
+    problems = _schema_differences(spark_schema(snapshot), schema)
     if problems:
         raise SchemaMismatchError(f"schema mismatch on {mode} to {uri}: " + "; ".join(problems))
     table_partitions = tuple(snapshot.partition_columns)
     if partition_by is not None:  # the table's partitioning is what is compared first
-        named = tuple(resolve_columns([str(c) for c in partition_by], df.columns))
+        named = tuple(resolve_columns([str(c) for c in partition_by], schema.names))
         if named != table_partitions:
             raise InvalidArgumentError(
                 f"table {uri} is partitioned by {list(table_partitions)}, not by "
                 f"{list(named)}; an {mode} keeps the table's partition columns"
             )
-    return resolve_partition_columns(df, table_partitions, plan) if table_partitions else ()
+    return resolve_partition_columns(schema, table_partitions, plan) if table_partitions else ()
 
 
 def optimize_job(
-    spark: SparkSession,
     storage: Storage,
     snapshot: TableSnapshot,
     asked: ClusterOptions,
@@ -252,7 +251,7 @@ def optimize_job(
     snapshot.check_writable("optimize")
     spec = _resolved_spec(asked, snapshot, storage)
     # Only the schema is needed to check the request: no file is listed yet.
-    frame = schema_frame(snapshot, spark)
+    frame = spark_schema(snapshot)
     plan = plan_clustering(frame, spec)
     check_size(asked.num_files, asked.target_file_size)
     columns = snapshot.partition_columns

@@ -4,10 +4,24 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-__all__ = ["INPUT_FORMATS", "WRITE_MODES", "InputFormat", "WriteMode"]
+__all__ = [
+    "ENGINES",
+    "INPUT_FORMATS",
+    "WRITE_MODES",
+    "Engine",
+    "EngineUsed",
+    "InputFormat",
+    "WriteMode",
+]
 
 WriteMode = Literal["error", "append", "overwrite"]
 WRITE_MODES: tuple[WriteMode, ...] = get_args(WriteMode)
 
 InputFormat = Literal["parquet", "csv", "delta"]
 INPUT_FORMATS: tuple[InputFormat, ...] = get_args(InputFormat)
+
+# Who writes a run's files: Spark, or this process with pyarrow (no JVM); "auto" chooses
+# the in-process engine for work within its bounds (zorder.api.engines).
+Engine = Literal["auto", "spark", "arrow"]
+ENGINES: tuple[Engine, ...] = get_args(Engine)
+EngineUsed = Literal["spark", "arrow"]

@@ -13,12 +13,13 @@ way). They live apart from the modules that hold the work
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import os
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from zorder.api.describe import TableDescription
-from zorder.api.modes import WriteMode
+from zorder.api.modes import Engine, InputFormat, WriteMode
 from zorder.api.restore import RestoreResult
 from zorder.api.scanning import Scan, Where
 from zorder.api.table import Table
@@ -142,7 +143,7 @@ def restore(
 
 
 def optimize(
-    spark: SparkSession,
+    spark: SparkSession | Callable[[], SparkSession] | None,
     path: str,
     *,
     by: Sequence[str] | ClusteringSpec | None = None,
@@ -155,13 +156,16 @@ def optimize(
     full: bool = False,
     fanout: int = DEFAULT_FANOUT,
     bloom_filters: BloomFilters | None = None,
+    engine: Engine = "auto",
     storage_options: Mapping[str, str] | None = None,
     progress: bool = False,
 ) -> ClusterMetrics:
     """Cluster what needs it in the Delta table at ``path``, in one commit.
 
     ``Table(path, storage_options=..., spark=spark).optimize(...)`` with the
-    same keywords (see :meth:`zorder.Table.optimize`).
+    same keywords (see :meth:`zorder.Table.optimize`). ``spark`` may be None (the
+    active session, if any: work done in process needs none) or a function that
+    starts a session, called only when Spark runs.
     """
     return Table._unread(path, storage_options=storage_options, spark=spark).optimize(
         by=by,
@@ -174,12 +178,13 @@ def optimize(
         full=full,
         fanout=fanout,
         bloom_filters=bloom_filters,
+        engine=engine,
         progress=progress,
     )
 
 
 def write(
-    df: DataFrame,
+    df: DataFrame | str | os.PathLike[str],
     path: str | Table,
     *,
     by: Sequence[str] | ClusteringSpec | None = None,
@@ -193,11 +198,20 @@ def write(
     txn_app_id: str | None = None,
     txn_version: int | None = None,
     bloom_filters: BloomFilters | None = None,
+    format: InputFormat | None = None,
+    engine: Engine = "auto",
+    spark: SparkSession | Callable[[], SparkSession] | None = None,
     storage_options: Mapping[str, str] | None = None,
     progress: bool = False,
 ) -> ClusterMetrics:
     """Cluster ``df`` by the columns ``by`` along ``curve`` into the Delta table at ``path``
     (a location, or a :class:`~zorder.Table`).
+
+    ``df`` is a DataFrame, or the path of Parquet files, CSV files or a Delta table
+    (``format`` says which; None: what is found there), which ``engine`` may read and
+    write in this process: ``"auto"`` (the default) does so within the in-process bounds,
+    else Spark (``spark``, a function that starts a session, else the active session)
+    reads it (see :meth:`zorder.Table.write`).
 
     The table remembers its clustering: a write that creates (or overwrites)
     a table records ``by``, ``curve`` and ``method`` in its properties, and
@@ -244,7 +258,8 @@ def write(
             )
         table = path
     else:
-        table = Table._unread(path, storage_options=storage_options, spark=df.sparkSession)
+        session = spark if isinstance(df, str | os.PathLike) else df.sparkSession
+        table = Table._unread(path, storage_options=storage_options, spark=session)
     return table.write(
         df,
         by=by,
@@ -258,6 +273,8 @@ def write(
         txn_app_id=txn_app_id,
         txn_version=txn_version,
         bloom_filters=bloom_filters,
+        format=format,
+        engine=engine,
         progress=progress,
     )
 

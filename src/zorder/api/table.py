@@ -29,14 +29,14 @@ other mode is planned again in its mode.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from zorder.api.describe import FileDescription, TableDescription, describe_snapshot
-from zorder.api.modes import WriteMode
+from zorder.api.modes import Engine, InputFormat, WriteMode
 from zorder.api.restore import RestoreResult, check_restore_target, restore_snapshot
 from zorder.api.scanning import (
     Scan,
@@ -75,7 +75,8 @@ class Table:
     that version (:meth:`refresh` moves it to the newest).
 
     ``storage_options`` (else the session's settings, else the environment) reach it;
-    ``spark`` (else the active session, if any) resolves Column filters, gives the zone
+    ``spark`` (else the active session, if any; or a function that starts one, called only
+    when Spark must run) resolves Column filters, gives the zone
     zone-less timestamps are read in (``time_zone`` overrides it) and whether filters
     have the meaning of ANSI mode on or off (``ansi`` overrides it; without a session,
     on: Spark 4.x's default), and runs :meth:`write`, :meth:`optimize`, :meth:`read`
@@ -95,7 +96,7 @@ class Table:
         uri: str | os.PathLike[str],
         *,
         storage_options: Mapping[str, str] | None = None,
-        spark: SparkSession | None = None,
+        spark: SparkSession | Callable[[], SparkSession] | None = None,
         time_zone: str | None = None,
         ansi: bool | None = None,
         version: int | None = None,
@@ -114,7 +115,7 @@ class Table:
         uri: str | os.PathLike[str],
         *,
         storage_options: Mapping[str, str] | None,
-        spark: SparkSession | None,
+        spark: SparkSession | Callable[[], SparkSession] | None,
         time_zone: str | None = None,
     ) -> Table:
         """A handle whose log is first read by the one method it is made for: the
@@ -128,7 +129,7 @@ class Table:
         self,
         uri: str | os.PathLike[str],
         storage_options: Mapping[str, str] | None,
-        spark: SparkSession | None,
+        spark: SparkSession | Callable[[], SparkSession] | None,
         time_zone: str | None,
         ansi: bool | None,
     ) -> None:
@@ -137,6 +138,10 @@ class Table:
             raise InvalidArgumentError(
                 f"a table's location must be a non-empty string, got {uri!r}"
             )
+        # A function given as spark starts the session when Spark first runs (the CLI's:
+        # work done in process starts no JVM).
+        self._start_session = spark if callable(spark) else None
+        spark = None if callable(spark) else spark
         self.spark = spark
         self.storage = table_storage(uri, storage_options, spark)
         self.time_zone = time_zone if time_zone is not None else session_time_zone(spark)
@@ -321,9 +326,11 @@ class Table:
         full: bool = False,
         fanout: int = DEFAULT_FANOUT,
         bloom_filters: BloomFilters | None = None,
+        engine: Engine = "auto",
         progress: bool = False,
     ) -> ClusterMetrics:
-        """Cluster what needs it, in one commit; ``spark`` (else the active session) runs it.
+        """Cluster what needs it, in one commit, in this process or in Spark (``spark``, else
+        the active session).
 
         Without ``by`` the table's recorded spec is used; a ``by`` (or ``curve``,
         ``method``) that differs from it is recorded as the new spec, and every
@@ -358,8 +365,16 @@ class Table:
         ``bloom_filters`` names columns whose files get Parquet bloom filters
         (as in :meth:`write`); a list other than the table's is a new spec, and
         every file is rewritten to carry it.
+
+        ``engine`` chooses who rewrites the files: ``"auto"`` (the default) this process
+        (pyarrow, no JVM, no session needed) for work within the in-process bounds (4M
+        rows, 256 MiB, 1,000 files read), else Spark; ``"spark"`` always Spark;
+        ``"arrow"`` always this process, refusing work outside the bounds. Both write the
+        same files from the same rows (:mod:`zorder.api.inprocess`); the result's
+        ``engine`` and ``engine_reason`` say which ran and why.
         """
         from zorder.api.cluster import optimize_table
+        from zorder.api.inprocess import FilterSession
         from zorder.api.jobs import ClusterOptions
 
         asked = ClusterOptions(
@@ -371,12 +386,11 @@ class Table:
             sample_size=sample_size,
             bloom_filters=bloom_filters,
         )
-        spark = self._session("optimize")
         newest = self._newest_for_commit()
         if newest is None:
             raise NotADeltaTableError(f"not a Delta table: {self.uri}; nothing to optimize")
         metrics = optimize_table(
-            spark,
+            lambda: self._session("optimize"),
             self.storage,
             newest,
             asked,
@@ -384,12 +398,14 @@ class Table:
             full=full,
             fanout=fanout,
             progress=progress,
+            engine=engine,
+            filters=FilterSession(self.time_zone, self.ansi),
         )
         return self._committed(metrics)
 
     def write(
         self,
-        df: DataFrame,
+        df: DataFrame | str | os.PathLike[str],
         *,
         by: Sequence[str] | ClusteringSpec | None = None,
         mode: WriteMode = "error",
@@ -402,10 +418,13 @@ class Table:
         txn_app_id: str | None = None,
         txn_version: int | None = None,
         bloom_filters: BloomFilters | None = None,
+        format: InputFormat | None = None,
+        engine: Engine = "auto",
         progress: bool = False,
     ) -> ClusterMetrics:
         """Cluster ``df`` by the columns ``by`` along ``curve`` into this table (created
-        if there is none).
+        if there is none). ``df`` is a DataFrame, or the path of Parquet files, CSV files
+        or a Delta table (``format`` says which; None: what is found there).
 
         The table remembers its clustering: a write that creates (or overwrites)
         a table records ``by``, ``curve`` and ``method`` in its properties, and
@@ -453,9 +472,17 @@ class Table:
         (:attr:`ScanReport.files_bloom_skipped`); Spark, DuckDB and DataFusion
         read them too. Types: integers, strings, binary, dates, timestamps and
         decimals.
+
+        ``engine``: a DataFrame is written by Spark; a path may be read and written in
+        this process (pyarrow, no JVM, no session needed). ``"auto"`` (the default) does
+        so for input within the in-process bounds (4M rows, 256 MiB, 1,000 files) that
+        it reads as Spark would (Parquet or a Delta table; not CSV, whose types Spark
+        infers), else Spark reads it; ``"arrow"`` refuses what it cannot do in process;
+        ``"spark"`` always runs Spark. See :meth:`optimize`.
         """
         from zorder.api.cluster import write_table
         from zorder.api.jobs import ClusterOptions
+        from zorder.api.sources import WriteSource
         from zorder.table.transactions import AppTransaction
 
         transaction = AppTransaction.of(txn_app_id, txn_version)  # checked before any read
@@ -469,9 +496,18 @@ class Table:
             sample_size=sample_size,
             bloom_filters=bloom_filters,
         )
+        source: DataFrame | WriteSource
+        if isinstance(df, str | os.PathLike):
+            source = WriteSource(os.fspath(df), format, dict(self.storage_options) or None)
+        else:
+            source = df
+        if format is not None and not isinstance(df, str | os.PathLike):
+            raise InvalidArgumentError(
+                f"format={format!r} reads an input path; a DataFrame carries its own rows"
+            )
         newest = self._newest_for_commit()
         metrics = write_table(
-            df,
+            source,
             self.storage,
             newest,
             asked,
@@ -479,6 +515,9 @@ class Table:
             partition_by=partition_by,
             transaction=transaction,
             progress=progress,
+            engine=engine,
+            session=lambda: self._session("write"),
+            time_zone=self.time_zone,
         )
         return self._committed(metrics)
 
@@ -509,6 +548,8 @@ class Table:
         )
 
     def _session(self, what: str) -> SparkSession:
+        if self.spark is None and self._start_session is not None:
+            self.spark = self._start_session()
         return required_session(self.spark, f"Table.{what}")
 
     def _load(self, *, version: int | None = None, timestamp: AsOf | None = None) -> TableSnapshot:

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = [
     "check_constants",
     "in_table_types",
+    "legacy_calendar",
     "read_file",
     "read_in_order",
     "read_where",
@@ -48,11 +49,20 @@ _DUCKDB_GLOB = "*?["
 _READERS = 8
 
 
-def read_file(snapshot: TableSnapshot, data_file: DataFile, columns: Sequence[str]) -> pa.Table:
+def read_file(
+    snapshot: TableSnapshot,
+    data_file: DataFile,
+    columns: Sequence[str],
+    *,
+    refuse_legacy_calendar: bool = False,
+) -> pa.Table:
     """``columns`` of one file's rows, in the table's Arrow types, read in-process.
 
     As Spark reads the file: a column the file lacks is NULL throughout,
     and partition columns hold the log's values for the file.
+    ``refuse_legacy_calendar``: raise ValueError for a file whose dates and
+    timestamps Spark reads in its legacy hybrid calendar (:func:`legacy_calendar`),
+    which this read does not rebase.
     """
     import pyarrow.parquet as pq
 
@@ -72,6 +82,10 @@ def read_file(snapshot: TableSnapshot, data_file: DataFile, columns: Sequence[st
     with source:
         # INT96 (older Spark writers') as microseconds: nanoseconds overflow past 2262.
         parquet = pq.ParquetFile(source, coerce_int96_timestamp_unit="us")
+        if refuse_legacy_calendar and legacy_calendar(parquet.metadata):
+            raise ValueError(
+                "Spark reads this file's dates and timestamps in its legacy hybrid calendar"
+            )
         wanted = [c for c in columns if c not in partition]
         if snapshot.schema.mapping is None:
             present = set(parquet.schema_arrow.names)
@@ -107,6 +121,26 @@ def read_file(snapshot: TableSnapshot, data_file: DataFile, columns: Sequence[st
     keep = np.ones(rows, dtype=bool)
     keep[deleted[deleted < rows]] = False
     return table.filter(pa.array(keep))
+
+
+# What Spark (3.0 and newer) writes into a file whose dates or timestamps it wrote in
+# its legacy hybrid Julian/Gregorian calendar; older Spark wrote them so throughout.
+_LEGACY_KEYS = (b"org.apache.spark.legacyDateTime", b"org.apache.spark.legacyINT96")
+_SPARK_VERSION_KEY = b"org.apache.spark.version"
+
+
+def legacy_calendar(metadata: Any) -> bool:
+    """Whether Spark reads the file of ``metadata`` (pyarrow's FileMetaData) in its legacy
+    hybrid calendar: written by Spark before 3.0, or marked so by a later Spark. Files
+    holding INT96 timestamps count too (Spark may rebase those by a setting)."""
+    pairs = metadata.metadata or {}
+    if any(key in pairs for key in _LEGACY_KEYS):
+        return True
+    version = pairs.get(_SPARK_VERSION_KEY)
+    if version is not None and not version.decode(errors="replace").split(".")[0] >= "3":
+        return True
+    schema = metadata.schema
+    return any(schema.column(i).physical_type == "INT96" for i in range(len(schema)))
 
 
 def read_in_order(

@@ -40,12 +40,12 @@ from pyspark.sql import functions as F
 
 from zorder.columns import sql_identifier
 from zorder.curves.cells import FileCells, KeyRanges
+from zorder.curves.clustering import ClusteringColumn
 from zorder.curves.plan import CellKeyPacking, FilePlan
 from zorder.curves.ranks import STRING_SAMPLE_PREFIX
 from zorder.errors import ZorderError
 from zorder.spark.jar import jvm_classes_available
 from zorder.spark.keys import (
-    ClusteringColumn,
     comparable,
     partitioned_plan_key,
     plan_key,

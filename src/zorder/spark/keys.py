@@ -10,9 +10,7 @@ direct keys.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +30,16 @@ from pyspark.sql.types import (
 from zorder.columns import resolve_column, sql_identifier
 from zorder.curves import encoding_for
 from zorder.curves.cells import KeyRanges, balanced_ranges
+from zorder.curves.clustering import (
+    DEFAULT_SAMPLE_SIZE,
+    MAX_SAMPLE_SIZE,
+    SAMPLE_ROWS_PER_FILE,
+    WARN_ABOVE_COLUMNS,
+    ClusteringColumn,
+    bits_per_column,
+    sample_arrays,
+    sample_size_for,
+)
 from zorder.curves.encodings import SUPPORTED_TYPES, OrderedEncoding, canonical_type_name
 from zorder.curves.kinds import Curve
 from zorder.curves.plan import (
@@ -39,7 +47,6 @@ from zorder.curves.plan import (
     CellKeyPacking,
     FilePlan,
     curve_keys,
-    rank_bits,
 )
 from zorder.curves.ranks import (
     STRING_SAMPLE_PREFIX,
@@ -72,51 +79,35 @@ __all__ = [
 ]
 
 
-# Rank buckets of 1,024 ids a column (four columns) want more than a few sampled rows
-# each; a partition's sample has the same floor. It was 100,000 until issue 35: for
-# fewer than 100 files that sampled more rows than the files need, and the sample's
-# transfer and fit were a tenth of a 1M-row write (benchmarks/phases.py).
-DEFAULT_SAMPLE_SIZE = 20_000
-# Files cut at sampled quantiles differ in size by about 1/sqrt(sampled rows per
-# file). Measured on 3M rows into 1,000 files: 100 rows a file gave a 9.7%
-# standard deviation (0.77x to 1.37x the mean), 1,000 a file 2.6% (0.92x-1.09x).
-SAMPLE_ROWS_PER_FILE = 1_000
-# Spark's range partitioner stops at the same size; it bounds the driver's memory.
-MAX_SAMPLE_SIZE = 1_000_000
 # Not 0: data made with rand(0) would otherwise be sampled by its own values.
 DEFAULT_SAMPLE_SEED = 0x5EED_2026
-WARN_ABOVE_COLUMNS = 8
 # Bernoulli sampling at 1.1x the wanted size falls short of it with a
 # probability that is negligible from a few hundred rows on.
 _OVERSAMPLE = 1.1
-
-
-@dataclass(frozen=True)
-class ClusteringColumn:
-    """A clustering column as resolved against a DataFrame's schema."""
-
-    name: str
-    type_name: str  # Spark's simpleString, canonical
 
 
 def _type_name(data_type: DataType) -> str:
     return str(data_type.simpleString())
 
 
-def resolve_clustering_columns(df: DataFrame, by: Sequence[str]) -> list[ClusteringColumn]:
-    """Check ``by`` against ``df``'s schema; names resolve case-insensitively, as in Spark.
+def resolve_clustering_columns(
+    df: DataFrame | StructType, by: Sequence[str]
+) -> list[ClusteringColumn]:
+    """Check ``by`` against ``df``'s schema (or a schema); names resolve case-insensitively,
+    as in Spark.
 
     Raises ValueError, naming the bad value and what would be accepted, for an
     empty or duplicated list, an unknown column or an unsupported type.
     """
     if isinstance(by, str):
         by = [by]
-    names = list(df.columns)
+    schema = df if isinstance(df, StructType) else df.schema
+    names = [f.name for f in schema.fields]
     if not by:
         raise InvalidArgumentError(
             f"no clustering columns given; table columns: {', '.join(names)}"
         )
-    fields = {f.name: f for f in df.schema.fields}
+    fields = {f.name: f for f in schema.fields}
     resolved: list[ClusteringColumn] = []
     seen: set[str] = set()
     for wanted in by:
@@ -140,19 +131,6 @@ def resolve_clustering_columns(df: DataFrame, by: Sequence[str]) -> list[Cluster
             ) from None
         resolved.append(ClusteringColumn(actual, type_name))
     return resolved
-
-
-def bits_per_column(dims: int) -> int:
-    """Bits of each column's bucket number in a rank key of ``dims`` columns."""
-    bits = rank_bits(dims)
-    if dims > WARN_ABOVE_COLUMNS:
-        warnings.warn(
-            f"clustering on {dims} columns: each column gets only {bits} bits "
-            f"({1 << bits} buckets) of the key, so each is clustered more coarsely",
-            UserWarning,
-            stacklevel=3,
-        )
-    return bits
 
 
 def comparable(column: ClusteringColumn) -> Column:
@@ -207,21 +185,6 @@ def sample_columns(
         keep = np.random.default_rng(seed).choice(sample.num_rows, sample_size, replace=False)
         sample = sample.take(pa.array(np.sort(keep)))
     return sample
-
-
-def sample_arrays(sample: pa.Table) -> list[pa.Array]:
-    """A sample's columns as single arrays, as the file plan is fitted on them."""
-    return [sample.column(i).combine_chunks() for i in range(sample.num_columns)]
-
-
-def sample_size_for(num_files: int) -> int:
-    """The default sample for ``num_files`` files: SAMPLE_ROWS_PER_FILE a file,
-    at least DEFAULT_SAMPLE_SIZE and at most MAX_SAMPLE_SIZE rows.
-
-    >>> sample_size_for(4), sample_size_for(32), sample_size_for(300), sample_size_for(5_000)
-    (20000, 32000, 300000, 1000000)
-    """
-    return min(MAX_SAMPLE_SIZE, max(DEFAULT_SAMPLE_SIZE, SAMPLE_ROWS_PER_FILE * num_files))
 
 
 def arrow_udf_of(function: Callable[..., pa.Array], return_type: DataType) -> Callable[..., Column]:

@@ -25,9 +25,10 @@ from dataclasses import dataclass
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
 from zorder.columns import resolve_column, sql_identifier
-from zorder.curves.cuts import CutTree
+from zorder.curves.clustering import ClusteringPlan, bits_per_column
 from zorder.curves.kinds import (
     BLOOM_FILTER_TYPES,
     BloomColumn,
@@ -38,19 +39,15 @@ from zorder.curves.kinds import (
     as_key_method,
     bloom_filter_type,
 )
-from zorder.curves.plan import FilePlan, fit_file_plan
 from zorder.errors import InvalidArgumentError, UnsupportedColumnTypeError
 from zorder.spark.committer import run_tasks
 from zorder.spark.compat import repartition_by_id
 from zorder.spark.file_keys import packed_key
 from zorder.spark.keys import (
     DEFAULT_SAMPLE_SEED,
-    ClusteringColumn,
-    bits_per_column,
     direct_file_key,
     direct_ranges,
     resolve_clustering_columns,
-    sample_arrays,
     sample_columns,
     sample_size_for,
 )
@@ -83,61 +80,15 @@ class LaidOut:
         return self.frame if self.file_column is None else self.frame.drop(self.file_column)
 
 
-@dataclass(frozen=True)
-class ClusteringPlan:
-    """What clustering a DataFrame means, checked before any job runs."""
-
-    columns: tuple[ClusteringColumn, ...]
-    curve: Curve
-    method: KeyMethod
-    weights: tuple[float, ...] | None = None
-    cuts: CutTree | None = None
-    bloom_filters: tuple[BloomColumn, ...] = ()  # as the DataFrame spells the columns
-
-    @property
-    def names(self) -> list[str]:
-        return [c.name for c in self.columns]
-
-    @property
-    def spec(self) -> ClusteringSpec:
-        """The plan as a table records it: column names, curve, key method, weights, cuts,
-        bloom filters."""
-        return ClusteringSpec(
-            tuple(self.names),
-            self.curve,
-            self.method,
-            self.weights,
-            self.cuts,
-            bloom_filters=self.bloom_filters,
-        )
-
-    @property
-    def sorts_plainly(self) -> bool:
-        """One column without workload cuts, or the linear baseline: a plain range sort."""
-        return self.curve == "linear" or (len(self.columns) == 1 and self.cuts is None)
-
-    def fit(self, sample: pa.Table, *, count: int) -> FilePlan:
-        """The file plan (rank keys) of ``count`` files over ``sample``, whose columns are the
-        clustering columns in order."""
-        return fit_file_plan(
-            sample_arrays(sample)[: len(self.columns)],
-            curve="hilbert" if self.curve == "hilbert" else "zorder",
-            bits=bits_per_column(len(self.columns)),
-            count=count,
-            weights=self.weights,
-            cuts=self.cuts,
-            names=self.names,
-        )
-
-
 def plan_clustering(
-    df: DataFrame,
+    df: DataFrame | StructType,
     by: Sequence[str] | ClusteringSpec,
     *,
     curve: Curve = "zorder",
     method: KeyMethod = "rank",
 ) -> ClusteringPlan:
-    """Validate the clustering request against ``df`` (raises InvalidArgumentError).
+    """Validate the clustering request against ``df``'s schema (or a schema: no session is
+    needed) (raises InvalidArgumentError).
 
     ``by`` is the columns, or a whole spec (its curve, method, weights and cuts).
     """
@@ -159,13 +110,16 @@ def plan_clustering(
     return plan
 
 
-def resolve_bloom_columns(df: DataFrame, blooms: Sequence[BloomColumn]) -> tuple[BloomColumn, ...]:
+def resolve_bloom_columns(
+    df: DataFrame | StructType, blooms: Sequence[BloomColumn]
+) -> tuple[BloomColumn, ...]:
     """``blooms`` checked against ``df``'s schema, named as ``df`` spells the columns;
     UnsupportedColumnTypeError for a type a bloom filter cannot answer equality on."""
-    fields = {f.name: f for f in df.schema.fields}
+    schema = df if isinstance(df, StructType) else df.schema
+    fields = {f.name: f for f in schema.fields}
     resolved = []
     for bloom in blooms:
-        actual = resolve_column(bloom.column, list(df.columns), kind="bloom filter column")
+        actual = resolve_column(bloom.column, list(fields), kind="bloom filter column")
         spark_type = str(fields[actual].dataType.simpleString())
         declared = str((fields[actual].metadata or {}).get("__CHAR_VARCHAR_TYPE_STRING", ""))
         if declared.lower().startswith("char("):

@@ -17,30 +17,30 @@ however many partitions there are.
 
 from __future__ import annotations
 
-import math
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
 from zorder.columns import resolve_column, sql_identifier
-from zorder.curves.cells import apportion
 from zorder.curves.encodings import canonical_type_name
-from zorder.curves.plan import FilePlan, cell_key_packing
+from zorder.curves.partitions import (
+    Partition,
+    PartitionFiles,
+    check_partitioned_plan,
+    fit_partitions,
+    partition_sample_sizes,
+)
+from zorder.curves.plan import cell_key_packing
 from zorder.errors import InvalidArgumentError, UnsupportedColumnTypeError
 from zorder.spark.compat import collect_arrow
 from zorder.spark.file_keys import packed_key
 from zorder.spark.keys import (
     DEFAULT_SAMPLE_SEED,
-    DEFAULT_SAMPLE_SIZE,
-    MAX_SAMPLE_SIZE,
-    SAMPLE_ROWS_PER_FILE,
     bits_per_column,
     comparable,
 )
@@ -78,13 +78,15 @@ def _partitionable(type_name: str) -> bool:
 
 
 def resolve_partition_columns(
-    df: DataFrame, partition_by: Sequence[str], plan: ClusteringPlan
+    df: DataFrame | StructType, partition_by: Sequence[str], plan: ClusteringPlan
 ) -> tuple[str, ...]:
-    """``partition_by`` as ``df`` spells it, checked: known, partitionable, not clustered by."""
+    """``partition_by`` as ``df`` (or a schema) spells it, checked: known, partitionable, not
+    clustered by."""
     if isinstance(partition_by, str):
         partition_by = [partition_by]
-    names = list(df.columns)
-    fields = {f.name: f for f in df.schema.fields}
+    schema = df if isinstance(df, StructType) else df.schema
+    names = [f.name for f in schema.fields]
+    fields = {f.name: f for f in schema.fields}
     resolved: list[str] = []
     for wanted in partition_by:
         actual = resolve_column(str(wanted), names, kind="partition column")
@@ -116,15 +118,6 @@ def partition_key(columns: Sequence[str]) -> Column:
     return F.to_json(F.struct(*[F.col(sql_identifier(c)) for c in columns]))
 
 
-@dataclass(frozen=True)
-class Partition:
-    """One partition of the rows to write: its key, its values, its rows."""
-
-    key: str | int  # the value of the rows' partition key column
-    values: tuple[Any, ...]  # in the order of the partition columns
-    rows: int
-
-
 def count_partitions(df: DataFrame, key: str, columns: Sequence[str]) -> tuple[Partition, ...]:
     """Every partition of ``df`` (key column ``key``) with its row count (one aggregate job)."""
     rows_name = f"__zorder_rows_{uuid.uuid4().hex}"  # ``count()`` would name it as a column may be
@@ -141,19 +134,8 @@ def count_partitions(df: DataFrame, key: str, columns: Sequence[str]) -> tuple[P
     )
 
 
-def files_per_partition(
-    partitions: Sequence[Partition], *, num_files: int | None, bytes_total: int, target: int
-) -> list[int]:
-    """Files of each partition: ``num_files`` shared by rows (one at least), or by target size."""
-    rows = np.array([p.rows for p in partitions], dtype=np.float64)
-    if num_files is not None:
-        return apportion(rows, max(num_files, len(partitions)))
-    share = rows / max(1.0, rows.sum())
-    return [max(1, math.ceil(bytes_total * s / target)) for s in share]
-
-
 @dataclass(frozen=True)
-class PartitionedLayout:
+class PartitionedLayout(PartitionFiles):
     """The laid-out rows and where each partition's files start.
 
     Written with ``partitionBy`` on the partition columns, each file goes into
@@ -163,37 +145,6 @@ class PartitionedLayout:
     """
 
     laid_out: LaidOut
-    partitions: tuple[Partition, ...]
-    first_file: tuple[int, ...]  # file number of each partition's first file; then the total
-
-    @property
-    def rows_per_file(self) -> int:
-        """The rows of the largest partition's files, each: what sizes per-file structures."""
-        counts = np.diff(np.array(self.first_file))
-        return max(
-            (-(-p.rows // int(n)) for p, n in zip(self.partitions, counts, strict=True) if n),
-            default=0,
-        )
-
-    def partition_of_file(self, number: int) -> Partition:
-        index = int(np.searchsorted(np.array(self.first_file), number, side="right")) - 1
-        return self.partitions[index]
-
-
-def partition_sample_sizes(files: Sequence[int], partitions: Sequence[Partition]) -> list[int]:
-    """The rows sampled from each partition to cut its ``files[i]`` files."""
-    wanted = [
-        min(p.rows, max(SAMPLE_ROWS_PER_FILE * f, DEFAULT_SAMPLE_SIZE if f > 1 else 1_000))
-        for p, f in zip(partitions, files, strict=True)
-    ]
-    total = sum(wanted)
-    if total <= MAX_SAMPLE_SIZE:
-        return wanted
-    scale = MAX_SAMPLE_SIZE / total  # the driver holds the sample: keep it bounded
-    return [
-        max(min(p.rows, 100 * f), int(w * scale))
-        for p, w, f in zip(partitions, wanted, files, strict=True)
-    ]
 
 
 def cluster_partitions(
@@ -218,11 +169,7 @@ def cluster_partitions(
     Rank keys along Z-order or Hilbert; one clustering column is cut and
     sorted by its own ranks.
     """
-    if plan.method != "rank" or (plan.curve == "linear" and len(plan.columns) > 1):
-        raise InvalidArgumentError(
-            f"clustering inside partitions takes rank keys along 'zorder' or 'hilbert' (or one "
-            f"column), got curve={plan.curve!r}, method={plan.method!r}"
-        )
+    check_partitioned_plan(plan)
     bits = bits_per_column(len(plan.columns))
     key_name = f"__zorder_file_key_{uuid.uuid4().hex}"
     sizes = partition_sample_sizes(files, partitions)
@@ -234,7 +181,7 @@ def cluster_partitions(
         }
         sample = collect_arrow(sampled.sampleBy(key, fractions, seed))
     known = pa.array([p.key for p in partitions]).cast(sample.schema.field(key).type)
-    fitted, first_file = _fit_partitions(sample, known, plan, sizes, files, seed)
+    fitted, first_file = fit_partitions(sample, known, plan, sizes, files, seed)
     total = first_file[-1]
     packing = cell_key_packing(len(plan.columns), bits, total)
     packed = packed_key(
@@ -254,31 +201,6 @@ def cluster_partitions(
     laid_out = in_files(
         keyed, number, order, count=total, partition_by=partition_by, drop=[key_name, key]
     )
-    return PartitionedLayout(laid_out, tuple(partitions), tuple(first_file))
-
-
-def _fit_partitions(
-    sample: pa.Table,
-    known: pa.Array,
-    plan: ClusteringPlan,
-    sizes: Sequence[int],
-    files: Sequence[int],
-    seed: int,
-) -> tuple[list[FilePlan], list[int]]:
-    """Each partition's file plan, fitted to its rows of ``sample`` (whose first column is the
-    partition key), and the number of each partition's first file."""
-    # Sampled rows' partitions, found once for all partitions.
-    sampled_in = pc.fill_null(pc.index_in(sample.column(0), value_set=known), -1)
-    grouped = np.argsort(sampled_in.to_numpy(), kind="stable")
-    bounds = np.searchsorted(sampled_in.to_numpy()[grouped], np.arange(len(sizes) + 1))
-    rng = np.random.default_rng(seed)
-    fitted: list[FilePlan] = []
-    first_file = [0]
-    for index, (size, count) in enumerate(zip(sizes, files, strict=True)):
-        rows = np.sort(grouped[bounds[index] : bounds[index + 1]])
-        if len(rows) > size:
-            rows = np.sort(rng.choice(rows, size, replace=False))
-        own = sample.select(range(1, sample.num_columns)).take(pa.array(rows, pa.int64()))
-        fitted.append(plan.fit(own, count=count))
-        first_file.append(first_file[-1] + fitted[-1].count)
-    return fitted, first_file
+    return PartitionedLayout(
+        partitions=tuple(partitions), first_file=tuple(first_file), laid_out=laid_out
+    )

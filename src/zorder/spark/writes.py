@@ -17,11 +17,11 @@ from typing import Any
 from urllib.parse import urlparse
 
 import pyarrow as pa
-import pyarrow.compute as pc
 from deltalake import Schema as DeltaSchema
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import LongType, StructField, StructType
 
+from zorder.arrow.partitions import partitions_where
 from zorder.columns import match_column
 from zorder.curves.kinds import (
     BLOOM_ROWS_SLACK,
@@ -29,9 +29,8 @@ from zorder.curves.kinds import (
     BloomColumn,
     bloom_filter_bytes,
 )
-from zorder.errors import InvalidArgumentError, UnsupportedFilterError, ZorderError
+from zorder.errors import InvalidArgumentError
 from zorder.skipping.ansi import ANSI_SETTING, reads_as_ansi
-from zorder.skipping.rows import exact_predicate, row_mask
 from zorder.skipping.sql import ParsedFilter, parse_filter
 from zorder.spark.committer import COMMIT_PROTOCOL, COMMIT_PROTOCOL_SETTING, FILE_COLUMN_OPTION
 from zorder.spark.compat import arrow_frame, arrow_schema, collect_arrow
@@ -42,7 +41,7 @@ from zorder.spark.partitions import Partition
 from zorder.spark.progress import is_connect
 from zorder.spark.scan import spark_schema, stored_frame, stored_schema
 from zorder.table import DataFile, TableSnapshot
-from zorder.table.clustering import SPARK_PART_FILE
+from zorder.table.clustering import file_number
 
 __all__ = [
     "LOCAL_WRITE_OPTIONS",
@@ -253,15 +252,6 @@ def write_run(
     return [f.name for f in stored_schema(snapshot).fields]
 
 
-def file_number(path: str) -> int:
-    """The number of the file of a run Spark wrote as ``path``: the file's own in its run,
-    whether it had a task of its own or not (:mod:`zorder.spark.committer`)."""
-    match = SPARK_PART_FILE.match(path)
-    if match is None:  # pragma: no cover (Spark's naming is part of its file format contract)
-        raise ZorderError(f"cannot tell which file of the run Spark wrote as {path!r}")
-    return int(match["number"])
-
-
 def logged_partitions(
     chosen: Sequence[tuple[Any, ...]], groups: dict[tuple[Any, ...], tuple[DataFile, ...]]
 ) -> list[Partition] | None:
@@ -335,25 +325,6 @@ def _chosen_in_process(
     parsed: ParsedFilter,
 ) -> set[tuple[Any, ...]] | None:
     """:func:`chosen_partitions` without Spark, or None where the exact evaluator refuses."""
-    columns = snapshot.partition_columns
-    # The filter's spelling of each column (Spark matches names regardless of case).
-    named = {r: columns.index(c) for r in parsed.columns if (c := match_column(r, columns))}
-    types = {r: snapshot.schema.column_types[columns[i]] for r, i in named.items()}
     zone = spark.conf.get("spark.sql.session.timeZone", None) or "UTC"
-    try:
-        if not reads_as_ansi(spark.conf.get(ANSI_SETTING), str(spark.version)):
-            parsed.check_ansi_off(types)  # the evaluator has ANSI's meaning: where both agree
-        bound = exact_predicate(parsed.unfolded(), types, time_zone=zone)
-    except UnsupportedFilterError:
-        return None
-    arrow = snapshot.schema.arrow
-    values = pa.table(
-        {
-            r: pa.array([p[i] for p in partitions], arrow.field(columns[i]).type)
-            for r, i in named.items()
-        },
-    )
-    if not named:  # a filter of no column: one value for every partition
-        values = pa.table({"_": pa.nulls(len(partitions))})
-    keep = pc.fill_null(row_mask(bound, values, types), False).to_pylist()
-    return {p for p, kept in zip(partitions, keep, strict=True) if kept}
+    ansi = reads_as_ansi(spark.conf.get(ANSI_SETTING), str(spark.version))
+    return partitions_where(snapshot, partitions, parsed, time_zone=zone, ansi=ansi)

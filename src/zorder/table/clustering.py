@@ -36,6 +36,7 @@ __all__ = [
     "CommitClustering",
     "Operation",
     "Run",
+    "file_number",
     "is_run_transaction",
     "recorded_spec",
     "recorded_target_file_size",
@@ -295,3 +296,12 @@ def latest_clustering(
         if restored is not None and restored < version:
             bound = restored
     return None
+
+
+def file_number(path: str) -> int:
+    """The number of a run's file, from its name (``part-<number>-<uuid>...``), whichever
+    engine wrote it (:mod:`zorder.spark.committer`, :mod:`zorder.arrow.writes`)."""
+    match = SPARK_PART_FILE.match(path)
+    if match is None:  # pragma: no cover (both engines name their files so)
+        raise ZorderError(f"cannot tell which file of the run {path!r} is")
+    return int(match["number"])

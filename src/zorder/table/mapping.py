@@ -82,6 +82,11 @@ class ColumnMapping:
         """
         return _logical_struct(stats, self.schema["fields"])
 
+    def stored_array(self, array: Any, stored: pa.DataType) -> Any:
+        """A column of the table's logical type under the stored type's nested names, as
+        files hold it."""
+        return _relabelled(array, stored)
+
     def logical_array(self, array: Any, logical: pa.DataType) -> Any:
         """A column of the table's physical type (cast to it first: the cast matches nested
         fields by name) under the logical type's nested names."""

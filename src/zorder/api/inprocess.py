@@ -1,0 +1,470 @@
+"""The in-process engine: a write or an optimize run in this process, without a JVM.
+
+For work within the bounds of :mod:`zorder.api.engines`. The rows are read
+with pyarrow (an optimize's files as Spark reads them: deleted rows left out,
+partition values from the log, a column-mapped table's names), keyed with the
+file plan fitted on the same sample the Spark engine fits on (for an optimize,
+:func:`zorder.arrow.sample.sample_files`, which the Spark engine also uses for
+such work), cut and sorted into the same files (:mod:`zorder.arrow.layout`),
+written as Spark writes them (:mod:`zorder.arrow.writes`), and committed
+through the path both engines share (:func:`zorder.api.runs.commit_run`).
+
+A partitioned table is worked one partition at a time, so the rows held are
+one partition's. Files only Spark reads right (written in Spark's legacy
+hybrid calendar) stop the run before anything is committed:
+:class:`NeedsSparkError`, on which ``engine="auto"`` runs Spark instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from deltalake import Schema as DeltaSchema
+
+from zorder.api.engines import EngineChoice, InProcessWork
+from zorder.api.jobs import ClusterJob, file_count
+from zorder.api.progress import phase
+from zorder.api.runs import ClusterMetrics, RunOutput, commit_run, partition_texts
+from zorder.api.sources import InProcessInput
+from zorder.arrow.files import read_file, read_in_order
+from zorder.arrow.layout import curve_files, sorted_files
+from zorder.arrow.partitions import partitions_where
+from zorder.arrow.sample import sample_files
+from zorder.arrow.writes import ParquetOptions, hive_directory, write_files
+from zorder.curves.clustering import sample_size_for
+from zorder.curves.kinds import BLOOM_ROWS_SLACK
+from zorder.curves.partitions import (
+    Partition,
+    PartitionFiles,
+    check_partitioned_plan,
+    files_per_partition,
+    fit_partitions,
+    partition_sample_sizes,
+)
+from zorder.curves.ranks import ranked_prefix
+from zorder.errors import ZorderError
+from zorder.spark.keys import DEFAULT_SAMPLE_SEED
+from zorder.spark.writes import (
+    check_partition_where,
+    delta_schema,
+    logged_partitions,
+    rows_per_row_group,
+)
+from zorder.table import DataFile, TableSnapshot, guarded_run
+from zorder.table.clustering import Run
+
+__all__ = [
+    "FilterSession",
+    "NeedsSparkError",
+    "declined_in_process",
+    "optimize_in_process",
+    "optimize_work",
+    "write_in_process",
+]
+
+
+class NeedsSparkError(ZorderError):
+    """Found while running in process: this work must run in Spark (nothing is committed)."""
+
+
+@dataclass(frozen=True)
+class FilterSession:
+    """How an optimize's ``where`` is read without Spark: the zone of zone-less timestamps,
+    and whether ANSI mode's meaning applies (the handle's, as a scan reads filters)."""
+
+    time_zone: str = "UTC"
+    ansi: bool = True
+
+    def chosen(
+        self, snapshot: TableSnapshot, partitions: Sequence[tuple[Any, ...]], where: str
+    ) -> set[tuple[Any, ...]] | None:
+        """The partitions ``where`` chooses; None where only Spark can tell."""
+        parsed = check_partition_where(snapshot, where)
+        return partitions_where(
+            snapshot, partitions, parsed, time_zone=self.time_zone, ansi=self.ansi
+        )
+
+
+def optimize_work(read: Sequence[DataFile]) -> InProcessWork:
+    """What rewriting ``read`` in process would read."""
+    counts = [f.num_records for f in read]
+    rows = None if any(c is None or c < 0 for c in counts) else sum(c or 0 for c in counts)
+    return InProcessWork(rows=rows, bytes=sum(f.size for f in read), files=len(read))
+
+
+def declined_in_process(job: ClusterJob) -> str | None:
+    """Why ``job``'s rows cannot be clustered in process, or None."""
+    plan = job.plan
+    if plan.method == "direct" and not plan.sorts_plainly:
+        return "direct keys are computed in Spark"
+    if plan.bloom_filters and not _writes_blooms():
+        return "this pyarrow writes no Parquet bloom filters"
+    snapshot = job.snapshot
+    stored = [
+        snapshot.schema.stored_name(b.column) if snapshot else b.column
+        for b in plan.spec.bloom_filters
+    ]
+    odd = [n for n in stored if "." in n or n != n.strip()]
+    if odd:
+        return f"bloom filter column {odd[0]!r} has a name Parquet's writer options cannot take"
+    return None
+
+
+def _writes_blooms() -> bool:
+    import inspect
+
+    import pyarrow.parquet as pq
+
+    return "bloom_filter_options" in inspect.signature(pq.ParquetWriter.__init__).parameters
+
+
+def parquet_options(job: ClusterJob, schema: pa.Schema, rows_per_file: int) -> ParquetOptions:
+    """How ``job``'s files are written: ``schema`` (the stored data columns), row groups and
+    bloom filters sized for ``rows_per_file`` as the Spark engine sizes them."""
+    group = rows_per_row_group(rows_per_file, None if job.num_files else job.target)
+    snapshot = job.snapshot
+    blooms = {
+        (snapshot.schema.stored_name(b.column) if snapshot else b.column): b.fpp
+        for b in job.plan.bloom_filters
+    }
+    return ParquetOptions(
+        schema=schema,
+        blooms=blooms,
+        bloom_rows=BLOOM_ROWS_SLACK * group if group else None,
+        row_group_rows=group,
+    )
+
+
+def stored_rows(snapshot: TableSnapshot, rows: pa.Table) -> pa.Table:
+    """``rows`` (the table's logical columns) as ``snapshot``'s files hold them: the data
+    columns in the table's order, under stored names and types (field ids in ``id`` mode)."""
+    stored = snapshot.schema.stored_arrow
+    partitions = set(snapshot.partition_columns)
+    columns, fields = [], []
+    for logical in snapshot.schema.arrow:
+        if logical.name in partitions:
+            continue
+        field = stored.field(snapshot.schema.stored_name(logical.name))
+        column = rows.column(logical.name).cast(logical.type)
+        if snapshot.schema.mapping is not None:
+            column = snapshot.schema.mapping.stored_array(column, field.type)
+        columns.append(column)
+        fields.append(field)
+    return pa.Table.from_arrays(columns, schema=pa.schema(fields))
+
+
+def optimize_in_process(
+    job: ClusterJob,
+    snapshot: TableSnapshot,
+    read: Sequence[DataFile],
+    engine: EngineChoice,
+    *,
+    started: float,
+) -> ClusterMetrics:
+    """Optimize's run in this process: the rows of ``read`` (files of ``snapshot``)
+    clustered, written and committed."""
+    run = Run.new(job.plan.spec)
+    with guarded_run(job.storage, run.directory) as attempt:
+        if job.partition_by:
+            partitioned = _rewrite_partitions(job, snapshot, read, run)
+            # No rows left: the files go, and nothing takes their place.
+            files = 0 if partitioned is None else partitioned.first_file[-1]
+        else:
+            partitioned, files = None, _rewrite_files(job, snapshot, read, run)
+        output = RunOutput(
+            run=run,
+            columns=[snapshot.schema.stored_name(c) for c in _data_columns(snapshot)],
+            schema=snapshot.schema.delta,
+            files=files,
+            engine=engine,
+            rows=optimize_work(read).rows,
+            partitioned=partitioned,
+        )
+        return commit_run(job, output, attempt, removed=read, started=started)
+
+
+def _data_columns(snapshot: TableSnapshot) -> list[str]:
+    partitions = set(snapshot.partition_columns)
+    return [f.name for f in snapshot.schema.arrow if f.name not in partitions]
+
+
+def _read_rows(snapshot: TableSnapshot, files: Sequence[DataFile]) -> pa.Table:
+    """Every column of ``files``' live rows, as Spark reads them."""
+    columns = list(snapshot.schema.arrow.names)
+    parts = list(read_in_order(lambda f: _read_checked(snapshot, f, columns), files))
+    return pa.concat_tables(parts) if parts else snapshot.schema.arrow.empty_table()
+
+
+def _read_checked(snapshot: TableSnapshot, data_file: DataFile, columns: list[str]) -> pa.Table:
+    try:
+        return read_file(snapshot, data_file, columns, refuse_legacy_calendar=True)
+    except ValueError as error:  # the legacy calendar's refusal
+        raise NeedsSparkError(f"{data_file.path}: {error}") from None
+
+
+def _rewrite_files(
+    job: ClusterJob, snapshot: TableSnapshot, read: Sequence[DataFile], run: Run
+) -> int:
+    """An unpartitioned optimize's files written into ``run``'s directory; how many were
+    planned."""
+    phase("sampling")
+    bytes_read = sum(f.size for f in read)
+    files = file_count(job.num_files, None if job.num_files else job.target, bytes_read)
+    plan = job.plan
+    fitted = None
+    if not plan.sorts_plainly:
+        size = sample_size_for(files) if job.sample_size is None else job.sample_size
+        sample = sample_files(snapshot, [read], plan.names, [size], seed=DEFAULT_SAMPLE_SEED)[0]
+        fitted = plan.fit(sample, count=files)
+    phase("clustering and writing")
+    rows = _read_rows(snapshot, read)
+    laid_out = (
+        sorted_files(rows, plan, count=files) if fitted is None else curve_files(rows, plan, fitted)
+    )
+    stored = stored_rows(snapshot, rows)
+    options = parquet_options(job, stored.schema, -(-rows.num_rows // files))
+    write_files(stored, laid_out, storage=job.storage, directory=run.directory, options=options)
+    return files
+
+
+def _rewrite_partitions(
+    job: ClusterJob, snapshot: TableSnapshot, read: Sequence[DataFile], run: Run
+) -> PartitionFiles | None:
+    """A partitioned optimize's files, partition by partition, written into ``run``'s
+    directory; None when no partition has a row."""
+    groups: dict[tuple[Any, ...], tuple[DataFile, ...]] = {}
+    for data_file in read:
+        groups[data_file.partition] = (*groups.get(data_file.partition, ()), data_file)
+    todo = list(groups)
+    check_partitioned_plan(job.plan)
+    partitions = logged_partitions(todo, groups)
+    if not partitions:
+        return None
+    phase("sampling")
+    per_partition = files_per_partition(
+        partitions,
+        num_files=job.num_files,
+        bytes_total=sum(f.size for f in read),
+        target=job.target,
+    )
+    sizes = partition_sample_sizes(per_partition, partitions)
+    own = [groups[todo[int(p.key)]] for p in partitions]
+    samples = sample_files(snapshot, own, job.plan.names, sizes, seed=DEFAULT_SAMPLE_SEED)
+    fitted, first_file = _fitted(job, partitions, samples, sizes, per_partition)
+    layout = PartitionFiles(partitions=tuple(partitions), first_file=tuple(first_file))
+    phase("clustering and writing")
+    for index, partition in enumerate(partitions):
+        rows = _read_rows(snapshot, own[index])
+        laid_out = curve_files(rows, job.plan, fitted[index], first_file=first_file[index])
+        stored = stored_rows(snapshot, rows)
+        directory = _partition_directory(job, partition)
+        write_files(
+            stored,
+            laid_out,
+            storage=job.storage,
+            directory=run.directory,
+            options=parquet_options(job, stored.schema, layout.rows_per_file),
+            subdirectory=_constant(directory),
+        )
+        del rows, stored  # one partition's rows held at a time
+    return layout
+
+
+def _fitted(
+    job: ClusterJob,
+    partitions: Sequence[Partition],
+    samples: Sequence[pa.Table],
+    sizes: Sequence[int],
+    files: Sequence[int],
+) -> tuple[list[Any], list[int]]:
+    """Each partition's file plan fitted on its sample, as the Spark engine fits them (one
+    table of every sample, its first column the partition's key)."""
+    sample = pa.concat_tables(
+        part.add_column(0, "__partition", pa.repeat(pa.scalar(p.key, pa.int64()), part.num_rows))
+        for p, part in zip(partitions, samples, strict=True)
+    )
+    known = pa.array([p.key for p in partitions], pa.int64())
+    return fit_partitions(sample, known, job.plan, sizes, files, DEFAULT_SAMPLE_SEED)
+
+
+def _partition_directory(
+    job: ClusterJob, partition: Partition, time_zone: str | None = None
+) -> str:
+    """The hive-style directory of ``partition``'s files, named after its log values."""
+    texts = partition_texts(job, partition, time_zone)
+    snapshot = job.snapshot
+    names = [snapshot.schema.stored_name(c) if snapshot else c for c in job.partition_by]
+    return hive_directory(names, [texts[n] for n in names])
+
+
+def write_in_process(
+    job: ClusterJob,
+    source: InProcessInput,
+    engine: EngineChoice,
+    *,
+    started: float,
+    time_zone: str,
+) -> ClusterMetrics:
+    """A write's run in this process: ``source``'s rows clustered, written and committed;
+    a partition's values (instants) are taken in ``time_zone`` where the table's log writes
+    them without a zone."""
+    phase("reading")
+    try:
+        rows = source.read()
+    except ValueError as error:  # a file of Spark's legacy calendar
+        raise NeedsSparkError(str(error)) from None
+    table = _table_schema(job, source)
+    rows = rows.select(table.names).cast(table)
+    stored_schema = _stored_schema(job, table)
+    input_bytes = source.work.bytes if source.work is not None else rows.nbytes
+    run = Run.new(job.plan.spec)
+    with guarded_run(job.storage, run.directory) as attempt:
+        if job.partition_by:
+            partitioned = _write_partitions(job, rows, stored_schema, run, input_bytes, time_zone)
+            files = partitioned.first_file[-1] if partitioned is not None else 0
+        else:
+            partitioned = None
+            files = job.num_files or file_count(None, job.target, input_bytes)
+            _write_rows(job, rows, stored_schema, run, files)
+        output = RunOutput(
+            run=run,
+            columns=stored_schema.names,
+            schema=job.snapshot.schema.delta if job.snapshot else _created_schema(source),
+            files=files,
+            engine=engine,
+            partitioned=partitioned,
+            time_zone=time_zone,
+        )
+        return commit_run(job, output, attempt, removed=(), started=started)
+
+
+def _constant(directory: str) -> Callable[[int], str]:
+    return lambda _: directory
+
+
+def _created_schema(source: InProcessInput) -> DeltaSchema:
+    """The schema of the table a write of ``source`` creates."""
+    if source.schema is None:  # pragma: no cover (a declined input never runs here)
+        raise ZorderError("no schema for an input the in-process engine declined")
+    return delta_schema(source.schema)
+
+
+def _table_schema(job: ClusterJob, source: InProcessInput) -> pa.Schema:
+    """The table's logical columns in Arrow types: the table's, or those of the one created."""
+    if job.snapshot is not None:
+        return job.snapshot.schema.arrow
+    return pa.schema(_created_schema(source).to_arrow())
+
+
+def _stored(job: ClusterJob, rows: pa.Table) -> pa.Table:
+    """``rows`` (the table's logical columns) as the run's files hold them."""
+    if job.snapshot is not None:
+        return stored_rows(job.snapshot, rows)
+    return rows.select([c for c in rows.column_names if c not in job.partition_by])
+
+
+def _stored_schema(job: ClusterJob, table: pa.Schema) -> pa.Schema:
+    return _stored(job, table.empty_table()).schema
+
+
+def _drawn(rows: pa.Table, job: ClusterJob, size: int, rng: np.random.Generator) -> pa.Table:
+    """``size`` of ``rows`` (all, when fewer) drawn uniformly without replacement: the
+    clustering columns as rank buckets see them."""
+    picks = np.sort(rng.choice(rows.num_rows, min(size, rows.num_rows), replace=False))
+    taken = rows.select(job.plan.names).take(pa.array(picks, pa.int64()))
+    return pa.table([ranked_prefix(c) for c in taken.columns], names=job.plan.names)
+
+
+def _write_rows(
+    job: ClusterJob, rows: pa.Table, stored_schema: pa.Schema, run: Run, files: int
+) -> None:
+    """An unpartitioned write's rows cut into ``files`` files and written into ``run``'s
+    directory."""
+    if rows.num_rows == 0:
+        return
+    plan = job.plan
+    phase("sampling")
+    fitted = None
+    if not plan.sorts_plainly:
+        size = sample_size_for(files) if job.sample_size is None else job.sample_size
+        sample = _drawn(rows, job, size, np.random.default_rng(DEFAULT_SAMPLE_SEED))
+        fitted = plan.fit(sample, count=files)
+    phase("clustering and writing")
+    if fitted is None:
+        laid_out = sorted_files(rows, plan, count=files)
+    else:
+        laid_out = curve_files(rows, plan, fitted)
+    stored = _stored(job, rows)
+    options = parquet_options(job, stored_schema, -(-rows.num_rows // files))
+    write_files(stored, laid_out, storage=job.storage, directory=run.directory, options=options)
+
+
+def _row_partitions(rows: pa.Table, columns: Sequence[str]) -> tuple[list[Partition], list[Any]]:
+    """The partitions of ``rows`` (by ``columns``; NULL a value of its own), each keyed by
+    its index, and each partition's row indices."""
+    codes = np.zeros(rows.num_rows, dtype=np.int64)
+    dictionaries = []
+    for name in columns:
+        encoded = pc.dictionary_encode(rows.column(name), null_encoding="encode").combine_chunks()
+        indices = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        codes = codes * len(encoded.dictionary) + indices
+        dictionaries.append((encoded.dictionary, indices))
+    _, first, inverse, counts = np.unique(
+        codes, return_index=True, return_inverse=True, return_counts=True
+    )
+    order = np.argsort(inverse, kind="stable")
+    bounds = np.concatenate([[0], np.cumsum(counts)])
+    partitions, members = [], []
+    for index, row in enumerate(first):
+        values = tuple(d[int(i[row])].as_py() for d, i in dictionaries)
+        partitions.append(Partition(index, values, int(counts[index])))
+        members.append(order[bounds[index] : bounds[index + 1]])
+    return partitions, members
+
+
+def _write_partitions(
+    job: ClusterJob,
+    rows: pa.Table,
+    stored_schema: pa.Schema,
+    run: Run,
+    input_bytes: int,
+    time_zone: str,
+) -> PartitionFiles | None:
+    """A partitioned write's rows, partition by partition, written into ``run``'s
+    directory; None when there are none."""
+    check_partitioned_plan(job.plan)
+    phase("counting")
+    partitions, members = _row_partitions(rows, job.partition_by)
+    if not partitions:
+        return None
+    phase("sampling")
+    per_partition = files_per_partition(
+        partitions, num_files=job.num_files, bytes_total=input_bytes, target=job.target
+    )
+    sizes = partition_sample_sizes(per_partition, partitions)
+    rng = np.random.default_rng(DEFAULT_SAMPLE_SEED)
+    samples = [
+        _drawn(rows.take(pa.array(m)), job, size, rng)
+        for m, size in zip(members, sizes, strict=True)
+    ]
+    fitted, first_file = _fitted(job, partitions, samples, sizes, per_partition)
+    layout = PartitionFiles(partitions=tuple(partitions), first_file=tuple(first_file))
+    phase("clustering and writing")
+    for index, partition in enumerate(partitions):
+        own = rows.take(pa.array(members[index]))
+        laid_out = curve_files(own, job.plan, fitted[index], first_file=first_file[index])
+        directory = _partition_directory(job, partition, time_zone)
+        write_files(
+            _stored(job, own),
+            laid_out,
+            storage=job.storage,
+            directory=run.directory,
+            options=parquet_options(job, stored_schema, layout.rows_per_file),
+            subdirectory=_constant(directory),
+        )
+    return layout

@@ -1,0 +1,200 @@
+"""A write's input given as a path (Parquet files, CSV files, a Delta table), as Spark
+reads it, and what reading it in process would take, from metadata alone.
+
+Spark reads Parquet files with every column nullable, integers by their width,
+timestamps adjusted to UTC as ``timestamp`` and the others as
+``timestamp_ntz``. The in-process engine takes an input whose every column
+reads so without doubt, and declines (naming why) the rest, which Spark then
+reads: CSV (Spark infers its types), hive-style partition directories (Spark
+infers their types too), unsigned integers, nanosecond or INT96 timestamps,
+files of Spark's legacy calendar, nested columns, names equal but for case.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import (
+    BinaryType,
+    BooleanType,
+    ByteType,
+    DataType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    FloatType,
+    IntegerType,
+    LongType,
+    ShortType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampNTZType,
+    TimestampType,
+)
+
+from zorder.api.engines import InProcessWork
+from zorder.api.inputs import input_format, read_input
+from zorder.api.modes import InputFormat
+from zorder.api.scanning import table_storage
+from zorder.arrow.files import legacy_calendar, read_file, read_in_order
+from zorder.errors import ZorderError
+from zorder.spark.scan import spark_schema
+from zorder.table import load_snapshot
+
+__all__ = ["InProcessInput", "WriteSource", "in_process_input", "read_source"]
+
+
+@dataclass(frozen=True)
+class WriteSource:
+    """A write's input at ``path``: ``format`` None reads what is found there."""
+
+    path: str
+    format: InputFormat | None = None
+    storage_options: Mapping[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class InProcessInput:
+    """An input as the in-process engine would read it: its schema as Spark reads it, its
+    size, and the read; or why it is left to Spark (``declined``)."""
+
+    schema: StructType | None
+    work: InProcessWork | None
+    declined: str | None = None
+    read: Callable[[], pa.Table] = field(default=lambda: pa.table({}), repr=False)
+
+
+def read_source(spark: SparkSession, source: WriteSource) -> DataFrame:
+    """``source``'s rows, read by Spark."""
+    return read_input(
+        spark, source.path, format=source.format, storage_options=source.storage_options
+    )
+
+
+def in_process_input(source: WriteSource) -> InProcessInput:
+    """How the in-process engine would read ``source`` (metadata only: footers, a log)."""
+    try:
+        found = source.format or input_format(source.path, source.storage_options)
+        if found == "csv":
+            return _declined("CSV input: Spark infers its columns' types")
+        if found == "delta":
+            return _delta_input(source)
+        return _parquet_input(source)
+    except (OSError, pa.ArrowException, ZorderError) as error:
+        return _declined(f"its input is not readable here ({error})")
+
+
+def _declined(why: str) -> InProcessInput:
+    return InProcessInput(schema=None, work=None, declined=why)
+
+
+def _delta_input(source: WriteSource) -> InProcessInput:
+    snapshot = load_snapshot(table_storage(source.path, source.storage_options, None))
+    files = snapshot.files
+    counts = [f.num_records for f in files]
+    rows = None if any(c is None or c < 0 for c in counts) else sum(c or 0 for c in counts)
+    columns = list(snapshot.schema.arrow.names)
+
+    def read() -> pa.Table:
+        def one(data_file: object) -> pa.Table:
+            return read_file(snapshot, data_file, columns, refuse_legacy_calendar=True)  # type: ignore[arg-type]
+
+        parts = list(read_in_order(one, files))
+        return pa.concat_tables(parts) if parts else snapshot.schema.arrow.empty_table()
+
+    work = InProcessWork(rows=rows, bytes=sum(f.size for f in files), files=len(files))
+    return InProcessInput(schema=spark_schema(snapshot), work=work, read=read)
+
+
+def _parquet_input(source: WriteSource) -> InProcessInput:
+    import pyarrow.dataset as pads
+    import pyarrow.fs as pafs
+    import pyarrow.parquet as pq
+
+    filesystem, root = table_storage(source.path, source.storage_options, None).filesystem()
+    info = filesystem.get_file_info(root)
+    if info.type == pafs.FileType.Directory:
+        listed = filesystem.get_file_info(pafs.FileSelector(root, recursive=True))
+        if any("=" in p for f in listed for p in f.path[len(root) :].split("/")[:-1]):
+            return _declined("hive-style partition directories: Spark infers their types")
+        paths = sorted(
+            f.path
+            for f in listed
+            if f.type == pafs.FileType.File and not f.base_name.startswith(("_", "."))
+        )
+    else:
+        paths = [root]
+    if not paths:
+        return _declined(f"no Parquet file at {source.path}")
+    rows, size, schema = 0, 0, None
+    for path in paths:
+        with filesystem.open_input_file(path) as handle:
+            metadata = pq.read_metadata(handle)
+            size += handle.size()
+        if legacy_calendar(metadata):
+            return _declined(f"{path} holds dates or timestamps of Spark's legacy calendar")
+        found = metadata.schema.to_arrow_schema()
+        if schema is not None and not found.equals(schema):
+            return _declined("its files' schemas differ: Spark merges them by its own rules")
+        schema, rows = found, rows + metadata.num_rows
+    assert schema is not None
+    struct, why = _spark_schema(schema)
+    if struct is None:
+        return _declined(why)
+
+    def read() -> pa.Table:
+        dataset = pads.dataset(paths, format="parquet", filesystem=filesystem)
+        return dataset.to_table()
+
+    work = InProcessWork(rows=rows, bytes=size, files=len(paths))
+    return InProcessInput(schema=struct, work=work, read=read)
+
+
+_SIMPLE: dict[str, DataType] = {
+    "bool": BooleanType(),
+    "int8": ByteType(),
+    "int16": ShortType(),
+    "int32": IntegerType(),
+    "int64": LongType(),
+    "float": FloatType(),
+    "double": DoubleType(),
+    "string": StringType(),
+    "large_string": StringType(),
+    "binary": BinaryType(),
+    "large_binary": BinaryType(),
+    "date32[day]": DateType(),
+}
+
+
+def _spark_type(arrow: pa.DataType) -> DataType | None:
+    """The type Spark reads a Parquet column of ``arrow``'s type as, None where it is in
+    doubt here."""
+    simple = _SIMPLE.get(str(arrow))
+    if simple is not None:
+        return simple
+    if pa.types.is_timestamp(arrow) and arrow.unit in ("ms", "us"):
+        return TimestampType() if arrow.tz is not None else TimestampNTZType()
+    if pa.types.is_decimal128(arrow) and arrow.precision <= 38:
+        return DecimalType(arrow.precision, arrow.scale)
+    return None
+
+
+def _spark_schema(schema: pa.Schema) -> tuple[StructType | None, str]:
+    """``schema`` as Spark reads it (every column nullable), or None and why not."""
+    folded = [n.lower() for n in schema.names]
+    if len(set(folded)) != len(folded):
+        return None, "column names equal but for case: Spark refuses them"
+    fields = []
+    for arrow_field in schema:
+        spark_type = _spark_type(arrow_field.type)
+        if spark_type is None:
+            return None, (
+                f"column {arrow_field.name!r} has the Parquet type {arrow_field.type}, which "
+                "Spark reads by rules of its own"
+            )
+        fields.append(StructField(arrow_field.name, spark_type, True))
+    return StructType(fields), ""

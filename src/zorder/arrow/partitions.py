@@ -1,0 +1,52 @@
+"""Which of a table's partitions a filter over partition columns chooses, decided in this
+process where :mod:`zorder.skipping.rows` reproduces Spark's meaning of it exactly."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from zorder.columns import match_column
+from zorder.errors import UnsupportedFilterError
+from zorder.skipping.rows import exact_predicate, row_mask
+from zorder.skipping.sql import ParsedFilter
+from zorder.table.snapshot import TableSnapshot
+
+__all__ = ["partitions_where"]
+
+
+def partitions_where(
+    snapshot: TableSnapshot,
+    partitions: Sequence[tuple[Any, ...]],
+    parsed: ParsedFilter,
+    *,
+    time_zone: str,
+    ansi: bool,
+) -> set[tuple[Any, ...]] | None:
+    """The ``partitions`` (values of ``snapshot``'s partition columns) whose values satisfy
+    ``parsed`` in a session of ``time_zone`` with ANSI mode ``ansi``; None where the exact
+    evaluator refuses the filter (Spark then decides)."""
+    columns = snapshot.partition_columns
+    # The filter's spelling of each column (Spark matches names regardless of case).
+    named = {r: columns.index(c) for r in parsed.columns if (c := match_column(r, columns))}
+    types = {r: snapshot.schema.column_types[columns[i]] for r, i in named.items()}
+    try:
+        if not ansi:
+            parsed.check_ansi_off(types)  # the evaluator has ANSI's meaning: where both agree
+        bound = exact_predicate(parsed.unfolded(), types, time_zone=time_zone)
+    except UnsupportedFilterError:
+        return None
+    arrow = snapshot.schema.arrow
+    values = pa.table(
+        {
+            r: pa.array([p[i] for p in partitions], arrow.field(columns[i]).type)
+            for r, i in named.items()
+        },
+    )
+    if not named:  # a filter of no column: one value for every partition
+        values = pa.table({"_": pa.nulls(len(partitions))})
+    keep = pc.fill_null(row_mask(bound, values, types), False).to_pylist()
+    return {p for p, kept in zip(partitions, keep, strict=True) if kept}
