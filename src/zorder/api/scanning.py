@@ -286,7 +286,7 @@ def bloom_pruned(
     filter's equalities (:func:`~zorder.skipping.blooms.bloom_lookups`).
     """
     try:
-        spec = snapshot.recorded_spec
+        spec = snapshot.clustering_spec
     except UnsupportedTableError:
         return mask, 0, None  # properties that do not parse: clustering says so, not a read
     columns = [b.column for b in spec.bloom_filters] if spec is not None else []

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import functools
+import re
 import logging
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -130,15 +131,18 @@ _SPARK_VERSION_KEY = b"org.apache.spark.version"
 
 
 def legacy_calendar(metadata: Any) -> bool:
-    """Whether Spark reads the file of ``metadata`` (pyarrow's FileMetaData) in its legacy
-    hybrid calendar: written by Spark before 3.0, or marked so by a later Spark. Files
-    holding INT96 timestamps count too (Spark may rebase those by a setting)."""
+    """Whether Spark may read the file of ``metadata`` (pyarrow's FileMetaData) in its legacy
+    hybrid calendar: written by Spark before 3.0, or marked so by a later Spark; or, from
+    another writer, holding INT96 timestamps (which Spark rebases or refuses by a
+    setting)."""
     pairs = metadata.metadata or {}
     if any(key in pairs for key in _LEGACY_KEYS):
         return True
     version = pairs.get(_SPARK_VERSION_KEY)
-    if version is not None and not version.decode(errors="replace").split(".")[0] >= "3":
-        return True
+    if version is not None:
+        major = re.match(rb"\d+", version)
+        return major is None or int(major[0]) < 3
+    # Not Spark's: Spark reads its INT96 timestamps by a setting (rebased, or refused).
     schema = metadata.schema
     return any(schema.column(i).physical_type == "INT96" for i in range(len(schema)))
 

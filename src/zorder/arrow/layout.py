@@ -84,9 +84,7 @@ def sorted_files(rows: pa.Table, plan: ClusteringPlan, *, count: int) -> FileRow
     if n == 0:
         return FileRows.of(np.array([], np.int64), np.array([], np.int64))
     order = pc.sort_indices(
-        rows.select(plan.names),
-        sort_keys=[(name, "ascending") for name in plan.names],
-        null_placement="at_start",
+        rows.select(plan.names), sort_keys=[(name, "ascending", "at_start") for name in plan.names]
     ).to_numpy()
     ordered = rows.select(plan.names).take(pa.array(order))
     group = _run_ids(ordered)  # equal values (NULLs equal) share an id, ascending
@@ -122,7 +120,7 @@ def _value_ranks(values: pa.ChunkedArray) -> npt.NDArray[np.int64]:
     """Each value's position in the order NULLs first, then ascending (ties share nothing:
     only the order of distinct positions matters to a sort key)."""
     order = pc.sort_indices(
-        pa.table({"v": values}), sort_keys=[("v", "ascending")], null_placement="at_start"
+        pa.table({"v": values}), sort_keys=[("v", "ascending", "at_start")]
     ).to_numpy()
     ranks = np.empty(len(order), dtype=np.int64)
     ranks[order] = np.arange(len(order), dtype=np.int64)

@@ -24,6 +24,7 @@ from typer.core import TyperArgument, TyperCommand, TyperGroup
 from typer.models import ParameterInfo
 
 import zorder
+from zorder.api.modes import Engine
 from zorder.cli.output import Output, output_for
 from zorder.cli.spark import spark_log
 from zorder.curves.kinds import DEFAULT_BLOOM_FPP, Curve, KeyMethod
@@ -278,6 +279,15 @@ def _root(
     """Z-order and Hilbert clustering with file-level data skipping for Delta Lake tables."""
     spark_log.verbose = verbose
     spark_log.file = None
+
+
+EngineOption = Annotated[
+    Engine,
+    typer.Option(
+        help="Who writes the files: auto (this process, no JVM, for work within the "
+        "in-process bounds; else Spark), spark, or arrow (this process only).",
+    ),
+]
 
 
 def bloom_list(text: str | None) -> dict[str, float] | None:

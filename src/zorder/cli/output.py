@@ -26,8 +26,8 @@ import dataclasses
 import json
 import traceback
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
@@ -115,9 +115,22 @@ class Output(ABC):
     def _report(self, failure: Failure) -> None:
         """Say on stderr why the command stopped."""
 
-    def status(self, message: str) -> AbstractContextManager[Any]:
-        """A status line on stderr while a block runs (drawn only in a terminal)."""
-        return self.stderr.status(message)
+    @contextmanager
+    def status(self, message: str) -> Iterator[None]:
+        """A status line on stderr while a block runs (drawn only in a terminal); none inside
+        another's (Spark started while a command works: rich before 14 draws one at once)."""
+        from rich.errors import LiveError
+
+        shown = self.stderr.status(message)
+        try:
+            shown.start()
+        except LiveError:
+            yield
+            return
+        try:
+            yield
+        finally:
+            shown.stop()
 
     def working(self, message: str, spark: SparkSession | None) -> AbstractContextManager[None]:
         """The status line while Spark works, drawn only in a terminal: stderr captured in a

@@ -103,11 +103,18 @@ def metrics(result: ClusterMetrics) -> Rendered:
             for before, after in zip(result.depth_before, result.depth_after, strict=True)
         ),
         ("table version", "unchanged" if result.version is None else str(result.version)),
+        *((("engine", _engine(result)),) if result.engine else ()),
         ("seconds", f"{result.seconds:.1f}"),
     ]
     for name, value in rows:
         table.add_row(name, value)
     return [table, *(Text(f"note: {note}", style="yellow") for note in result.notes)]
+
+
+def _engine(result: ClusterMetrics) -> str:
+    """Who wrote the files, and why that engine: Spark, or this process (no JVM)."""
+    where = "Spark" if result.engine == "spark" else "in process, no JVM"
+    return f"{result.engine} ({where}): {result.engine_reason}"
 
 
 def _depth(depth: ColumnDepth) -> str:

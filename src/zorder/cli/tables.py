@@ -22,6 +22,7 @@ from zorder.cli.command import (
     ByOption,
     ConfOption,
     CurveOption,
+    EngineOption,
     JsonOption,
     MasterOption,
     MethodOption,
@@ -44,6 +45,8 @@ from zorder.table.retention import DEFAULT_RETENTION_HOURS, RETENTION_PROPERTY
 from zorder.table.tiering import DEFAULT_FANOUT
 
 if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
     from zorder.api.cluster import ClusterMetrics
 
 
@@ -87,6 +90,7 @@ def write(
         ),
     ] = None,
     bloom_filters: BloomOption = None,
+    engine: EngineOption = "auto",
     storage_option: StorageOption = None,
     master: MasterOption = "local[*]",
     remote: RemoteOption = None,
@@ -97,8 +101,11 @@ def write(
 
     An append without --by clusters the rows by the table's recorded spec. With
     --txn-app-id and --txn-version, running the same write again adds nothing.
+
+    Small work runs in this process without starting Spark (--engine auto): Parquet or a
+    Delta table within the in-process bounds.
     """
-    from zorder.api.inputs import check_input_columns, check_input_exists, input_format, read_input
+    from zorder.api.inputs import check_input_columns, check_input_exists, input_format
     from zorder.table.transactions import AppTransaction
 
     options = parse_storage_options(storage_option or [])
@@ -111,11 +118,9 @@ def write(
     found = source_format or input_format(source, options)  # looked for once, used twice
     if by:
         check_input_columns(source, column_list(by), format=found, storage_options=options)
-    spark = session(out, master, conf, remote)
-    df = read_input(spark, source, format=found, storage_options=options)
-    with out.working(f"Clustering {source} into {dest}...", spark):
+    with out.working(f"Clustering {source} into {dest}...", None):
         metrics = zorder.write(
-            df,
+            source,
             dest,
             by=column_list(by) if by else None,
             mode=mode,
@@ -127,6 +132,9 @@ def write(
             txn_app_id=txn_app_id,
             txn_version=txn_version,
             bloom_filters=blooms,
+            format=found,
+            engine=engine,
+            spark=lambda: session(out, master, conf, remote),  # only when Spark runs
             storage_options=options,
         )
     out.result(metrics, render.metrics)
@@ -159,6 +167,7 @@ def optimize(
         ),
     ] = None,
     bloom_filters: BloomOption = None,
+    engine: EngineOption = "auto",
     storage_option: StorageOption = None,
     master: MasterOption = "local[*]",
     remote: RemoteOption = None,
@@ -168,7 +177,8 @@ def optimize(
     """Cluster what needs it in the Delta table at PATH (or everything, --full), in one commit.
 
     Without --by the table's recorded spec is used; a new --by (or --by-advice) is recorded
-    and reclusters all.
+    and reclusters all. Small work runs in this process without starting Spark (--engine
+    auto).
     """
     if by_advice is not None and (by or curve or method):
         raise InvalidArgumentError(
@@ -185,15 +195,16 @@ def optimize(
             out.result(done, render.metrics)
             return
     chosen: list[str] | ClusteringSpec | None = column_list(by) if by else None
-    spark = session(out, master, conf, remote)
+    spark: SparkSession | None = None
     if by_advice is not None:
+        spark = session(out, master, conf, remote)
         with out.working(f"Advising {path} for {by_advice}...", spark):
             chosen = zorder.advise(
                 path, by_advice, spark=spark, num_files=num_files, storage_options=options
             ).spec
     with out.working(f"Optimizing {path}...", spark):
         metrics = zorder.optimize(
-            spark,
+            spark or (lambda: session(out, master, conf, remote)),  # only when Spark runs
             path,
             by=chosen,
             curve=curve,
@@ -204,6 +215,7 @@ def optimize(
             full=full,
             fanout=fanout,
             bloom_filters=blooms,
+            engine=engine,
             storage_options=options,
         )
     out.result(metrics, render.metrics)

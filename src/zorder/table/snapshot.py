@@ -286,6 +286,21 @@ class TableSnapshot:
         return recorded_spec(self.configuration)
 
     @functools.cached_property
+    def clustering_spec(self) -> ClusteringSpec | None:
+        """The table's spec: the one its properties record, else, where zorder's runs hold
+        files, the newest zorder commit's. A table on Delta's table-features protocol keeps
+        no properties from zorder (see :func:`~zorder.table.record_properties`): its spec
+        is in the commits only. A table no zorder run wrote is not walked back for one."""
+        recorded = self.recorded_spec
+        if recorded is not None:
+            return recorded
+        paths = self.actions.column("path").to_pylist()
+        if not any(Run.of_path(str(p)) for p in paths):
+            return None
+        latest = self.latest_clustering
+        return latest.spec if latest is not None else None
+
+    @functools.cached_property
     def latest_clustering(self) -> CommitClustering | None:
         """What the newest zorder commit up to this version recorded (its spec is the
         table's when the properties record none); read from the log once per snapshot."""
