@@ -10,7 +10,7 @@ import re
 
 from zorder.errors import InvalidArgumentError
 
-__all__ = ["DEFAULT_TARGET_FILE_SIZE", "MAX_FILES", "parse_size"]
+__all__ = ["DEFAULT_TARGET_FILE_SIZE", "MAX_FILES", "parse_size", "size_text"]
 
 DEFAULT_TARGET_FILE_SIZE = 128 * 1024 * 1024
 # One run's files are written one Spark task each: more than this is a mistake (a run of a
@@ -37,3 +37,13 @@ def parse_size(size: int | str) -> int:
     if value < 1:
         raise InvalidArgumentError(f"size must be at least 1 byte, got {size!r}")
     return value
+
+
+def size_text(count: int) -> str:
+    """Bytes in the largest unit that keeps the number at least 1 (1,024 bytes a KB)."""
+    size = float(count)
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if size < 1024 or unit == "TB":
+            return f"{size:,.1f} {unit}" if unit != "B" else f"{int(size):,} B"
+        size /= 1024
+    return f"{count} B"  # pragma: no cover

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from zorder.api.modes import ENGINES, Engine, EngineUsed
 from zorder.errors import InvalidArgumentError
+from zorder.sizes import size_text
 
 __all__ = [
     "IN_PROCESS_BYTES",
@@ -63,7 +64,8 @@ class InProcessWork:
 
     def describe(self) -> str:
         rows = "?" if self.rows is None else f"{self.rows:,}"
-        return f"{rows} rows in {self.files:,} files ({self.bytes / 2**20:,.1f} MiB)"
+        files = f"{self.files:,} file{'s' if self.files != 1 else ''}"
+        return f"{rows} rows in {files} ({size_text(self.bytes)})"
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from zorder.api.sources import InProcessInput
 from zorder.arrow.files import read_file, read_in_order
 from zorder.arrow.layout import curve_files, sorted_files
 from zorder.arrow.partitions import partitions_where
-from zorder.arrow.sample import sample_files
+from zorder.arrow.sample import drawn_rows, ranked_sample, sample_plan
 from zorder.arrow.writes import ParquetOptions, hive_directory, write_files
 from zorder.curves.clustering import sample_size_for
 from zorder.curves.kinds import BLOOM_ROWS_SLACK
@@ -193,11 +193,10 @@ def _data_columns(snapshot: TableSnapshot) -> list[str]:
     return [f.name for f in snapshot.schema.arrow if f.name not in partitions]
 
 
-def _read_rows(snapshot: TableSnapshot, files: Sequence[DataFile]) -> pa.Table:
-    """Every column of ``files``' live rows, as Spark reads them."""
+def _read_files(snapshot: TableSnapshot, files: Sequence[DataFile]) -> list[pa.Table]:
+    """Every column of each of ``files``' live rows, as Spark reads them."""
     columns = list(snapshot.schema.arrow.names)
-    parts = list(read_in_order(lambda f: _read_checked(snapshot, f, columns), files))
-    return pa.concat_tables(parts) if parts else snapshot.schema.arrow.empty_table()
+    return list(read_in_order(lambda f: _read_checked(snapshot, f, columns), files))
 
 
 def _read_checked(snapshot: TableSnapshot, data_file: DataFile, columns: list[str]) -> pa.Table:
@@ -207,25 +206,51 @@ def _read_checked(snapshot: TableSnapshot, data_file: DataFile, columns: list[st
         raise NeedsSparkError(f"{data_file.path}: {error}") from None
 
 
+def _sample_of(
+    job: ClusterJob,
+    parts: Sequence[pa.Table],
+    files: Sequence[DataFile],
+    taken: dict[str, tuple[int, int]],
+) -> pa.Table:
+    """The sample :func:`~zorder.arrow.sample.sample_files` draws from ``files``, drawn from
+    their rows read already (``parts``): the same rows, without reading them again."""
+    names = job.plan.names
+    drawn = [
+        drawn_rows(part.select(names), taken[f.path])
+        for part, f in zip(parts, files, strict=True)
+        if taken[f.path][0] > 0
+    ]
+    snapshot = job.snapshot
+    assert snapshot is not None
+    return ranked_sample(drawn, pa.schema([snapshot.schema.arrow.field(n) for n in names]))
+
+
+def _concatenated(snapshot: TableSnapshot, parts: Sequence[pa.Table]) -> pa.Table:
+    return pa.concat_tables(parts) if parts else snapshot.schema.arrow.empty_table()
+
+
 def _rewrite_files(
     job: ClusterJob, snapshot: TableSnapshot, read: Sequence[DataFile], run: Run
 ) -> int:
     """An unpartitioned optimize's files written into ``run``'s directory; how many were
     planned."""
-    phase("sampling")
     bytes_read = sum(f.size for f in read)
     files = file_count(job.num_files, None if job.num_files else job.target, bytes_read)
     plan = job.plan
-    fitted = None
-    if not plan.sorts_plainly:
-        size = sample_size_for(files) if job.sample_size is None else job.sample_size
-        sample = sample_files(snapshot, [read], plan.names, [size], seed=DEFAULT_SAMPLE_SEED)[0]
-        fitted = plan.fit(sample, count=files)
     phase("clustering and writing")
-    rows = _read_rows(snapshot, read)
-    laid_out = (
-        sorted_files(rows, plan, count=files) if fitted is None else curve_files(rows, plan, fitted)
-    )
+    parts = _read_files(snapshot, read)
+    if plan.sorts_plainly:
+        rows = _concatenated(snapshot, parts)
+        laid_out = sorted_files(rows, plan, count=files)
+    else:
+        phase("sampling")
+        size = sample_size_for(files) if job.sample_size is None else job.sample_size
+        taken = sample_plan([read], [size], seed=DEFAULT_SAMPLE_SEED)
+        fitted = plan.fit(_sample_of(job, parts, read, taken), count=files)
+        phase("clustering and writing")
+        rows = _concatenated(snapshot, parts)
+        laid_out = curve_files(rows, plan, fitted)
+    del parts
     stored = stored_rows(snapshot, rows)
     options = parquet_options(job, stored.schema, -(-rows.num_rows // files))
     write_files(stored, laid_out, storage=job.storage, directory=run.directory, options=options)
@@ -235,8 +260,8 @@ def _rewrite_files(
 def _rewrite_partitions(
     job: ClusterJob, snapshot: TableSnapshot, read: Sequence[DataFile], run: Run
 ) -> PartitionFiles | None:
-    """A partitioned optimize's files, partition by partition, written into ``run``'s
-    directory; None when no partition has a row."""
+    """A partitioned optimize's files, partition by partition (one partition's rows held at
+    a time), written into ``run``'s directory; None when no partition has a row."""
     groups: dict[tuple[Any, ...], tuple[DataFile, ...]] = {}
     for data_file in read:
         groups[data_file.partition] = (*groups.get(data_file.partition, ()), data_file)
@@ -245,7 +270,6 @@ def _rewrite_partitions(
     partitions = logged_partitions(todo, groups)
     if not partitions:
         return None
-    phase("sampling")
     per_partition = files_per_partition(
         partitions,
         num_files=job.num_files,
@@ -254,25 +278,33 @@ def _rewrite_partitions(
     )
     sizes = partition_sample_sizes(per_partition, partitions)
     own = [groups[todo[int(p.key)]] for p in partitions]
-    samples = sample_files(snapshot, own, job.plan.names, sizes, seed=DEFAULT_SAMPLE_SEED)
-    fitted, first_file = _fitted(job, partitions, samples, sizes, per_partition)
-    layout = PartitionFiles(partitions=tuple(partitions), first_file=tuple(first_file))
-    phase("clustering and writing")
+    taken = sample_plan(own, sizes, seed=DEFAULT_SAMPLE_SEED)  # for every partition, in order
+    # Filters are sized by the files asked for (Spark's engine: by the files its plans cut,
+    # the same unless a partition has fewer distinct keys than files).
+    asked = PartitionFiles(tuple(partitions), tuple(np.cumsum([0, *per_partition]).tolist()))
+    first_file = [0]
     for index, partition in enumerate(partitions):
-        rows = _read_rows(snapshot, own[index])
-        laid_out = curve_files(rows, job.plan, fitted[index], first_file=first_file[index])
+        phase("clustering and writing")
+        parts = _read_files(snapshot, own[index])
+        phase("sampling")
+        sample = _sample_of(job, parts, own[index], taken)
+        fitted = job.plan.fit(sample, count=per_partition[index])
+        phase("clustering and writing")
+        rows = _concatenated(snapshot, parts)
+        del parts
+        laid_out = curve_files(rows, job.plan, fitted, first_file=first_file[-1])
+        first_file.append(first_file[-1] + fitted.count)
         stored = stored_rows(snapshot, rows)
-        directory = _partition_directory(job, partition)
         write_files(
             stored,
             laid_out,
             storage=job.storage,
             directory=run.directory,
-            options=parquet_options(job, stored.schema, layout.rows_per_file),
-            subdirectory=_constant(directory),
+            options=parquet_options(job, stored.schema, asked.rows_per_file),
+            subdirectory=_constant(_partition_directory(job, partition)),
         )
         del rows, stored  # one partition's rows held at a time
-    return layout
+    return PartitionFiles(partitions=tuple(partitions), first_file=tuple(first_file))
 
 
 def _fitted(

@@ -11,8 +11,8 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import functools
-import re
 import logging
+import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor

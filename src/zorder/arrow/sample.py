@@ -33,7 +33,10 @@ __all__ = [
     "IN_PROCESS_SAMPLE_BYTES",
     "IN_PROCESS_SAMPLE_FILES",
     "IN_PROCESS_SAMPLE_ROWS",
+    "drawn_rows",
+    "ranked_sample",
     "sample_files",
+    "sample_plan",
     "samples_in_process",
 ]
 
@@ -63,6 +66,40 @@ def samples_in_process(files: Sequence[DataFile]) -> bool:
     return rows <= IN_PROCESS_SAMPLE_ROWS and sum(f.size for f in files) <= IN_PROCESS_SAMPLE_BYTES
 
 
+def sample_plan(
+    groups: Sequence[Sequence[DataFile]], sizes: Sequence[int], *, seed: int
+) -> dict[str, tuple[int, int]]:
+    """For each file of ``groups``: how many of its live rows the sample of its group takes
+    (``sizes[i]`` of group i's, all when fewer, shared among its files by a multivariate
+    hypergeometric draw) and the seed its own draw uses, by path."""
+    rng = np.random.default_rng(seed)
+    taken: dict[str, tuple[int, int]] = {}
+    for files, size in zip(groups, sizes, strict=True):
+        live = np.array([f.num_records or 0 for f in files], dtype=np.int64)  # live rows
+        counts = rng.multivariate_hypergeometric(live, min(size, int(live.sum())))
+        seeds = rng.integers(0, 2**63, len(files))
+        for data_file, count, own in zip(files, counts, seeds, strict=True):
+            taken[data_file.path] = (int(count), int(own))
+    return taken
+
+
+def drawn_rows(rows: pa.Table, taken: tuple[int, int]) -> pa.Table:
+    """The rows of one file's ``rows`` its share of the sample takes (:func:`sample_plan`)."""
+    count, own = taken
+    # The log's count may disagree with the file (a broken table): the check of the
+    # rows written, not the sample, is what refuses that.
+    picks = np.random.default_rng(own).choice(
+        rows.num_rows, min(count, rows.num_rows), replace=False
+    )
+    return rows.take(pa.array(np.sort(picks), pa.int64()))
+
+
+def ranked_sample(parts: Sequence[pa.Table], schema: pa.Schema) -> pa.Table:
+    """A group's drawn rows, one table, cut as rank buckets see them."""
+    whole = pa.concat_tables(parts) if parts else schema.empty_table()
+    return pa.table([ranked_prefix(c) for c in whole.columns], names=schema.names)
+
+
 def sample_files(
     snapshot: TableSnapshot,
     groups: Sequence[Sequence[DataFile]],
@@ -74,25 +111,11 @@ def sample_files(
     """For each group of files of ``snapshot``, ``sizes[i]`` of its live rows (all, when it
     has fewer) drawn uniformly without replacement: ``columns``, cut as rank buckets see
     them. Every file's row count must be in the log (:func:`samples_in_process`)."""
-    rng = np.random.default_rng(seed)
-    taken: dict[str, tuple[int, int]] = {}  # a file's path: rows to take, its own seed
-    for files, size in zip(groups, sizes, strict=True):
-        live = np.array([f.num_records or 0 for f in files], dtype=np.int64)  # live rows
-        counts = rng.multivariate_hypergeometric(live, min(size, int(live.sum())))
-        seeds = rng.integers(0, 2**63, len(files))
-        for data_file, count, own in zip(files, counts, seeds, strict=True):
-            taken[data_file.path] = (int(count), int(own))
+    taken = sample_plan(groups, sizes, seed=seed)
     schema = pa.schema([snapshot.schema.arrow.field(c) for c in columns])
 
     def draw(data_file: DataFile) -> pa.Table:
-        count, own = taken[data_file.path]
-        rows = read_file(snapshot, data_file, columns)
-        # The log's count may disagree with the file (a broken table): the check of the
-        # rows written, not the sample, is what refuses that.
-        picks = np.random.default_rng(own).choice(
-            rows.num_rows, min(count, rows.num_rows), replace=False
-        )
-        return rows.take(pa.array(np.sort(picks), pa.int64()))
+        return drawn_rows(read_file(snapshot, data_file, columns), taken[data_file.path])
 
     # Every group's files in one pass of a few readers at a time, each part back to its group.
     wanted = [(i, f) for i, files in enumerate(groups) for f in files if taken[f.path][0] > 0]
@@ -100,8 +123,4 @@ def sample_files(
     read = read_in_order(draw, [f for _, f in wanted])
     for (index, _), part in zip(wanted, read, strict=True):
         parts[index].append(part)
-    samples = []
-    for own in parts:
-        whole = pa.concat_tables(own) if own else schema.empty_table()
-        samples.append(pa.table([ranked_prefix(c) for c in whole.columns], names=list(columns)))
-    return samples
+    return [ranked_sample(own, schema) for own in parts]

@@ -19,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from zorder.cli.fitting import FittedTable
+from zorder.sizes import size_text
 from zorder.table.clustering import SPARK_PART_FILE
 
 if TYPE_CHECKING:
@@ -54,16 +55,6 @@ def plain(value: Any) -> Any:
 def text(value: Any) -> str:
     """A value as a cell shows it: None as nothing, the rest as its JSON text."""
     return "" if value is None else str(plain(value))
-
-
-def size_text(count: int) -> str:
-    """Bytes in the largest unit that keeps the number at least 1 (1,024 bytes a KB)."""
-    size = float(count)
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if size < 1024 or unit == "TB":
-            return f"{size:,.1f} {unit}" if unit != "B" else f"{int(size):,} B"
-        size /= 1024
-    return f"{count} B"  # pragma: no cover
 
 
 def wrote(path: str | Path) -> Rendered:
