@@ -65,8 +65,10 @@ def constant(node: exp.Expression, context: FoldContext | None = None) -> TypedL
         # Its instant may lie past Python's years, where Spark's still reach (a TIMESTAMP_NTZ
         # names no instant).
         raise NotConstantError(f"the timestamp {value} at the edge of the years 1 to 9999")
-    if result.type in INTEGER_TYPES and not result.literal:
-        # Spark's analyzer types an integer expression, unlike a literal, by its type alone.
+    if (result.type in INTEGER_TYPES or result.type.startswith("decimal(")) and not result.literal:
+        # Spark's analyzer types an integer expression, unlike a literal, by its type alone,
+        # and folds an integral column's order against a decimal literal, not an expression,
+        # beyond BIGINT's range (zorder.skipping.logic._beyond_long).
         return ComputedLiteral(value, result.type, maybe_literal=result.literal is None)
     return TypedLiteral(value, result.type)
 

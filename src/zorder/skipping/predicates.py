@@ -342,6 +342,12 @@ class _Binder(PredicateVisitor[Predicate]):
     def _bind(self, node: Comparison | InList) -> Predicate:
         name = resolve_column(node.column, self.columns)
         literals = (node.value,) if isinstance(node, Comparison) else node.values
+        compared = node.cast or self.columns[name]
+        if isinstance(node, Comparison) and _beyond_long(node, compared):
+            # Spark makes it a constant, NULL rows included, where the decimal is written as
+            # a literal (DecimalPrecision), and keeps NULL where it computes it: statistics
+            # cannot tell which (see zorder.skipping.logic._beyond_long).
+            return self._unknown(f"{name} compared with a decimal beyond BIGINT's range")
         try:
             if isinstance(node, InList):
                 self._check_list_strings(self.columns[name], literals)
@@ -400,6 +406,16 @@ class _Binder(PredicateVisitor[Predicate]):
 
     def visit_not(self, child: Predicate) -> Predicate:
         return Not(child) if self.strict else not_(child)
+
+
+def _beyond_long(node: Comparison, compared_as: str) -> bool:
+    """An integral column ordered against a decimal literal beyond BIGINT's range."""
+    value = node.value
+    if compared_as not in INTEGER_TYPES or node.op not in ("<", "<=", ">", ">="):
+        return False
+    if not isinstance(value, TypedLiteral) or not value.type.startswith("decimal("):
+        return False
+    return not -(2**63) <= value.value <= 2**63 - 1
 
 
 @dataclass(frozen=True)
