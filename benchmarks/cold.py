@@ -67,6 +67,7 @@ GOAL_ROWS = 200_000
 GOAL_SECONDS = 4.0
 LOOKUP_GOAL = 0.5  # the mean fraction of files an equality lookup keeps, at most
 NO_FLAG = "none"  # the zorder commands without --engine
+ENGINES = ("auto", "spark", "arrow", NO_FLAG)
 OPERATIONS = ("optimize", "write")
 
 DELTA_RS_OPTIMIZE = """\
@@ -254,11 +255,11 @@ def summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def warm_up(tmp: str, contenders: list[str]) -> None:
+def warm_up(tmp: str, contenders: list[str], operations: list[str]) -> None:
     """One untimed run of each contender on a small table: the programs' files into the cache."""
     inputs = build_inputs(tmp, 4_000)
     values = lookup_values(inputs["data"], 1, seed=0)
-    for operation in OPERATIONS:
+    for operation in operations:
         for name in contenders:
             dest = str(Path(tmp) / f"warm-{operation}-{name.replace(' ', '_')}")
             one_run(operation, name, inputs, dest, values)
@@ -288,7 +289,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "--engines",
         type=lambda text: text.split(","),
         default=["auto", "spark"],
-        help=f"zorder's engines, comma-separated: auto, spark, arrow; {NO_FLAG}: no --engine",
+        help=f"zorder's engines, comma-separated, of {', '.join(ENGINES)} ({NO_FLAG}: no --engine)",
     )
     parser.add_argument("--operations", type=lambda text: text.split(","), default=list(OPERATIONS))
     parser.add_argument("--repeat", type=int, default=1, help="runs of each contender, best of")
@@ -296,9 +297,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--no-warm-up", dest="warm_up", action="store_false")
     parser.add_argument("--write-markdown", action="store_true", help="update BENCHMARKS.md")
     args = parser.parse_args(argv)
-    unknown = set(args.operations) - set(OPERATIONS)
-    if unknown:
-        parser.error(f"unknown operations {sorted(unknown)}: choose from {list(OPERATIONS)}")
+    for given, known in ((args.operations, OPERATIONS), (args.engines, ENGINES)):
+        unknown = set(given) - set(known)
+        if unknown:
+            parser.error(f"unknown {sorted(unknown)}: choose from {list(known)}")
     if any(engine != NO_FLAG for engine in args.engines) and not cli_has_engine():
         parser.error(
             f"the zorder command here has no --engine option: --engines {NO_FLAG} times the "
@@ -307,7 +309,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     contenders = [*(contender_name(e) for e in args.engines), "delta-rs"]
     with tempfile.TemporaryDirectory(prefix="zorder-cold-") as tmp:
         if args.warm_up:
-            warm_up(tmp, contenders)
+            warm_up(tmp, contenders, args.operations)
         sizes = [measure(tmp, rows, contenders, args) for rows in args.sizes]
     machine = machine_facts()
     machine["session"] = "the zorder command's own session (local[*])"
