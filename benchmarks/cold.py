@@ -435,6 +435,9 @@ def verdicts(payload: dict[str, Any]) -> list[str]:
 def markdown(payload: dict[str, Any]) -> str:
     contenders = ", ".join(payload["contenders"])
     own = "the command's own by GNU time" if payload["gnu_time"] else "GNU time not installed"
+    engines = [c.removeprefix("zorder ") for c in payload["contenders"] if c.startswith("zorder ")]
+    flag = " --engine E" if engines else ""
+    which = f" (E: {', '.join(engines)})" if engines else " (no --engine: the command as it is)"
     lines = [
         "## Cold processes: zorder optimize and zorder write, launch to exit, beside delta-rs",
         "",
@@ -444,7 +447,7 @@ def markdown(payload: dict[str, Any]) -> str:
         "summed RSS of it and the processes it starts (Spark's JVM and workers) sampled every "
         f"50 ms, or its largest process's own peak where higher ({own}). "
         f"Contenders: {contenders}. `zorder optimize PATH --by {','.join(BY)} "
-        f"--num-files {payload['num_files']} --engine E` on a copy of a table of "
+        f"--num-files {payload['num_files']}{flag}`{which} on a copy of a table of "
         f"{payload['appends']} blind appends by `write_deltalake`; `zorder write SRC.parquet "
         f"DEST` with the same options from the same rows in one Parquet file. delta-rs: a "
         "Python process running `DeltaTable(PATH).optimize.z_order(...)` with a target size "
