@@ -74,6 +74,7 @@ bench: java $(VENV)/.installed-dev
 	$(BIN)/python -m benchmarks.product --write-markdown
 	$(BIN)/python -m benchmarks.phases --write-markdown
 	$(BIN)/python -m benchmarks.partitions --write-markdown
+	$(BIN)/python -m benchmarks.cold --write-markdown
 	$(BIN)/python -m benchmarks.growth --write-markdown
 	$(BIN)/python -m benchmarks.tpch_filters --write-markdown
 	$(BIN)/python -m benchmarks.advise --write-markdown

@@ -129,18 +129,96 @@ def test_product_benchmark_smoke(spark: object) -> None:
 
 @pytest.mark.spark
 def test_partitions_benchmark_smoke(spark: object) -> None:
+    import inspect
+
     from benchmarks import partitions
 
+    import zorder
+
+    # The engine keyword (issue 50) where the API has it, else optimize as it is.
+    engine = "auto" if "engine" in inspect.signature(zorder.optimize).parameters else "none"
+    name = partitions.zorder_name(engine)
     arguments = "--days 4 --rows-per-day 3000 4000 --appends 2 --files-per-day 3 --filters 4"
-    payload = partitions.main([*arguments.split(), "--repeat", "1"])
-    assert [scale["rows_per_day"] for scale in payload["scales"]] == [3000, 4000]
+    payload = partitions.main([*arguments.split(), "--repeat", "1", "--engine", engine])
+    assert [(scale["data"], scale["rows_per_day"]) for scale in payload["scales"]] == [
+        ("random", 3000),
+        ("network", 3000),
+        ("random", 4000),
+        ("network", 4000),
+    ]
     for scale in payload["scales"]:
-        assert scale["bytes_rewritten"] == scale["bytes_of_chosen_days"]
-        assert [row["day"] for row in scale["quality"]["zorder"]] == scale["chosen"]
-        assert all(row["files"] == 3 for row in scale["quality"]["zorder"])
+        assert scale["bytes_rewritten"] == {name: scale["bytes_of_chosen_days"]}
+        assert set(scale["seconds"]) == {name, "delta-rs", partitions.WHOLE}
+        assert [row["day"] for row in scale["quality"][name]] == scale["chosen"]
+        assert all(row["files"] == 3 for row in scale["quality"][name])
     text = partitions.markdown(payload)
-    assert text.count("nothing else touched") == 2
-    assert text.count("| 4,000 | zorder |") == 3
+    assert text.count("nothing else touched") == 4
+    assert text.count(f"| 4,000 | {name} |") == 6
+    assert "| i64 | f64 | hex16 | i32 |" in text
+
+
+def test_random_rows_are_uniform_and_the_same_on_every_call() -> None:
+    from benchmarks import partitions
+
+    rows = partitions.random_rows(5000, seed=3)
+    assert rows.column_names == list(partitions.RANDOM_COLUMNS)
+    assert rows.equals(partitions.random_rows(5000, seed=3))
+    assert {len(v) for v in rows.column("hex16").to_pylist()} == {16}
+    assert all(set(v) <= set("0123456789abcdef") for v in rows.column("hex16").to_pylist())
+    assert str(rows.schema.field("i32").type) == "int32"
+    assert 0.4 < sum(rows.column("f64").to_pylist()) / 5000 < 0.6
+
+
+def test_a_cold_run_counts_the_memory_of_the_processes_it_starts() -> None:
+    import sys
+
+    from benchmarks.processes import ColdRunError, gnu_time, run_cold
+
+    # The child holds 200 MiB for a second while its parent holds 100 MiB.
+    held = "import time; held = b'x' * (200 * 2**20); time.sleep(1.0)"
+    script = (
+        "import subprocess, sys\n"
+        f"child = subprocess.Popen([sys.executable, '-c', {held!r}])\n"
+        "held = b'x' * (100 * 2**20)\n"
+        "child.wait()\n"
+        "print('done')\n"
+    )
+    run = run_cold([sys.executable, "-c", script])
+    assert run.stdout == "done\n"
+    assert run.seconds >= 1.0
+    assert run.processes == (3 if gnu_time() else 2)  # GNU time, the script, its child
+    assert run.tree_peak_mib > 290  # both at once
+    assert 200 < run.largest_process_mib < 290  # the larger of the two
+    assert run.peaks_sum_mib > 290
+    assert run.peak_mib == max(run.tree_peak_mib, run.largest_process_mib)
+    if gnu_time():  # the script's own peak, exactly; its child's, waited for, is the larger
+        assert run.command_peak_mib == pytest.approx(run.largest_process_mib, abs=5)
+    with pytest.raises(ColdRunError, match="exited with 3"):
+        run_cold([sys.executable, "-c", "raise SystemExit(3)"])
+
+
+@pytest.mark.spark
+def test_cold_benchmark_smoke() -> None:
+    from benchmarks import cold
+
+    # The default engine where the command takes --engine (issue 50), else the command as it is.
+    engine = "auto" if cold.cli_has_engine() else cold.NO_FLAG
+    name = cold.contender_name(engine)
+    payload = cold.main(["--sizes", "2000", "--engines", engine, "--lookups", "2", "--no-warm-up"])
+    (size,) = payload["sizes"]
+    for operation in cold.OPERATIONS:
+        assert set(size[operation]) == {name, "delta-rs"}
+        for found in size[operation].values():
+            assert found["rows_ok"]
+            assert found["seconds"] > 0
+            assert found["tree_peak_mib"] > 0
+        assert size[operation][name]["check"]["files"] == cold.NUM_FILES
+    text = cold.markdown(payload)
+    figures = [line for line in text.splitlines() if line.startswith("| 2,000 | ")]
+    assert len(figures) == len(cold.OPERATIONS)  # a table each, a row a size
+    for operation in cold.OPERATIONS:
+        assert text.count(f"| {operation} | 2,000 | {name} | 20 |") == 1
+    assert "goal at most 4 s" not in text  # judged at 200,000 rows only
 
 
 @pytest.mark.spark
