@@ -442,7 +442,8 @@ def _row_partitions(rows: pa.Table, columns: Sequence[str]) -> tuple[list[Partit
     codes = np.zeros(rows.num_rows, dtype=np.int64)
     dictionaries = []
     for name in columns:
-        encoded = pc.dictionary_encode(rows.column(name), null_encoding="encode").combine_chunks()
+        # One array first: chunks encoded apart would each have a dictionary of their own.
+        encoded = pc.dictionary_encode(rows.column(name).combine_chunks(), null_encoding="encode")
         indices = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
         codes = codes * len(encoded.dictionary) + indices
         dictionaries.append((encoded.dictionary, indices))
