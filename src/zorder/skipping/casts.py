@@ -88,6 +88,11 @@ def cast_value(f: Folding, node: exp.Cast) -> Operand:
     if inner.type in INTEGER_TYPES and inner.literal and target in ("bigint", "smallint"):
         # 5L and CAST(5 AS BIGINT) parse alike; Spark types only the first by its digits.
         return Operand(_cast(inner, target, f.zone), target, None)
+    literal_text = isinstance(node.this, exp.Literal) and node.this.is_string
+    if literal_text and target.startswith("decimal("):
+        # 5BD and CAST('5' AS DECIMAL(1,0)) parse alike; Spark reads only the first as a
+        # literal (which its DecimalPrecision folds a comparison with, see logic._beyond_long).
+        return Operand(_cast(inner, target, f.zone), target, None)
     return Operand(_cast(inner, target, f.zone), target)
 
 

@@ -10,9 +10,10 @@ from sqlglot import exp
 from sqlglot.tokenizer_core import Token, TokenType
 
 from zorder.errors import FilterParseError
+from zorder.skipping.coercion import number_literal
 from zorder.skipping.constants import spark_type_name
 
-__all__ = ["check_interval_units", "negative_edge_literals", "shown"]
+__all__ = ["check_interval_units", "negative_edge_literals", "shown", "unary_plus_literals"]
 
 
 # The units Spark's parser reads after an interval's value; sqlglot also reads 'd', 'h',
@@ -101,6 +102,55 @@ def negative_edge_literals(tree: exp.Expression, tokens: list[Token], text: str)
                 tree = edge
             else:
                 node.replace(edge)
+    return tree
+
+
+# Tokens after which a + is a sign, not an addition: the start, an opening, a separator,
+# an operator or a keyword that takes an operand. Anything else (an operand's end) makes
+# it an addition, the reading that changes nothing here.
+_BEFORE_SIGN = frozenset(
+    {
+        TokenType.L_PAREN,
+        TokenType.COMMA,
+        *(TokenType.EQ, TokenType.NEQ, TokenType.NULLSAFE_EQ),
+        *(TokenType.LT, TokenType.LTE, TokenType.GT, TokenType.GTE),
+        *(TokenType.PLUS, TokenType.DASH, TokenType.STAR, TokenType.SLASH, TokenType.MOD),
+        *(TokenType.AND, TokenType.OR, TokenType.NOT),
+        *(TokenType.CASE, TokenType.WHEN, TokenType.THEN, TokenType.ELSE),
+        *(TokenType.BETWEEN, TokenType.IN, TokenType.IS),
+    }
+)
+
+
+def unary_plus_literals(tree: exp.Expression, tokens: list[Token]) -> exp.Expression:
+    """``tree`` with each number written after a unary ``+`` read as Spark reads it: an
+    expression of the number's type (``UnaryPositive``), not a literal.
+
+    sqlglot drops the sign, so ``+9223372036854775808`` would be the literal Spark's
+    analyzer folds a comparison with (DecimalPrecision) and ``+5`` one typed by its
+    digits against a decimal. Each such number becomes a CAST to its own type, which
+    folds as a computed constant.
+    """
+    signed = {
+        number.start
+        for previous, sign, number in zip([None, *tokens], tokens, tokens[1:], strict=False)
+        if sign.token_type == TokenType.PLUS
+        and number.token_type == TokenType.NUMBER
+        and (previous is None or previous.token_type in _BEFORE_SIGN)
+    }
+    if not signed:
+        return tree
+    for literal in list(tree.find_all(exp.Literal)):
+        if literal.is_string or literal.meta.get("start") not in signed:
+            continue
+        try:
+            _, type_name = number_literal(str(literal.this))
+        except ValueError:
+            continue  # the folder refuses it as it stands
+        computed = exp.Cast(this=literal.copy(), to=exp.DataType.build(type_name, dialect="spark"))
+        if literal is tree:
+            return computed
+        literal.replace(computed)
     return tree
 
 

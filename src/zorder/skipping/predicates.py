@@ -22,6 +22,7 @@ from zorder.skipping.coercion import (
     FLOAT_TYPES,
     INTEGER_ORDER,
     INTEGER_TYPES,
+    ComputedLiteral,
     InexactError,
     MalformedLiteralError,
     comparison_type,
@@ -345,9 +346,13 @@ class _Binder(PredicateVisitor[Predicate]):
         compared = node.cast or self.columns[name]
         if isinstance(node, Comparison) and _beyond_long(node, compared):
             # Spark makes it a constant, NULL rows included, where the decimal is written as
-            # a literal (DecimalPrecision), and keeps NULL where it computes it: statistics
-            # cannot tell which (see zorder.skipping.logic._beyond_long).
-            return self._unknown(f"{name} compared with a decimal beyond BIGINT's range")
+            # a literal (DecimalPrecision), and keeps NULL where it computes it (see
+            # zorder.skipping.logic._beyond_long).
+            if isinstance(node.value, ComputedLiteral):
+                return self._unknown(f"{name} compared with a decimal beyond BIGINT's range")
+            above = node.value.value > 0
+            holds = node.op in ("<", "<=") if above else node.op in (">", ">=")
+            return AlwaysTrue() if holds else AlwaysFalse()
         try:
             if isinstance(node, InList):
                 self._check_list_strings(self.columns[name], literals)

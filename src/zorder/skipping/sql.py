@@ -22,7 +22,12 @@ from zorder.skipping.ansi import check_same_in_ansi_modes, mode_dependent_atoms
 from zorder.skipping.coercion import number_literal
 from zorder.skipping.constants import FoldContext, NotConstantError, constant, spark_type_name
 from zorder.skipping.guard import check_filter
-from zorder.skipping.lexical import check_interval_units, negative_edge_literals, shown
+from zorder.skipping.lexical import (
+    check_interval_units,
+    negative_edge_literals,
+    shown,
+    unary_plus_literals,
+)
 from zorder.skipping.monotone import COMPARISONS, monotone_comparison, monotone_conjuncts
 from zorder.skipping.predicates import (
     AlwaysFalse,
@@ -178,6 +183,7 @@ def _parse(text: str) -> exp.Expression:
     check_filter(tree, text)  # subqueries, UDFs, reflection...: refused before any engine
     check_interval_units(tokens, text)  # what the tree no longer tells: units and suffixes
     tree = negative_edge_literals(tree, tokens, text)
+    tree = unary_plus_literals(tree, tokens)
     for identifier in tree.find_all(exp.Identifier):
         name = str(identifier.this)
         if not identifier.quoted and not _PLAIN_IDENTIFIER.fullmatch(name):
