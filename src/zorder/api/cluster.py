@@ -14,16 +14,16 @@ from __future__ import annotations
 import dataclasses
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from pyspark.sql import DataFrame, SparkSession
 
-from zorder.api.engines import EngineChoice, check_engine, choose_engine
+from zorder.api.engines import EngineChoice, RunWith, check_engine, choose_engine
 from zorder.api.inprocess import (
-    FilterSession,
     NeedsSparkError,
+    chosen_here,
     declined_in_process,
     optimize_in_process,
     optimize_work,
@@ -153,36 +153,20 @@ def write_table(
     mode: WriteMode,
     partition_by: Sequence[str] | None,
     transaction: AppTransaction | None,
-    progress: bool,
-    engine: Engine = "auto",
-    session: Callable[[], SparkSession] | None = None,
-    time_zone: str = "UTC",
+    run: RunWith,
 ) -> ClusterMetrics:
     """:meth:`zorder.Table.write`: ``source`` (a DataFrame, or files at a path) clustered
     into the table at ``storage``, whose newest version is ``snapshot`` (None: there is no
-    table yet).
+    table yet), by the engine ``run`` asks for (:mod:`zorder.api.engines`): a DataFrame is
+    Spark's; files may be read and written in this process.
 
-    ``engine`` chooses who writes (:mod:`zorder.api.engines`): a DataFrame is Spark's;
-    files may be read and written in this process, where ``time_zone`` is the zone their
-    partition values are read in. ``session`` gives the Spark session when Spark runs.
     With ``transaction``, a write the table records already is skipped before
     anything runs, and one a concurrent writer commits first is skipped at the
     commit (its files deleted): see :mod:`zorder.table.transactions`.
     """
     started = time.perf_counter()
     with timed_phases():
-        what = f"write to {storage.uri}"
-        if isinstance(source, DataFrame):
-            declined = "a DataFrame is written by Spark (give a path to write in process)"
-            choice = choose_engine(engine, what=what, declined=declined, work=None)
-            df: DataFrame | None = source
-            rows: InProcessInput | None = None
-        else:
-            rows = in_process_input(source)
-            choice = choose_engine(engine, what=what, declined=rows.declined, work=rows.work)
-            df = None
-            if choice.engine == "spark":
-                df = read_source(_started(session, "write"), source)
+        rows, df, choice = _write_input(source, storage, run)
         schema = df.schema if df is not None else rows.schema if rows is not None else None
         assert schema is not None
         job = write_job(
@@ -194,31 +178,48 @@ def write_table(
             partition_by=partition_by,
             transaction=transaction,
         )
+        job = dataclasses.replace(job, engine=choice)
         if transaction is not None and snapshot is not None and transaction.done_in(snapshot.table):
             return _skipped(job, started)
         try:
             if df is None:
                 assert rows is not None
+                assert isinstance(source, WriteSource)
                 try:
-                    in_process = write_in_process(
-                        job, rows, choice, started=started, time_zone=time_zone
-                    )
-                    return _with_overwritten(job, in_process)
+                    metrics = write_in_process(job, rows, started=started, time_zone=run.time_zone)
+                    return _with_overwritten(job, metrics)
                 except NeedsSparkError as error:
-                    assert isinstance(source, WriteSource)
-                    choice = _fallen_back(engine, error)
-                    df = read_source(_started(session, "write"), source)
-            metrics = _clustered_write(job, df, choice, started, progress)
+                    job = dataclasses.replace(job, engine=_fallen_back(run.engine, error))
+                    df = read_source(run.spark("write"), source)
+            metrics = _clustered_write(job, df, started, run.progress)
         except AlreadyRecordedError:
             return _skipped(job, started)
     return _with_overwritten(job, metrics)
 
 
-def _started(session: Callable[[], SparkSession] | None, what: str) -> SparkSession:
-    """The Spark session ``session`` gives; an error naming ``what`` needs one if none."""
-    if session is None:
-        raise InvalidArgumentError(f"this {what} runs in Spark, and no Spark session was given")
-    return session()
+def _write_input(
+    source: DataFrame | WriteSource, storage: Storage, run: RunWith
+) -> tuple[InProcessInput | None, DataFrame | None, EngineChoice]:
+    """A write's input and its engine: the in-process reading of a path, or the rows Spark
+    reads (a DataFrame, or the path read by Spark)."""
+    what = f"write to {storage.uri}"
+    if not isinstance(source, WriteSource):
+        declined = "a DataFrame is written by Spark (give a path to write in process)"
+        return None, source, choose_engine(run.engine, what=what, declined=declined, work=None)
+    if run.engine == "spark":
+        choice = choose_engine("spark", what=what, declined=None, work=None)
+        return None, read_source(run.spark("write"), source), choice
+    rows = in_process_input(source, time_zone=run.time_zone)
+    choice = choose_engine(run.engine, what=what, declined=rows.declined, work=rows.work)
+    if choice.engine == "spark":
+        return None, read_source(run.spark("write"), source), choice
+    return rows, None, choice
+
+
+def _engine_of(job: ClusterJob) -> EngineChoice:
+    if job.engine is None:  # pragma: no cover (chosen before any run)
+        raise ZorderError("no engine was chosen for this run")
+    return job.engine
 
 
 def _fallen_back(engine: Engine, error: NeedsSparkError) -> EngineChoice:
@@ -242,7 +243,7 @@ def _with_overwritten(job: ClusterJob, metrics: ClusterMetrics) -> ClusterMetric
 
 
 def _clustered_write(
-    job: ClusterJob, df: DataFrame, engine: EngineChoice, started: float, progress: bool
+    job: ClusterJob, df: DataFrame, started: float, progress: bool
 ) -> ClusterMetrics:
     """The write's rows laid out by Spark (per partition, when the table has them) and
     committed."""
@@ -255,11 +256,10 @@ def _clustered_write(
             files = layout.first_file[-1]
         else:  # unpartitioned, or no rows (one empty file makes the table)
             files = num_files if num_files is not None else file_count(None, job.target, estimated)
-        return _write_and_commit(job, df, engine, files=files, started=started, partitioned=layout)
+        return _write_and_commit(job, df, files=files, started=started, partitioned=layout)
 
 
 def optimize_table(
-    session: Callable[[], SparkSession] | None,
     storage: Storage,
     snapshot: TableSnapshot,
     asked: ClusterOptions,
@@ -267,28 +267,26 @@ def optimize_table(
     where: str | None,
     full: bool,
     fanout: int,
-    progress: bool,
-    engine: Engine = "auto",
-    filters: FilterSession | None = None,
+    run: RunWith,
 ) -> ClusterMetrics:
     """:meth:`zorder.Table.optimize`: the table at ``storage``, as of ``snapshot`` (its
-    newest version when planned), optimized by ``engine`` (:mod:`zorder.api.engines`);
-    ``session`` gives the Spark session when Spark runs, and ``filters`` the meaning of
-    ``where`` without one."""
+    newest version when planned), optimized by the engine ``run`` asks for
+    (:mod:`zorder.api.engines`); ``where`` is read in process with ``run``'s zone and
+    ANSI meaning where that reads it exactly, else by Spark."""
     started = time.perf_counter()
     with timed_phases():
-        check_engine(engine)
+        check_engine(run.engine)
         job = optimize_job(storage, snapshot, asked, where=where, fanout=fanout)
         phase("planning")
         partitions = list(snapshot.files_by_partition())
         spark: SparkSession | None = None
         chosen: set[tuple[Any, ...]] | None = set(partitions)
         if where is not None:
-            here = filters or FilterSession()
-            chosen = here.chosen(snapshot, partitions, where) if engine != "spark" else None
+            here = run.engine != "spark"
+            chosen = chosen_here(snapshot, partitions, where, run) if here else None
         if chosen is None:  # only Spark can tell
             assert where is not None
-            spark = _started(session, "optimize")
+            spark = run.spark("optimize")
             chosen = chosen_partitions(spark, snapshot, partitions, where)
         picked = files_to_optimize(
             snapshot, job.plan.spec, chosen, full=full, target_file_size=job.target, fanout=fanout
@@ -300,20 +298,17 @@ def optimize_table(
             unchanged = _unchanged(job, started, recorded)
             why = _clustered_already(snapshot, job.plan.spec, fanout)
             return dataclasses.replace(unchanged, notes=(why,))
-        choice = choose_engine(
-            engine,
-            what=f"optimize of {storage.uri}",
-            declined=declined_in_process(job),
-            work=optimize_work(read),
-        )
+        what, work = f"optimize of {storage.uri}", optimize_work(read)
+        choice = choose_engine(run.engine, what=what, declined=declined_in_process(job), work=work)
+        job = dataclasses.replace(job, engine=choice)
         if choice.engine == "arrow":
             try:
-                return optimize_in_process(job, snapshot, read, choice, started=started)
+                return optimize_in_process(job, snapshot, read, started=started)
             except NeedsSparkError as error:
-                choice = _fallen_back(engine, error)
-        spark = spark or _started(session, "optimize")
-        with progress_of(progress, f"Optimizing {job.uri}...", spark):
-            return _rewrite(job, spark, snapshot, read, choice, started)
+                job = dataclasses.replace(job, engine=_fallen_back(run.engine, error))
+        spark = spark or run.spark("optimize")
+        with progress_of(run.progress, f"Optimizing {job.uri}...", spark):
+            return _rewrite(job, spark, snapshot, read, started)
 
 
 def _rewrite(
@@ -321,7 +316,6 @@ def _rewrite(
     spark: SparkSession,
     snapshot: TableSnapshot,
     read: Sequence[DataFile],
-    engine: EngineChoice,
     started: float,
 ) -> ClusterMetrics:
     """Optimize's run in Spark: the rows of ``read`` (files of ``snapshot``) clustered and
@@ -334,7 +328,6 @@ def _rewrite(
         return _write_and_commit(
             job,
             read_files(snapshot, spark, keep),
-            engine,
             files=file_count(job.num_files, None if job.num_files else job.target, bytes_read),
             started=started,
             removed=read,
@@ -359,11 +352,10 @@ def _rewrite(
         return _unchanged(job, started, None)  # no rows: nothing to do
     if layout is None:  # every row deleted: the files go, and nothing takes their place
         empty = read_files(snapshot, spark, keep)
-        return _write_and_commit(job, empty, engine, files=1, started=started, removed=read, rows=0)
+        return _write_and_commit(job, empty, files=1, started=started, removed=read, rows=0)
     return _write_and_commit(
         job,
         layout.laid_out.rows,  # the rows without their partition index
-        engine,
         files=layout.first_file[-1],
         started=started,
         partitioned=layout,
@@ -416,7 +408,6 @@ def _partitioned_layout(
 def _write_and_commit(
     job: ClusterJob,
     df: DataFrame,
-    engine: EngineChoice,
     *,
     files: int,
     started: float,
@@ -466,8 +457,9 @@ def _write_and_commit(
             columns=stored,
             schema=delta_schema(df.schema),
             files=files,
-            engine=engine,
-            rows=rows,
+            engine=_engine_of(job),
+            # The rows an optimize read (a write's DataFrame may give others each time).
+            rows=rows if job.operation == "optimize" else None,
             partitioned=partitioned,
             # An optimize's values come from the log; a write's rows are the session's.
             time_zone=None if job.operation == "optimize" else session_time_zone(df.sparkSession),

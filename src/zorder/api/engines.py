@@ -12,11 +12,16 @@ Spark.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from zorder.api.modes import ENGINES, Engine, EngineUsed
 from zorder.errors import InvalidArgumentError
 from zorder.sizes import size_text
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 __all__ = [
     "IN_PROCESS_BYTES",
@@ -24,6 +29,7 @@ __all__ = [
     "IN_PROCESS_ROWS",
     "EngineChoice",
     "InProcessWork",
+    "RunWith",
     "check_engine",
     "choose_engine",
 ]
@@ -76,6 +82,25 @@ class EngineChoice:
     reason: str
 
 
+@dataclass(frozen=True, kw_only=True)
+class RunWith:
+    """How a write or an optimize runs: the engine asked for; the Spark session, from a
+    function called only when Spark runs; the zone and ANSI meaning filters and partition
+    values are read with in process (a session's, else UTC and ANSI on); a status line."""
+
+    engine: Engine = "auto"
+    session: Callable[[], SparkSession] | None = None
+    time_zone: str = "UTC"
+    ansi: bool = True
+    progress: bool = False
+
+    def spark(self, what: str) -> SparkSession:
+        """The session Spark runs ``what`` in; InvalidArgumentError if none can be had."""
+        if self.session is None:
+            raise InvalidArgumentError(f"the {what} runs in Spark, and no Spark session was given")
+        return self.session()
+
+
 def check_engine(engine: object) -> Engine:
     """``engine`` if it is one of ENGINES; InvalidArgumentError naming it otherwise."""
     if engine not in ENGINES:
@@ -95,7 +120,7 @@ def choose_engine(
     check_engine(asked)
     if asked == "spark":
         return EngineChoice("spark", "engine='spark' was asked for")
-    why = declined if declined is not None else None
+    why = declined
     if why is None:
         why = work.over_bounds() if work is not None else "its size is not known without Spark"
     if why is not None:

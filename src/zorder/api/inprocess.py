@@ -18,7 +18,6 @@ hybrid calendar) stop the run before anything is committed:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -26,41 +25,36 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from deltalake import Schema as DeltaSchema
 
-from zorder.api.engines import EngineChoice, InProcessWork
+from zorder.api.engines import EngineChoice, InProcessWork, RunWith
 from zorder.api.jobs import ClusterJob, file_count
 from zorder.api.progress import phase
 from zorder.api.runs import ClusterMetrics, RunOutput, commit_run, partition_texts
 from zorder.api.sources import InProcessInput
-from zorder.arrow.files import read_file, read_in_order
+from zorder.arrow.files import LegacyCalendarError, read_file, read_in_order
 from zorder.arrow.layout import curve_files, sorted_files
-from zorder.arrow.partitions import partitions_where
 from zorder.arrow.sample import drawn_rows, ranked_sample, sample_plan
-from zorder.arrow.writes import ParquetOptions, hive_directory, write_files
-from zorder.curves.clustering import sample_size_for
-from zorder.curves.kinds import BLOOM_ROWS_SLACK
+from zorder.arrow.writes import ParquetOptions, ancient_values, hive_directory, write_files
+from zorder.curves.clustering import DEFAULT_SAMPLE_SEED, sample_size_for
+from zorder.curves.kinds import BLOOM_ROWS_SLACK, rows_per_row_group
 from zorder.curves.partitions import (
     Partition,
     PartitionFiles,
     check_partitioned_plan,
     files_per_partition,
     fit_partitions,
+    logged_partitions,
     partition_sample_sizes,
 )
 from zorder.curves.ranks import ranked_prefix
-from zorder.errors import ZorderError
-from zorder.spark.keys import DEFAULT_SAMPLE_SEED
-from zorder.spark.writes import (
-    check_partition_where,
-    delta_schema,
-    logged_partitions,
-    rows_per_row_group,
-)
+from zorder.errors import InvalidArgumentError, ZorderError
+from zorder.spark.writes import delta_schema
 from zorder.table import DataFile, TableSnapshot, guarded_run
 from zorder.table.clustering import Run
+from zorder.table.partition_filters import check_partition_where, partitions_where
 
 __all__ = [
-    "FilterSession",
     "NeedsSparkError",
+    "chosen_here",
     "declined_in_process",
     "optimize_in_process",
     "optimize_work",
@@ -72,22 +66,13 @@ class NeedsSparkError(ZorderError):
     """Found while running in process: this work must run in Spark (nothing is committed)."""
 
 
-@dataclass(frozen=True)
-class FilterSession:
-    """How an optimize's ``where`` is read without Spark: the zone of zone-less timestamps,
-    and whether ANSI mode's meaning applies (the handle's, as a scan reads filters)."""
-
-    time_zone: str = "UTC"
-    ansi: bool = True
-
-    def chosen(
-        self, snapshot: TableSnapshot, partitions: Sequence[tuple[Any, ...]], where: str
-    ) -> set[tuple[Any, ...]] | None:
-        """The partitions ``where`` chooses; None where only Spark can tell."""
-        parsed = check_partition_where(snapshot, where)
-        return partitions_where(
-            snapshot, partitions, parsed, time_zone=self.time_zone, ansi=self.ansi
-        )
+def chosen_here(
+    snapshot: TableSnapshot, partitions: Sequence[tuple[Any, ...]], where: str, run: RunWith
+) -> set[tuple[Any, ...]] | None:
+    """The partitions an optimize's ``where`` chooses, read without Spark in ``run``'s zone
+    and ANSI meaning; None where only Spark can tell."""
+    parsed = check_partition_where(snapshot, where)
+    return partitions_where(snapshot, partitions, parsed, time_zone=run.time_zone, ansi=run.ansi)
 
 
 def optimize_work(read: Sequence[DataFile]) -> InProcessWork:
@@ -159,12 +144,7 @@ def stored_rows(snapshot: TableSnapshot, rows: pa.Table) -> pa.Table:
 
 
 def optimize_in_process(
-    job: ClusterJob,
-    snapshot: TableSnapshot,
-    read: Sequence[DataFile],
-    engine: EngineChoice,
-    *,
-    started: float,
+    job: ClusterJob, snapshot: TableSnapshot, read: Sequence[DataFile], *, started: float
 ) -> ClusterMetrics:
     """Optimize's run in this process: the rows of ``read`` (files of ``snapshot``)
     clustered, written and committed."""
@@ -181,11 +161,17 @@ def optimize_in_process(
             columns=[snapshot.schema.stored_name(c) for c in _data_columns(snapshot)],
             schema=snapshot.schema.delta,
             files=files,
-            engine=engine,
+            engine=_engine_of(job),
             rows=optimize_work(read).rows,
             partitioned=partitioned,
         )
         return commit_run(job, output, attempt, removed=read, started=started)
+
+
+def _engine_of(job: ClusterJob) -> EngineChoice:
+    if job.engine is None:  # pragma: no cover (chosen before any run)
+        raise ZorderError("no engine was chosen for this run")
+    return job.engine
 
 
 def _data_columns(snapshot: TableSnapshot) -> list[str]:
@@ -202,7 +188,7 @@ def _read_files(snapshot: TableSnapshot, files: Sequence[DataFile]) -> list[pa.T
 def _read_checked(snapshot: TableSnapshot, data_file: DataFile, columns: list[str]) -> pa.Table:
     try:
         return read_file(snapshot, data_file, columns, refuse_legacy_calendar=True)
-    except ValueError as error:  # the legacy calendar's refusal
+    except LegacyCalendarError as error:
         raise NeedsSparkError(f"{data_file.path}: {error}") from None
 
 
@@ -226,7 +212,21 @@ def _sample_of(
 
 
 def _concatenated(snapshot: TableSnapshot, parts: Sequence[pa.Table]) -> pa.Table:
-    return pa.concat_tables(parts) if parts else snapshot.schema.arrow.empty_table()
+    rows = pa.concat_tables(parts) if parts else snapshot.schema.arrow.empty_table()
+    _check_calendar(rows)
+    return rows
+
+
+def _check_calendar(rows: pa.Table) -> None:
+    """NeedsSparkError for rows whose dates or timestamps the calendars disagree on: Spark
+    3.5 reads such values from files pyarrow wrote only when told how to rebase them
+    (``spark.sql.parquet.datetimeRebaseModeInRead``); Spark's engine writes them readably."""
+    found = ancient_values(rows)
+    if found is not None:
+        raise NeedsSparkError(
+            f"{found}, before the Gregorian calendar's start (1582-10-15; timestamps: 1900), "
+            "which Spark 3.5 reads from files only Spark wrote"
+        )
 
 
 def _rewrite_files(
@@ -257,6 +257,19 @@ def _rewrite_files(
     return files
 
 
+def _check_empty(snapshot: TableSnapshot, files: Sequence[DataFile]) -> None:
+    """Refuse to rewrite partitions the log counts no live row in while a file of theirs
+    holds one: their files are removed and not read (Spark's engine refuses such rows too,
+    meeting a partition its count did not see)."""
+    for data_file in files:
+        found = read_file(snapshot, data_file, []).num_rows
+        if found:
+            raise ZorderError(
+                f"table {snapshot.uri} (version {snapshot.version}): the log counts no live "
+                f"row in {data_file.path}, which holds {found:,}; nothing was committed"
+            )
+
+
 def _rewrite_partitions(
     job: ClusterJob, snapshot: TableSnapshot, read: Sequence[DataFile], run: Run
 ) -> PartitionFiles | None:
@@ -268,6 +281,8 @@ def _rewrite_partitions(
     todo = list(groups)
     check_partitioned_plan(job.plan)
     partitions = logged_partitions(todo, groups)
+    counted = {p.values for p in partitions or ()}
+    _check_empty(snapshot, [f for values in todo if values not in counted for f in groups[values]])
     if not partitions:
         return None
     per_partition = files_per_partition(
@@ -335,12 +350,7 @@ def _partition_directory(
 
 
 def write_in_process(
-    job: ClusterJob,
-    source: InProcessInput,
-    engine: EngineChoice,
-    *,
-    started: float,
-    time_zone: str,
+    job: ClusterJob, source: InProcessInput, *, started: float, time_zone: str
 ) -> ClusterMetrics:
     """A write's run in this process: ``source``'s rows clustered, written and committed;
     a partition's values (instants) are taken in ``time_zone`` where the table's log writes
@@ -348,10 +358,17 @@ def write_in_process(
     phase("reading")
     try:
         rows = source.read()
-    except ValueError as error:  # a file of Spark's legacy calendar
+    except LegacyCalendarError as error:
         raise NeedsSparkError(str(error)) from None
     table = _table_schema(job, source)
-    rows = rows.select(table.names).cast(table)
+    try:
+        rows = rows.select(table.names).cast(table)
+    except pa.ArrowInvalid as error:
+        raise InvalidArgumentError(
+            f"the rows of {job.uri}'s {job.operation} do not fit the table's schema ({error}): "
+            f"a NULL in a column declared NOT NULL, or a value its type cannot hold"
+        ) from None
+    _check_calendar(rows)
     stored_schema = _stored_schema(job, table)
     input_bytes = source.work.bytes if source.work is not None else rows.nbytes
     run = Run.new(job.plan.spec)
@@ -368,7 +385,8 @@ def write_in_process(
             columns=stored_schema.names,
             schema=job.snapshot.schema.delta if job.snapshot else _created_schema(source),
             files=files,
-            engine=engine,
+            engine=_engine_of(job),
+            rows=rows.num_rows,  # exactly the rows read: a file short of them is refused
             partitioned=partitioned,
             time_zone=time_zone,
         )
@@ -439,17 +457,17 @@ def _write_rows(
 def _row_partitions(rows: pa.Table, columns: Sequence[str]) -> tuple[list[Partition], list[Any]]:
     """The partitions of ``rows`` (by ``columns``; NULL a value of its own), each keyed by
     its index, and each partition's row indices."""
-    codes = np.zeros(rows.num_rows, dtype=np.int64)
     dictionaries = []
     for name in columns:
         # One array first: chunks encoded apart would each have a dictionary of their own.
         encoded = pc.dictionary_encode(rows.column(name).combine_chunks(), null_encoding="encode")
         indices = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        codes = codes * len(encoded.dictionary) + indices
         dictionaries.append((encoded.dictionary, indices))
+    codes = np.stack([i for _, i in dictionaries], axis=1)  # a row of indices each: no overflow
     _, first, inverse, counts = np.unique(
-        codes, return_index=True, return_inverse=True, return_counts=True
+        codes, axis=0, return_index=True, return_inverse=True, return_counts=True
     )
+    inverse = inverse.reshape(-1)
     order = np.argsort(inverse, kind="stable")
     bounds = np.concatenate([[0], np.cumsum(counts)])
     partitions, members = [], []

@@ -9,12 +9,11 @@ from pyspark.errors import AnalysisException, PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
 from zorder.api.modes import INPUT_FORMATS, InputFormat
-from zorder.api.scanning import table_storage
-from zorder.api.table import Table
+from zorder.api.scanning import plan_scan, session_ansi, session_time_zone, table_storage
 from zorder.columns import resolve_columns
 from zorder.errors import InvalidArgumentError, SourceNotFoundError, ZorderError
 from zorder.spark.storage import spark_path
-from zorder.table import is_delta_table
+from zorder.table import is_delta_table, load_snapshot
 
 __all__ = [
     "INPUT_FORMATS",
@@ -71,8 +70,12 @@ def read_input(
         raise InvalidArgumentError(
             f"unknown input format {format!r}; accepted: {', '.join(INPUT_FORMATS)}"
         )
-    if format == "delta":
-        return Table(path, storage_options=storage_options, spark=spark).read()
+    if format == "delta":  # as Table(path, spark=spark).read() reads it
+        zone = session_time_zone(spark)
+        storage = table_storage(path, storage_options, spark)
+        snapshot = load_snapshot(storage, time_zone=zone)
+        scan = plan_scan(snapshot, None, spark=spark, time_zone=zone, ansi=session_ansi(spark))
+        return scan.to_spark(spark)
     location = spark_path(spark, path)
     try:
         if format == "csv":
@@ -128,8 +131,8 @@ def _input_columns(
 
     try:
         if format == "delta":
-            snapshot = Table(path, storage_options=storage_options).snapshot()
-            return list(snapshot.table_snapshot.schema.column_types)
+            snapshot = load_snapshot(table_storage(path, storage_options, None))
+            return list(snapshot.schema.column_types)
         storage = table_storage(path, storage_options, None)
         filesystem, root = storage.filesystem()
         if format == "csv":

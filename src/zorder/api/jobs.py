@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from pyspark.sql.types import StructType
 
+from zorder.api.engines import EngineChoice
 from zorder.api.modes import WRITE_MODES, WriteMode
 from zorder.columns import resolve_columns
 from zorder.curves.kinds import (
@@ -39,7 +40,6 @@ from zorder.sizes import DEFAULT_TARGET_FILE_SIZE, MAX_FILES, parse_size
 from zorder.spark.layout import ClusteringPlan, plan_clustering
 from zorder.spark.partitions import resolve_partition_columns
 from zorder.spark.scan import spark_schema
-from zorder.spark.writes import check_partition_where
 from zorder.table import (
     CommitMode,
     Storage,
@@ -47,6 +47,7 @@ from zorder.table import (
     WrittenFile,
 )
 from zorder.table.clustering import TARGET_FILE_SIZE_PROPERTY, Operation, spec_properties
+from zorder.table.partition_filters import check_partition_where
 from zorder.table.tiering import check_fanout
 from zorder.table.transactions import AppTransaction
 
@@ -100,6 +101,7 @@ class ClusterJob:
     sample_size: int | None
     remember: Remember
     transaction: AppTransaction | None = None  # the writer's own txn, committed with the data
+    engine: EngineChoice | None = None  # who runs it, once chosen (zorder.api.engines)
 
     @property
     def uri(self) -> str:

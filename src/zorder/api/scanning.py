@@ -285,6 +285,8 @@ def bloom_pruned(
     them pays nothing), and only in the files the statistics kept, for the values of the
     filter's equalities (:func:`~zorder.skipping.blooms.bloom_lookups`).
     """
+    if not np.any(mask) or not bloom_lookups(bound):
+        return mask, 0, None  # no lookup a filter could answer: the spec is not looked for
     try:
         spec = snapshot.clustering_spec
     except UnsupportedTableError:

@@ -12,8 +12,10 @@ files of Spark's legacy calendar, nested columns, names equal but for case.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
@@ -43,7 +45,7 @@ from zorder.api.scanning import table_storage
 from zorder.arrow.files import legacy_calendar, read_file, read_in_order
 from zorder.errors import ZorderError
 from zorder.spark.scan import spark_schema
-from zorder.table import load_snapshot
+from zorder.table import DataFile, load_snapshot
 
 __all__ = ["InProcessInput", "WriteSource", "in_process_input", "read_source"]
 
@@ -75,14 +77,16 @@ def read_source(spark: SparkSession, source: WriteSource) -> DataFrame:
     )
 
 
-def in_process_input(source: WriteSource) -> InProcessInput:
-    """How the in-process engine would read ``source`` (metadata only: footers, a log)."""
+def in_process_input(source: WriteSource, *, time_zone: str = "UTC") -> InProcessInput:
+    """How the in-process engine would read ``source`` (metadata only: footers, a log);
+    a Delta input's timestamp partition values read in ``time_zone``, as Spark's session
+    would read them."""
     try:
         found = source.format or input_format(source.path, source.storage_options)
         if found == "csv":
             return _declined("CSV input: Spark infers its columns' types")
         if found == "delta":
-            return _delta_input(source)
+            return _delta_input(source, time_zone)
         return _parquet_input(source)
     except (OSError, pa.ArrowException, ZorderError) as error:
         return _declined(f"its input is not readable here ({error})")
@@ -92,17 +96,22 @@ def _declined(why: str) -> InProcessInput:
     return InProcessInput(schema=None, work=None, declined=why)
 
 
-def _delta_input(source: WriteSource) -> InProcessInput:
-    snapshot = load_snapshot(table_storage(source.path, source.storage_options, None))
+def _delta_input(source: WriteSource, time_zone: str) -> InProcessInput:
+    storage = table_storage(source.path, source.storage_options, None)
+    snapshot = load_snapshot(storage, time_zone=time_zone)
+    if any(f.get("metadata") for f in json.loads(snapshot.schema.json)["fields"]):
+        # Column mapping, generated or identity columns, CHAR types: what Spark's read
+        # keeps of them for the new table is Spark's to say.
+        return _declined("its schema carries column metadata (column mapping, CHAR...)")
     files = snapshot.files
     counts = [f.num_records for f in files]
     rows = None if any(c is None or c < 0 for c in counts) else sum(c or 0 for c in counts)
     columns = list(snapshot.schema.arrow.names)
 
-    def read() -> pa.Table:
-        def one(data_file: object) -> pa.Table:
-            return read_file(snapshot, data_file, columns, refuse_legacy_calendar=True)  # type: ignore[arg-type]
+    def one(data_file: DataFile) -> pa.Table:
+        return read_file(snapshot, data_file, columns, refuse_legacy_calendar=True)
 
+    def read() -> pa.Table:
         parts = list(read_in_order(one, files))
         return pa.concat_tables(parts) if parts else snapshot.schema.arrow.empty_table()
 
@@ -110,24 +119,38 @@ def _delta_input(source: WriteSource) -> InProcessInput:
     return InProcessInput(schema=spark_schema(snapshot), work=work, read=read)
 
 
+def _hidden(relative: str) -> bool:
+    """A path Spark's file listing leaves out: a part starting with ``_`` (not a
+    ``name=value`` directory) or ``.``, or a file still being copied."""
+    parts = relative.strip("/").split("/")
+    if parts[-1].endswith("._COPYING_"):
+        return True
+    return any(p.startswith(".") or (p.startswith("_") and "=" not in p) for p in parts)
+
+
+def _parquet_files(filesystem: Any, root: str) -> list[str] | str:
+    """The Parquet files Spark reads at ``root`` (a file, or a directory's files, hidden
+    ones left out); or why the input is left to Spark."""
+    import pyarrow.fs as pafs
+
+    if filesystem.get_file_info(root).type != pafs.FileType.Directory:
+        return [root]
+    listed = filesystem.get_file_info(pafs.FileSelector(root, recursive=True))
+    files = [f for f in listed if f.type == pafs.FileType.File]
+    shown = [f.path for f in files if not _hidden(f.path[len(root) :])]
+    if any("=" in p for path in shown for p in path[len(root) :].strip("/").split("/")[:-1]):
+        return "hive-style partition directories: Spark infers their types"
+    return sorted(shown)
+
+
 def _parquet_input(source: WriteSource) -> InProcessInput:
     import pyarrow.dataset as pads
-    import pyarrow.fs as pafs
     import pyarrow.parquet as pq
 
     filesystem, root = table_storage(source.path, source.storage_options, None).filesystem()
-    info = filesystem.get_file_info(root)
-    if info.type == pafs.FileType.Directory:
-        listed = filesystem.get_file_info(pafs.FileSelector(root, recursive=True))
-        if any("=" in p for f in listed for p in f.path[len(root) :].split("/")[:-1]):
-            return _declined("hive-style partition directories: Spark infers their types")
-        paths = sorted(
-            f.path
-            for f in listed
-            if f.type == pafs.FileType.File and not f.base_name.startswith(("_", "."))
-        )
-    else:
-        paths = [root]
+    paths = _parquet_files(filesystem, root)
+    if isinstance(paths, str):
+        return _declined(paths)
     if not paths:
         return _declined(f"no Parquet file at {source.path}")
     rows, size, schema = 0, 0, None
@@ -141,6 +164,9 @@ def _parquet_input(source: WriteSource) -> InProcessInput:
         if schema is not None and not found.equals(schema):
             return _declined("its files' schemas differ: Spark merges them by its own rules")
         schema, rows = found, rows + metadata.num_rows
+        over = InProcessWork(rows=rows, bytes=size, files=len(paths)).over_bounds()
+        if over is not None:  # the rest is not read: Spark reads it
+            return _declined(over)
     assert schema is not None
     struct, why = _spark_schema(schema)
     if struct is None:

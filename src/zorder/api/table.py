@@ -65,6 +65,7 @@ if TYPE_CHECKING:
 
     from zorder.advice.advisor import Advice
     from zorder.api.cluster import ClusterMetrics
+    from zorder.api.engines import RunWith
     from zorder.curves.kinds import ClusteringSpec, Curve, KeyMethod
 
 __all__ = ["Commit", "Snapshot", "Table"]
@@ -374,7 +375,6 @@ class Table:
         ``engine`` and ``engine_reason`` say which ran and why.
         """
         from zorder.api.cluster import optimize_table
-        from zorder.api.inprocess import FilterSession
         from zorder.api.jobs import ClusterOptions
 
         asked = ClusterOptions(
@@ -390,16 +390,13 @@ class Table:
         if newest is None:
             raise NotADeltaTableError(f"not a Delta table: {self.uri}; nothing to optimize")
         metrics = optimize_table(
-            lambda: self._session("optimize"),
             self.storage,
             newest,
             asked,
             where=where,
             full=full,
             fanout=fanout,
-            progress=progress,
-            engine=engine,
-            filters=FilterSession(self.time_zone, self.ansi),
+            run=self._run_with(engine, "optimize", progress),
         )
         return self._committed(metrics)
 
@@ -514,10 +511,7 @@ class Table:
             mode=mode,
             partition_by=partition_by,
             transaction=transaction,
-            progress=progress,
-            engine=engine,
-            session=lambda: self._session("write"),
-            time_zone=self.time_zone,
+            run=self._run_with(engine, "write", progress),
         )
         return self._committed(metrics)
 
@@ -545,6 +539,19 @@ class Table:
             options,
             time_zone=self.time_zone,
             ansi=self.ansi,
+        )
+
+    def _run_with(self, engine: Engine, what: str, progress: bool) -> RunWith:
+        """How a write or an optimize of this handle runs: Spark's session is the handle's,
+        started when first needed; filters and partition values read in its zone."""
+        from zorder.api.engines import RunWith
+
+        return RunWith(
+            engine=engine,
+            session=lambda: self._session(what),
+            time_zone=self.time_zone,
+            ansi=self.ansi,
+            progress=progress,
         )
 
     def _session(self, what: str) -> SparkSession:

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     import duckdb
 
 __all__ = [
+    "LegacyCalendarError",
     "check_constants",
     "in_table_types",
     "legacy_calendar",
@@ -61,7 +62,7 @@ def read_file(
 
     As Spark reads the file: a column the file lacks is NULL throughout,
     and partition columns hold the log's values for the file.
-    ``refuse_legacy_calendar``: raise ValueError for a file whose dates and
+    ``refuse_legacy_calendar``: raise LegacyCalendarError for a file whose dates and
     timestamps Spark reads in its legacy hybrid calendar (:func:`legacy_calendar`),
     which this read does not rebase.
     """
@@ -84,7 +85,7 @@ def read_file(
         # INT96 (older Spark writers') as microseconds: nanoseconds overflow past 2262.
         parquet = pq.ParquetFile(source, coerce_int96_timestamp_unit="us")
         if refuse_legacy_calendar and legacy_calendar(parquet.metadata):
-            raise ValueError(
+            raise LegacyCalendarError(
                 "Spark reads this file's dates and timestamps in its legacy hybrid calendar"
             )
         wanted = [c for c in columns if c not in partition]
@@ -126,25 +127,44 @@ def read_file(
 
 # What Spark (3.0 and newer) writes into a file whose dates or timestamps it wrote in
 # its legacy hybrid Julian/Gregorian calendar; older Spark wrote them so throughout.
-_LEGACY_KEYS = (b"org.apache.spark.legacyDateTime", b"org.apache.spark.legacyINT96")
+_LEGACY_DATETIME = b"org.apache.spark.legacyDateTime"
+_LEGACY_INT96 = b"org.apache.spark.legacyINT96"
 _SPARK_VERSION_KEY = b"org.apache.spark.version"
+_DATETIME_TYPES = ("DATE", "TIMESTAMP", "TIMESTAMP_MILLIS", "TIMESTAMP_MICROS")
+
+
+class LegacyCalendarError(ValueError):
+    """A file whose dates or timestamps Spark reads in its legacy calendar (not rebased
+    here): :func:`read_file`'s refusal, when asked for."""
 
 
 def legacy_calendar(metadata: Any) -> bool:
-    """Whether Spark may read the file of ``metadata`` (pyarrow's FileMetaData) in its legacy
-    hybrid calendar: written by Spark before 3.0, or marked so by a later Spark; or, from
-    another writer, holding INT96 timestamps (which Spark rebases or refuses by a
-    setting)."""
-    pairs = metadata.metadata or {}
-    if any(key in pairs for key in _LEGACY_KEYS):
-        return True
-    version = pairs.get(_SPARK_VERSION_KEY)
-    if version is not None:
-        major = re.match(rb"\d+", version)
-        return major is None or int(major[0]) < 3
-    # Not Spark's: Spark reads its INT96 timestamps by a setting (rebased, or refused).
+    """Whether Spark may read the dates or timestamps of the file of ``metadata`` (pyarrow's
+    FileMetaData) in its legacy hybrid calendar, as Spark decides it
+    (``DataSourceUtils``): dates and timestamps written by Spark before 3.0, INT96
+    timestamps by Spark before 3.1, or either marked so by a later Spark; INT96 from another
+    writer (which Spark rebases or refuses by a setting). A file without such columns
+    is never one (Databricks marks every file)."""
     schema = metadata.schema
-    return any(schema.column(i).physical_type == "INT96" for i in range(len(schema)))
+    kinds = [schema.column(i) for i in range(len(schema))]
+    int96 = any(c.physical_type == "INT96" for c in kinds)
+    datetimes = any(
+        c.physical_type != "INT96"
+        and (
+            str(c.logical_type.type) in _DATETIME_TYPES or str(c.converted_type) in _DATETIME_TYPES
+        )
+        for c in kinds
+    )
+    if not (int96 or datetimes):
+        return False
+    pairs = metadata.metadata or {}
+    version = pairs.get(_SPARK_VERSION_KEY)
+    if version is None:
+        return int96
+    written = tuple(int(p) for p in re.findall(rb"\d+", version)[:2]) or (0,)
+    if datetimes and (written < (3, 0) or _LEGACY_DATETIME in pairs):
+        return True
+    return int96 and (written < (3, 1) or _LEGACY_INT96 in pairs)
 
 
 def read_in_order(

@@ -14,17 +14,19 @@ Spark's files.
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from zorder.arrow.layout import FileRows
 from zorder.table.storage import Storage
 
-__all__ = ["ParquetOptions", "hive_directory", "write_files"]
+__all__ = ["ParquetOptions", "ancient_values", "hive_directory", "write_files"]
 
 # Spark's (Hive's) escaping of a partition directory's value: these characters and the
 # control characters go as %XX.
@@ -69,12 +71,56 @@ class ParquetOptions:
         if self.row_group_rows:
             options["row_group_size"] = self.row_group_rows
         if self.blooms:
-            options["use_dictionary"] = [n for n in self.schema.names if n not in self.blooms]
+            leaves = _leaf_paths(self.schema)
+            options["use_dictionary"] = [p for p in leaves if p not in self.blooms]
             sized = {"ndv": self.bloom_rows} if self.bloom_rows else {}
             options["bloom_filter_options"] = {
                 name: {**sized, "fpp": fpp} for name, fpp in self.blooms.items()
             }
         return options
+
+
+def _leaf_paths(schema: pa.Schema) -> list[str]:
+    """Every leaf column's dotted path, as Parquet's writer options name them."""
+
+    def leaves(name: str, kind: pa.DataType) -> list[str]:
+        if pa.types.is_struct(kind):
+            return [
+                p
+                for i in range(kind.num_fields)
+                for p in leaves(f"{name}.{kind.field(i).name}", kind.field(i).type)
+            ]
+        if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+            return leaves(f"{name}.list.element", kind.value_type)
+        if pa.types.is_map(kind):
+            return [
+                *leaves(f"{name}.key_value.key", kind.key_type),
+                *leaves(f"{name}.key_value.value", kind.item_type),
+            ]
+        return [name]
+
+    return [p for f in schema for p in leaves(f.name, f.type)]
+
+
+_ANCIENT_DATE = dt.date(1582, 10, 15)
+_ANCIENT_INSTANT = dt.datetime(1900, 1, 1, tzinfo=dt.UTC)
+
+
+def ancient_values(rows: pa.Table) -> str | None:
+    """The first top-level column holding a date before 1582-10-15 or a timestamp before
+    1900 (where Spark's legacy calendar and the proleptic one part), or None: Spark 3.5
+    refuses to read such values from a file no Spark wrote, unless told how to rebase."""
+    for name, column in zip(rows.column_names, rows.columns, strict=True):
+        kind = column.type
+        if pa.types.is_date(kind):
+            low = pc.min(column).as_py()
+            if low is not None and low < _ANCIENT_DATE:
+                return f"{name} holds {low}"
+        elif pa.types.is_timestamp(kind):
+            low = pc.min(column).as_py()
+            if low is not None and low.replace(tzinfo=low.tzinfo or dt.UTC) < _ANCIENT_INSTANT:
+                return f"{name} holds {low}"
+    return None
 
 
 def write_files(

@@ -92,6 +92,40 @@ def _last_line(log: Path) -> str | None:
     return chosen[:300] if chosen else None
 
 
+def conf_settings(conf: list[str] | None) -> dict[str, str]:
+    """``--conf KEY=VALUE`` items as settings (InvalidArgumentError for one without ``=``)."""
+    settings: dict[str, str] = {}
+    for item in conf or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise InvalidArgumentError(f"--conf takes KEY=VALUE, got {item!r}")
+        settings[key.strip()] = value
+    return settings
+
+
+@dataclass(frozen=True)
+class SessionView:
+    """What a command's session would say before it starts (work done in process starts
+    none): the storage options its ``--conf`` Hadoop settings give (under the command's own
+    ``--storage-option``), the zone and the ANSI meaning it would read filters with."""
+
+    storage_options: dict[str, str]
+    time_zone: str
+    ansi: bool
+
+    @classmethod
+    def of(cls, conf: list[str] | None, options: dict[str, str], uri: str) -> SessionView:
+        import pyspark
+
+        from zorder.skipping.ansi import reads_as_ansi
+        from zorder.table.storage import options_from_hadoop
+
+        settings = conf_settings(conf)
+        zone = settings.get("spark.sql.session.timeZone", "UTC")  # local_session's default
+        ansi = reads_as_ansi(settings.get("spark.sql.ansi.enabled"), pyspark.__version__)
+        return cls({**options_from_hadoop(settings, uri), **options}, zone, ansi)
+
+
 def session(
     out: Output, master: str, conf: list[str] | None, remote: str | None = None
 ) -> SparkSession:
@@ -106,12 +140,7 @@ def session(
     if remote is None:
         check_master(master)
 
-    settings: dict[str, str] = {}
-    for item in conf or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise InvalidArgumentError(f"--conf takes KEY=VALUE, got {item!r}")
-        settings[key.strip()] = value
+    settings = conf_settings(conf)
     settings.setdefault("spark.ui.showConsoleProgress", "false")  # zorder shows its own
 
     def start() -> SparkSession:

@@ -36,7 +36,7 @@ from zorder.cli.command import (
     command,
 )
 from zorder.cli.output import Output
-from zorder.cli.spark import session
+from zorder.cli.spark import SessionView, session
 from zorder.curves.kinds import ClusteringSpec, bloom_columns
 from zorder.errors import InvalidArgumentError
 from zorder.sizes import MAX_FILES, parse_size
@@ -118,10 +118,10 @@ def write(
     found = source_format or input_format(source, options)  # looked for once, used twice
     if by:
         check_input_columns(source, column_list(by), format=found, storage_options=options)
+    table = _handle(out, dest, options, (master, remote, conf))
     with out.working(f"Clustering {source} into {dest}...", None):
-        metrics = zorder.write(
+        metrics = table.write(
             source,
-            dest,
             by=column_list(by) if by else None,
             mode=mode,
             curve=curve,
@@ -134,8 +134,6 @@ def write(
             bloom_filters=blooms,
             format=found,
             engine=engine,
-            spark=lambda: session(out, master, conf, remote),  # only when Spark runs
-            storage_options=options,
         )
     out.result(metrics, render.metrics)
 
@@ -202,10 +200,9 @@ def optimize(
             chosen = zorder.advise(
                 path, by_advice, spark=spark, num_files=num_files, storage_options=options
             ).spec
+    table = _handle(out, path, options, (master, remote, conf), spark)
     with out.working(f"Optimizing {path}...", spark):
-        metrics = zorder.optimize(
-            spark or (lambda: session(out, master, conf, remote)),  # only when Spark runs
-            path,
+        metrics = table.optimize(
             by=chosen,
             curve=curve,
             num_files=num_files,
@@ -216,9 +213,29 @@ def optimize(
             fanout=fanout,
             bloom_filters=blooms,
             engine=engine,
-            storage_options=options,
         )
     out.result(metrics, render.metrics)
+
+
+def _handle(
+    out: Output,
+    path: str,
+    options: dict[str, str],
+    spark_options: tuple[str, str | None, list[str] | None],
+    spark: SparkSession | None = None,
+) -> zorder.Table:
+    """The table at ``path`` as the command writes it: Spark (``spark``, else one started on
+    ``--master``/``--remote`` with ``--conf``) only when Spark runs; the storage options,
+    zone and ANSI meaning that session would give, before it starts."""
+    master, remote, conf = spark_options
+    view = SessionView.of(conf, options, path)
+    return zorder.Table(
+        path,
+        storage_options=view.storage_options,
+        spark=spark or (lambda: session(out, master, conf, remote)),
+        time_zone=view.time_zone,
+        ansi=view.ansi,
+    )
 
 
 def _nothing_to_optimize(
@@ -267,7 +284,7 @@ def _check_before_spark(
     if by:
         snapshot.scan(columns=column_list(by))  # ColumnNotFoundError naming the table's columns
     if where is not None:
-        from zorder.spark.writes import check_partition_where
+        from zorder.table.partition_filters import check_partition_where
 
         check_partition_where(snapshot.table_snapshot, where)
 

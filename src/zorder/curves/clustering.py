@@ -17,6 +17,7 @@ from zorder.curves.kinds import BloomColumn, ClusteringSpec, Curve, KeyMethod
 from zorder.curves.plan import FilePlan, fit_file_plan, rank_bits
 
 __all__ = [
+    "DEFAULT_SAMPLE_SEED",
     "DEFAULT_SAMPLE_SIZE",
     "MAX_SAMPLE_SIZE",
     "SAMPLE_ROWS_PER_FILE",
@@ -29,6 +30,8 @@ __all__ = [
 ]
 
 WARN_ABOVE_COLUMNS = 8
+# Not 0: data made with rand(0) would otherwise be sampled by its own values.
+DEFAULT_SAMPLE_SEED = 0x5EED_2026
 # Rank buckets of 1,024 ids a column (four columns) want more than a few sampled rows
 # each; a partition's sample has the same floor. It was 100,000 until issue 35: for
 # fewer than 100 files that sampled more rows than the files need, and the sample's

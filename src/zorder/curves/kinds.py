@@ -35,6 +35,7 @@ __all__ = [
     "bloom_columns",
     "bloom_filter_bytes",
     "bloom_filter_type",
+    "rows_per_row_group",
 ]
 
 # "linear" is the baseline: a plain lexicographic sort by the columns in order.
@@ -272,3 +273,12 @@ class ClusteringSpec:
         if self.method != "rank":  # direct keys take neither weights nor cuts
             text += f" [{self.method} keys]"
         return text + "".join(f", {part}" for part in parts)
+
+
+def rows_per_row_group(rows_per_file: int | None, file_bytes: int | None) -> int | None:
+    """The rows of one of a file's row groups: Parquet's writer cuts a row group at about
+    128 MiB (``parquet.block.size``), and a bloom filter is per row group; ``file_bytes``
+    None: a file's size is not known (one row group assumed)."""
+    if not rows_per_file or file_bytes is None or file_bytes <= PARQUET_ROW_GROUP_BYTES:
+        return rows_per_file
+    return max(1, math.ceil(rows_per_file * PARQUET_ROW_GROUP_BYTES / file_bytes))

@@ -7,7 +7,7 @@ of the partitions before it. Pure, for both engines (:mod:`zorder.spark.partitio
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +31,7 @@ __all__ = [
     "check_partitioned_plan",
     "files_per_partition",
     "fit_partitions",
+    "logged_partitions",
     "partition_sample_sizes",
 ]
 
@@ -127,3 +128,18 @@ def fit_partitions(
         fitted.append(plan.fit(own, count=count))
         first_file.append(first_file[-1] + fitted[-1].count)
     return fitted, first_file
+
+
+def logged_partitions(
+    chosen: Sequence[tuple[Any, ...]], groups: Mapping[tuple[Any, ...], Sequence[Any]]
+) -> list[Partition] | None:
+    """``chosen`` keyed by index, rows counted by the log; None if a file's count is missing."""
+    partitions = []
+    for index, values in enumerate(chosen):
+        counts = [f.num_records for f in groups[values]]
+        if any(count is None for count in counts):
+            return None
+        rows = sum(count for count in counts if count is not None)
+        if rows:  # a partition of empty files has nothing to cluster (its files go)
+            partitions.append(Partition(index, values, rows))
+    return partitions

@@ -31,6 +31,7 @@ from zorder.columns import resolve_column, sql_identifier
 from zorder.curves import encoding_for
 from zorder.curves.cells import KeyRanges, balanced_ranges
 from zorder.curves.clustering import (
+    DEFAULT_SAMPLE_SEED,
     DEFAULT_SAMPLE_SIZE,
     MAX_SAMPLE_SIZE,
     SAMPLE_ROWS_PER_FILE,
@@ -79,8 +80,6 @@ __all__ = [
 ]
 
 
-# Not 0: data made with rand(0) would otherwise be sampled by its own values.
-DEFAULT_SAMPLE_SEED = 0x5EED_2026
 # Bernoulli sampling at 1.1x the wanted size falls short of it with a
 # probability that is negligible from a few hundred rows on.
 _OVERSAMPLE = 1.1

@@ -9,7 +9,6 @@ the same path except where noted: a Connect client holds no JVM handles.
 from __future__ import annotations
 
 import logging
-import math
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -21,27 +20,26 @@ from deltalake import Schema as DeltaSchema
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import LongType, StructField, StructType
 
-from zorder.arrow.partitions import partitions_where
-from zorder.columns import match_column
 from zorder.curves.kinds import (
     BLOOM_ROWS_SLACK,
-    PARQUET_ROW_GROUP_BYTES,
     BloomColumn,
     bloom_filter_bytes,
+    rows_per_row_group,
 )
+from zorder.curves.partitions import logged_partitions
 from zorder.errors import InvalidArgumentError
 from zorder.skipping.ansi import ANSI_SETTING, reads_as_ansi
-from zorder.skipping.sql import ParsedFilter, parse_filter
+from zorder.skipping.sql import ParsedFilter
 from zorder.spark.committer import COMMIT_PROTOCOL, COMMIT_PROTOCOL_SETTING, FILE_COLUMN_OPTION
 from zorder.spark.compat import arrow_frame, arrow_schema, collect_arrow
 from zorder.spark.failures import filter_failures
 from zorder.spark.guard import check_spark_parse
 from zorder.spark.layout import LaidOut
-from zorder.spark.partitions import Partition
 from zorder.spark.progress import is_connect
 from zorder.spark.scan import spark_schema, stored_frame, stored_schema
-from zorder.table import DataFile, TableSnapshot
+from zorder.table import TableSnapshot
 from zorder.table.clustering import file_number
+from zorder.table.partition_filters import check_partition_where, partitions_where
 
 __all__ = [
     "LOCAL_WRITE_OPTIONS",
@@ -158,15 +156,6 @@ _BLOOM_MAX_BYTES = 128 << 20
 _BLOOM_DEFAULT_MAX_BYTES = 1 << 20
 
 
-def rows_per_row_group(rows_per_file: int | None, file_bytes: int | None) -> int | None:
-    """The rows of one of a file's row groups: Parquet's writer cuts a row group at about
-    128 MiB (``parquet.block.size``), and a bloom filter is per row group; ``file_bytes``
-    None: a file's size is not known (one row group assumed)."""
-    if not rows_per_file or file_bytes is None or file_bytes <= PARQUET_ROW_GROUP_BYTES:
-        return rows_per_file
-    return max(1, math.ceil(rows_per_file * PARQUET_ROW_GROUP_BYTES / file_bytes))
-
-
 def bloom_filter_options(
     blooms: Sequence[BloomColumn], stored: Mapping[str, str], rows_per_file: int | None
 ) -> dict[str, str]:
@@ -250,40 +239,6 @@ def write_run(
     if snapshot is None:  # a new table: the DataFrame's order is the table's
         return list(laid_out.rows.columns)
     return [f.name for f in stored_schema(snapshot).fields]
-
-
-def logged_partitions(
-    chosen: Sequence[tuple[Any, ...]], groups: dict[tuple[Any, ...], tuple[DataFile, ...]]
-) -> list[Partition] | None:
-    """``chosen`` keyed by index, rows counted by the log; None if a file's count is missing."""
-    partitions = []
-    for index, values in enumerate(chosen):
-        counts = [f.num_records for f in groups[values]]
-        if any(count is None for count in counts):
-            return None
-        rows = sum(count for count in counts if count is not None)
-        if rows:  # a partition of empty files has nothing to cluster (its files go)
-            partitions.append(Partition(index, values, rows))
-    return partitions
-
-
-def check_partition_where(snapshot: TableSnapshot, where: str) -> ParsedFilter:
-    """``where`` parsed, refused unless the table is partitioned and it names only partition
-    columns: what an optimize's ``where`` may choose by, decided without Spark."""
-    columns = snapshot.partition_columns
-    if not columns:
-        raise InvalidArgumentError(
-            f"where={where!r} chooses partitions, but table {snapshot.uri} has no partition "
-            "columns; leave where out to optimize the whole table"
-        )
-    parsed = parse_filter(where)  # raises FilterParseError first
-    outside = sorted(r for r in parsed.columns if match_column(r, columns) is None)
-    if outside:
-        raise InvalidArgumentError(
-            f"where={where!r} names {', '.join(outside)}, which are not partition columns of "
-            f"{snapshot.uri}; it chooses partitions by: {', '.join(columns)}"
-        )
-    return parsed
 
 
 def chosen_partitions(

@@ -47,7 +47,10 @@ def describe_written_files(
 
     filesystem, root = storage.filesystem()
     directory = f"{root.rstrip('/')}/{relative_dir}"
-    infos = filesystem.get_file_info(pafs.FileSelector(directory, recursive=True))
+    # A run of no rows may have written nothing, not even its directory (the in-process
+    # engine's): no file then.
+    selector = pafs.FileSelector(directory, recursive=True, allow_not_found=True)
+    infos = filesystem.get_file_info(selector)
     written = []
     for info in sorted(infos, key=lambda i: i.path):
         base = info.base_name

@@ -1,5 +1,6 @@
-"""Which of a table's partitions a filter over partition columns chooses, decided in this
-process where :mod:`zorder.skipping.rows` reproduces Spark's meaning of it exactly."""
+"""Which of a table's partitions a filter over partition columns chooses: the filter checked
+(it may name partition columns only), and decided in this process where
+:mod:`zorder.skipping.rows` reproduces Spark's meaning of it exactly."""
 
 from __future__ import annotations
 
@@ -10,12 +11,31 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from zorder.columns import match_column
-from zorder.errors import UnsupportedFilterError
+from zorder.errors import InvalidArgumentError, UnsupportedFilterError
 from zorder.skipping.rows import exact_predicate, row_mask
-from zorder.skipping.sql import ParsedFilter
+from zorder.skipping.sql import ParsedFilter, parse_filter
 from zorder.table.snapshot import TableSnapshot
 
-__all__ = ["partitions_where"]
+__all__ = ["check_partition_where", "partitions_where"]
+
+
+def check_partition_where(snapshot: TableSnapshot, where: str) -> ParsedFilter:
+    """``where`` parsed, refused unless the table is partitioned and it names only partition
+    columns: what an optimize's ``where`` may choose by, decided without Spark."""
+    columns = snapshot.partition_columns
+    if not columns:
+        raise InvalidArgumentError(
+            f"where={where!r} chooses partitions, but table {snapshot.uri} has no partition "
+            "columns; leave where out to optimize the whole table"
+        )
+    parsed = parse_filter(where)  # raises FilterParseError first
+    outside = sorted(r for r in parsed.columns if match_column(r, columns) is None)
+    if outside:
+        raise InvalidArgumentError(
+            f"where={where!r} names {', '.join(outside)}, which are not partition columns of "
+            f"{snapshot.uri}; it chooses partitions by: {', '.join(columns)}"
+        )
+    return parsed
 
 
 def partitions_where(
