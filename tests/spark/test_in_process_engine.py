@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 import zorder
@@ -80,11 +80,20 @@ def files_by_number(path: str) -> dict[int, tuple[tuple[Any, ...], Counter[tuple
     return found
 
 
+def modern(frame: DataFrame) -> DataFrame:
+    """``frame`` with its dates moved after 1582 (test_ancient_dates_are_left_to_spark has
+    the others): Spark 3.5 reads older ones only from files Spark wrote."""
+    moved = F.expr(
+        "date_add(DATE'1600-01-01', CAST(datediff(d, DATE'0001-01-01') % 150000 AS INT))"
+    )
+    return frame.withColumn("d", moved)
+
+
 @pytest.fixture(scope="module")
 def source(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> str:
     """A table of two appends of every type (no binary: it cannot be clustered by here)."""
     path = str(tmp_path_factory.mktemp("engines") / "t")
-    frame = all_types_frame(spark, ROWS, seed=11).drop("bin")
+    frame = modern(all_types_frame(spark, ROWS, seed=11).drop("bin"))
     half = ROWS // 2
     first, second = frame.limit(half), frame.subtract(frame.limit(half))
     zorder.write(first, path, by=["i32"], num_files=3, engine="spark")
@@ -96,7 +105,7 @@ def source(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> str
 def partitioned(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> str:
     """The same rows partitioned by a string column with a NULL partition."""
     path = str(tmp_path_factory.mktemp("engines") / "p")
-    frame = all_types_frame(spark, ROWS, seed=12).drop("bin")
+    frame = modern(all_types_frame(spark, ROWS, seed=12).drop("bin"))
     keyed = frame.withColumn(
         "p", F.when(F.col("i8") % 3 == 0, None).otherwise((F.col("i8") % 3).cast("string"))
     )
@@ -219,3 +228,19 @@ def test_auto_runs_spark_over_the_bounds(
     metrics = zorder.optimize(spark, path, by=["i32", "s"], full=True)
     assert metrics.engine == "spark"
     assert "over the in-process bound" in metrics.engine_reason
+
+
+def test_ancient_dates_are_left_to_spark(spark: SparkSession, tmp_path: Path) -> None:
+    """Dates before 1582 in files pyarrow writes: Spark 3.5 refuses to read them (it reads
+    them from files Spark wrote), so the in-process engine leaves such rows to Spark."""
+    path = str(tmp_path / "t")
+    frame = spark.sql(
+        "SELECT id AS a, date_add(DATE'1500-01-01', CAST(id AS INT)) AS d FROM range(100)"
+    )
+    zorder.write(frame, path, by=["a"], num_files=2, engine="spark")
+    with pytest.raises(InvalidArgumentError, match=r"engine='arrow' cannot run.*1500-01-01"):
+        zorder.optimize(None, path, by=["d", "a"], full=True, engine="arrow")
+    metrics = zorder.optimize(spark, path, by=["d", "a"], full=True)
+    assert metrics.engine == "spark"
+    assert "1500-01-01" in metrics.engine_reason
+    assert zorder.read(spark, path).count() == 100

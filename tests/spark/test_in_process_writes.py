@@ -194,3 +194,41 @@ def test_cold_command_line_starts_no_jvm(tmp_path: Path) -> None:
     assert DeltaTable(str(dest)).to_pyarrow_table().num_rows == 5_000
     refused = run("optimize", str(dest), "--full", "--engine", "spark")
     assert refused.returncode != 0  # Spark needs Java: the proof that none started before
+
+
+def test_hidden_files_of_an_input_are_not_read(tmp_path: Path) -> None:
+    """As Spark lists a directory: parts starting with _ or . and files being copied are
+    not the input's (a failed job's _temporary/ copies would double rows)."""
+    source = tmp_path / "in"
+    rows = pa.table({"a": list(range(100)), "b": [i % 7 for i in range(100)]})
+    for place in ("part-0.parquet", "_temporary/0/part-0.parquet", ".hidden/part-0.parquet"):
+        (source / place).parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(rows, source / place)
+    pq.write_table(rows, source / "part-1.parquet._COPYING_")
+    written = zorder.write(str(source), str(tmp_path / "t"), by=["a", "b"], num_files=2)
+    assert written.engine == "arrow"
+    assert written.rows == 100
+    assert DeltaTable(str(tmp_path / "t")).to_pyarrow_table().num_rows == 100
+
+
+def test_an_empty_input_makes_an_empty_table(tmp_path: Path) -> None:
+    source = tmp_path / "empty.parquet"
+    pq.write_table(
+        pa.table({"a": pa.array([], pa.int64()), "b": pa.array([], pa.string())}), source
+    )
+    written = zorder.write(str(source), str(tmp_path / "t"), by=["a", "b"], num_files=2)
+    assert (written.engine, written.rows, written.files_added) == ("arrow", 0, 0)
+    table = DeltaTable(str(tmp_path / "t"))
+    assert table.to_pyarrow_table().num_rows == 0
+    assert [f.name for f in table.schema().fields] == ["a", "b"]
+
+
+def test_a_column_mapped_delta_input_is_read_by_spark(spark: SparkSession, tmp_path: Path) -> None:
+    """Column mapping's field metadata: what a new table keeps of it is Spark's read's."""
+    source = str(DATA / "table_with_column_mapping")
+    dest = str(tmp_path / "t")
+    first = zorder.to_arrow(source).column_names[0]
+    written = zorder.write(source, dest, by=[first], num_files=2, spark=spark)
+    assert written.engine == "spark"
+    assert "metadata" in written.engine_reason
+    assert DeltaTable(dest).to_pyarrow_table().num_rows == zorder.to_arrow(source).num_rows
