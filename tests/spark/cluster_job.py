@@ -21,7 +21,8 @@ def main(path: str) -> None:
     df = network_frame(spark, 20_000, seed=11)
     by = ["src_ip", "dst_ip", "src_port", "dst_port"]
     written = zorder.write(df, path, by=by, num_files=8)
-    optimized = zorder.optimize(spark, path, by=by, curve="hilbert", num_files=6)
+    # In Spark, on the cluster: an optimize this small would otherwise run in process.
+    optimized = zorder.optimize(spark, path, by=by, curve="hilbert", num_files=6, engine="spark")
     ip = df.select("src_ip").first()[0]  # type: ignore[index]
     where = f"src_ip = '{ip}'"
     result = {

@@ -57,7 +57,8 @@ def main(directory: str) -> None:
         rows.withColumn("id", F.col("id") + 10_000), path, mode="append", num_files=2
     )
     seen["append"] = [appended.by, appended.files_added]
-    optimized = zorder.optimize(spark, path, full=True, num_files=3)
+    # The optimizes run in Spark, through Connect: ones this small would otherwise run in process.
+    optimized = zorder.optimize(spark, path, full=True, num_files=3, engine="spark")
     seen["optimize"] = [optimized.files_removed, optimized.files_added]
     filters = ["a = 17", "a < 100 AND b > 500", "id >= 10000 OR b IN (1, 2, 3)", "a IS NULL"]
     seen["read"] = {w: zorder.read(spark, path, w).count() for w in filters}
@@ -82,7 +83,8 @@ def main(directory: str) -> None:
         shutil.copytree(data / name, Path(directory) / name)
     deleted = str(Path(directory) / "table-with-dv-small")
     seen["deletion vectors"] = sorted(r.value for r in zorder.read(spark, deleted).collect())
-    seen["purged"] = zorder.optimize(spark, deleted, by=["value"], num_files=2).rows
+    purged = zorder.optimize(spark, deleted, by=["value"], num_files=2, engine="spark")
+    seen["purged"] = purged.rows
     mapped = zorder.read(spark, str(Path(directory) / "table_with_column_mapping"))
     seen["column mapping"] = sorted(r["Super Name"] for r in mapped.collect())
     sink = io.StringIO()

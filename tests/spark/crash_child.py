@@ -2,16 +2,22 @@
 
 OPERATION is ``optimize`` (re-cluster the table by a, b, s), ``incremental``
 (``optimize`` without arguments: the table's spec, what needs it),
-``optimize-day`` (re-cluster one partition of a table partitioned by ``day``)
-or ``append`` (zorder.write mode="append" of 3,000 new rows, clustered by a,
-b, s). MOMENT says where the run announces itself
-on stdout and, where a kill must land, waits for it:
+``optimize-day`` (re-cluster one partition of a table partitioned by ``day``),
+``append`` (zorder.write mode="append" of a DataFrame of 3,000 new rows, clustered by
+a, b, s: always Spark's) or ``append-files`` (the same rows, written first as a Parquet
+file beside the table, then appended from its path). MOMENT says which engine runs,
+where the run announces itself on stdout and, where a kill must land, waits for it:
 
-- ``spark``: every key batch is slowed down, so the Spark job is still running
-  when the parent sees its first files appear;
+- ``spark``: ``engine="spark"``; every key batch is slowed down, so the Spark job is
+  still running when the parent sees its first files appear;
+- ``arrow``: ``engine="arrow"`` (this process, no JVM); the first file of the run is
+  written, then the run prints WRITING and waits before writing the others;
 - ``before-commit``: prints COMMITTING, then waits instead of committing;
 - ``during-commit``: prints COMMITTING and commits at once (the kill races it);
 - ``after-commit``: commits, prints COMMITTED, then waits.
+
+The commit moments run the default engine (``auto``: an optimize or a write of files
+this small runs in process). A Spark session is started only when Spark runs.
 
 Test code only: the hooks wrap zorder's functions from outside.
 """
@@ -22,20 +28,31 @@ import dataclasses
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from unittest.mock import patch
 
 import pyarrow as pa
+import pyarrow.parquet as pq
+from pyspark.sql import SparkSession
 
 import zorder
 import zorder.api.cluster as cluster_module
+import zorder.api.inprocess as inprocess_module
+import zorder.api.runs as runs_module
 from tests.spark.jvm import QUICK_JVM_OPTIONS
+from zorder.api.modes import Engine
+from zorder.arrow.layout import FileRows
+from zorder.arrow.writes import write_files
 from zorder.spark import local_session
 from zorder.spark.layout import cluster
 from zorder.spark.partitions import cluster_partitions
 from zorder.table.commit import commit_files
 
 COLUMNS = ["a", "b", "s"]
+APPENDED = 3_000
+# The engine each moment runs: the commit moments leave the choice to zorder.
+ENGINES: dict[str, Engine] = {"spark": "spark", "arrow": "arrow"}
 
 
 def _say(line: str) -> None:
@@ -48,10 +65,27 @@ def _slow(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         yield batch
 
 
-def main(operation: str, path: str, moment: str) -> None:
+def _session() -> SparkSession:
     quick = {"spark.driver.extraJavaOptions": QUICK_JVM_OPTIONS}
     spark = local_session(master="local[2]", app_name="zorder-crash-child", conf=quick)
     spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def appended_rows() -> pa.Table:
+    """The rows ``append-files`` adds: those of ``append``'s DataFrame."""
+    ids = range(APPENDED)
+    return pa.table(
+        {
+            "a": pa.array([i + 1_000_000 for i in ids], pa.int64()),
+            "b": pa.array([i % 97 for i in ids], pa.int64()),
+            "s": pa.array([f"new-{i}" for i in ids]),
+        }
+    )
+
+
+def main(operation: str, path: str, moment: str) -> None:
+    engine = ENGINES.get(moment, "auto")
 
     def commit(*args: Any, **kwargs: Any) -> int:
         _say("COMMITTING")
@@ -74,25 +108,53 @@ def main(operation: str, path: str, moment: str) -> None:
         layout = cluster_partitions(*args, **kwargs)
         return dataclasses.replace(layout, laid_out=slowed(layout.laid_out))
 
+    def first_file_then_wait(rows: pa.Table, files: FileRows, **kwargs: Any) -> list[str]:
+        first = dataclasses.replace(files, numbers=files.numbers[:1], bounds=files.bounds[:2])
+        write_files(rows, first, **kwargs)
+        _say("WRITING")
+        time.sleep(600)
+        raise AssertionError("the kill never came")
+
     # The process ends with the run (or is killed in it): nothing is put back.
-    patch.object(cluster_module, "commit_files", commit).start()
+    patch.object(runs_module, "commit_files", commit).start()
     if moment == "spark":
         patch.object(cluster_module, "cluster", slow_cluster).start()
         patch.object(cluster_module, "cluster_partitions", slow_partitions).start()
+    if moment == "arrow":
+        patch.object(inprocess_module, "write_files", first_file_then_wait).start()
+    source = Path(f"{path}-input")  # append-files' input, beside the table
+    if operation == "append-files":
+        source.mkdir()
+        pq.write_table(appended_rows(), source / "rows.parquet")
     _say("STARTED")
     if operation == "optimize":
-        zorder.optimize(spark, path, by=COLUMNS, num_files=6)
+        zorder.optimize(_session, path, by=COLUMNS, num_files=6, engine=engine)
     elif operation == "incremental":
-        zorder.optimize(spark, path)
+        zorder.optimize(_session, path, engine=engine)
     elif operation == "optimize-day":
-        zorder.optimize(spark, path, by=["a", "b"], where="day = 'd1'", num_files=3)
-    else:
-        new_rows = spark.range(3_000).selectExpr(
-            "CAST(id + 1000000 AS BIGINT) AS a",
-            "CAST(id % 97 AS BIGINT) AS b",
-            "concat('new-', CAST(id AS STRING)) AS s",
+        where = "day = 'd1'"
+        zorder.optimize(_session, path, by=["a", "b"], where=where, num_files=3, engine=engine)
+    elif operation == "append-files":
+        zorder.write(
+            str(source),
+            path,
+            by=COLUMNS,
+            mode="append",
+            num_files=4,
+            engine=engine,
+            spark=_session,
         )
-        zorder.write(new_rows, path, by=COLUMNS, mode="append", num_files=4)
+    else:
+        new_rows = (
+            _session()
+            .range(APPENDED)
+            .selectExpr(
+                "CAST(id + 1000000 AS BIGINT) AS a",
+                "CAST(id % 97 AS BIGINT) AS b",
+                "concat('new-', CAST(id AS STRING)) AS s",
+            )
+        )
+        zorder.write(new_rows, path, by=COLUMNS, mode="append", num_files=4, engine=engine)
     _say("DONE")
 
 

@@ -26,13 +26,17 @@ BY = ["src_ip", "dst_ip", "src_port", "dst_port"]
 
 
 def steps(spark: SparkSession, df: DataFrame, path: str) -> dict[str, Any]:
-    """Z-order and partitioned writes of ``df``, Hilbert and partitioned optimizes, reads."""
+    """Z-order and partitioned writes of ``df``, Hilbert and partitioned optimizes, reads.
+    The optimizes run in Spark (``engine="spark"``): ones this small would otherwise run
+    in process, on no executor."""
     days = df.withColumn("day", F.concat(F.lit("2026-11-0"), (F.col("src_port") % 3 + 1)))
     flat, parted = f"{path}/flat", f"{path}/parted"
     written = zorder.write(df, flat, by=BY, num_files=8)
-    hilbert = zorder.optimize(spark, flat, by=BY, curve="hilbert", num_files=6)
+    hilbert = zorder.optimize(spark, flat, by=BY, curve="hilbert", num_files=6, engine="spark")
     by_day = zorder.write(days, parted, by=BY, partition_by=["day"], num_files=9)
-    optimized = zorder.optimize(spark, parted, by=BY, curve="hilbert", where="day >= '2026-11-02'")
+    optimized = zorder.optimize(
+        spark, parted, by=BY, curve="hilbert", where="day >= '2026-11-02'", engine="spark"
+    )
     ip = df.select("src_ip").first()[0]  # type: ignore[index]
     return {
         "executors": executors(spark),

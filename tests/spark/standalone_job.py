@@ -66,7 +66,8 @@ def main(master: str, executor_python: str, path: str) -> None:
     flat, parted = f"{path}/flat", f"{path}/parted"
     more = network_frame(spark, APPENDED, seed=14).coalesce(1)
     appended = zorder.write(more, flat, mode="append")  # clustered by the table's spec
-    merged = zorder.optimize(spark, flat, full=True, num_files=6)  # by the recorded spec
+    # By the recorded spec, in Spark (on the cluster, not in process).
+    merged = zorder.optimize(spark, flat, full=True, num_files=6, engine="spark")
     hilbert = zorder.write(df, f"{path}/hilbert", by=BY, curve="hilbert", num_files=4)
     both = df.unionByName(more)
     report = zorder.explain(flat, WHERE)

@@ -48,6 +48,7 @@ from pyspark.sql.streaming.query import StreamingQuery
 
 import zorder
 import zorder.api.cluster as cluster_module
+import zorder.api.runs as runs_module
 from tests.spark.jvm import QUICK_JVM_OPTIONS
 from zorder.api.streams import BatchWriter
 from zorder.spark import local_session
@@ -131,7 +132,7 @@ def stream(moment: str, source: str, table: str, checkpoint: str, by: str, at: i
         return dataclasses.replace(laid_out, frame=frame)
 
     # The process ends with the query (or is killed in it): nothing is put back.
-    patch.object(cluster_module, "commit_files", commit).start()
+    patch.object(runs_module, "commit_files", commit).start()
     patch.object(cluster_module, "cluster", slow_cluster).start()
 
     writer = zorder.foreach_batch(table, by=None if by == "-" else by.split(","))
@@ -164,7 +165,7 @@ def race(rows: str, table: str, barrier: str, index: int, app_id: str, version: 
         say("COMMITTING")
         return commit_files(*args, **kwargs)
 
-    patch.object(cluster_module, "commit_files", commit).start()
+    patch.object(runs_module, "commit_files", commit).start()
     df = spark.read.schema(SCHEMA).json(rows)
     metrics = zorder.write(
         df, table, mode="append", by=["a", "b"], txn_app_id=app_id, txn_version=version

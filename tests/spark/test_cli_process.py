@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from deltalake import DeltaTable
 
 from tests.spark.jvm import QUICK_JVM_OPTIONS
@@ -38,17 +39,18 @@ def zorder_command(
     )
 
 
-def test_a_write_prints_only_its_own_lines(tmp_path: Path) -> None:
+@pytest.mark.parametrize("engine", ["spark", "arrow"])
+def test_a_write_prints_only_its_own_lines(tmp_path: Path, engine: str) -> None:
     source = tmp_path / "src.parquet"
     pq.write_table(pa.table({"a": list(range(2_000)), "b": [i % 37 for i in range(2_000)]}), source)
     dest = tmp_path / "t"
     temporary = tmp_path / "tmp"
     temporary.mkdir()
-    done = zorder_command(
-        "write", str(source), str(dest), "--by", "a,b", "--num-files", "2", temporary=temporary
-    )
+    options = ["--by", "a,b", "--num-files", "2", "--engine", engine]
+    done = zorder_command("write", str(source), str(dest), *options, temporary=temporary)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "files added" in done.stdout
+    assert re.search(rf"│ engine +│ +{engine} \(", done.stdout), done.stdout
     assert not NOISE.search(done.stdout + done.stderr), done.stdout + done.stderr
     assert DeltaTable(str(dest)).to_pyarrow_table().num_rows == 2_000
     assert not list(temporary.glob("zorder-spark-*.log"))  # kept only to explain a failure
@@ -58,9 +60,9 @@ def test_a_failure_names_the_spark_log(tmp_path: Path) -> None:
     source = tmp_path / "src.parquet"
     pq.write_table(pa.table({"a": [1, 2, 3]}), source)
     # A partition column is checked once Spark has read the input: the log exists by then.
-    done = zorder_command(
-        "write", str(source), str(tmp_path / "t"), "--by", "a", "--partition-by", "nope"
-    )
+    # (Spark's: a write this small would run in process without --engine spark.)
+    options = ["--by", "a", "--partition-by", "nope", "--engine", "spark"]
+    done = zorder_command("write", str(source), str(tmp_path / "t"), *options)
     assert done.returncode == 2
     output = done.stdout + done.stderr
     assert "unknown partition column 'nope'" in output
@@ -74,9 +76,8 @@ def test_a_json_failure_is_one_object_naming_the_spark_log(tmp_path: Path) -> No
     # What a script reads: nothing on stdout, one JSON object on stderr, no JVM noise.
     source = tmp_path / "src.parquet"
     pq.write_table(pa.table({"a": [1, 2, 3]}), source)
-    done = zorder_command(
-        "write", str(source), str(tmp_path / "t"), "--by", "a", "--partition-by", "nope", "--json"
-    )
+    options = ["--by", "a", "--partition-by", "nope", "--engine", "spark", "--json"]
+    done = zorder_command("write", str(source), str(tmp_path / "t"), *options)
     assert done.returncode == 2
     assert done.stdout == ""
     error = json.loads(done.stderr)
@@ -84,6 +85,23 @@ def test_a_json_failure_is_one_object_naming_the_spark_log(tmp_path: Path) -> No
     assert "unknown partition column 'nope'" in error["message"]
     assert error["exit_code"] == 2
     assert "log4j" in Path(error["spark_log"]).read_text()
+
+
+def test_a_failure_in_process_names_no_spark_log(tmp_path: Path) -> None:
+    """A write this small runs in process (the default --engine auto): no JVM, no log."""
+    source = tmp_path / "src.parquet"
+    pq.write_table(pa.table({"a": [1, 2, 3]}), source)
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    options = ["--by", "a", "--partition-by", "nope", "--json"]
+    done = zorder_command("write", str(source), str(tmp_path / "t"), *options, temporary=temporary)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    error = json.loads(done.stderr)
+    assert error["error"] == "ColumnNotFoundError"
+    assert "unknown partition column 'nope'" in error["message"]
+    assert "spark_log" not in error
+    assert not list(temporary.glob("zorder-spark-*.log"))
 
 
 def test_a_query_starts_no_jvm(tmp_path: Path) -> None:

@@ -12,7 +12,9 @@ commit) is made for real by deltalake; the step around it is made to raise:
   the table's properties) raises.
 
 Then every file the log references must exist, and deltalake, DuckDB's
-``delta_scan`` and ``zorder.to_arrow`` read the same rows.
+``delta_scan`` and ``zorder.to_arrow`` read the same rows. An optimize's files are
+written by either engine (Spark, or this process), then committed by the path both
+share (:mod:`zorder.api.runs`): each kind of optimize is made by each.
 """
 
 from __future__ import annotations
@@ -34,11 +36,11 @@ from deltalake.table import TableAlterer
 from pyspark.sql import SparkSession
 
 import zorder
-import zorder.api.cluster as cluster_module
+import zorder.api.runs as runs_module
 import zorder.table.commit as commit_module
 from tests.delta_writer import delete_rows, live_adds
 from tests.spark.helpers import arrow_rows, delta_rs_rows, kernel_rows
-from zorder.api.modes import WriteMode
+from zorder.api.modes import Engine, WriteMode
 
 pytestmark = pytest.mark.spark
 
@@ -122,24 +124,35 @@ def _write(mode: WriteMode) -> Callable[[SparkSession, str], object]:
     return run
 
 
+ENGINES: tuple[Engine, ...] = ("spark", "arrow")
+
+
+def _optimize(engine: Engine) -> Callable[[SparkSession, str], object]:
+    def run(spark: SparkSession, path: str) -> object:
+        return zorder.optimize(spark, path, by=["a", "b"], num_files=2, engine=engine)
+
+    return run
+
+
+def _unchanged(before: Rows) -> Rows:
+    return before
+
+
+def _purge(engine: Engine) -> Callable[[SparkSession, str], object]:
+    def run(spark: SparkSession, path: str) -> object:
+        return zorder.optimize(spark, path, by=["a"], where="day = 'gone'", engine=engine)
+
+    return run
+
+
 KINDS = {
     kind.name: kind
     for kind in [
         Kind("create", _new, _write("error"), lambda before: counted(NEW)),
         Kind("append", _appended, _write("append"), lambda before: before + counted(NEW)),
         Kind("overwrite", _appended, _write("overwrite"), lambda before: counted(NEW)),
-        Kind(
-            "optimize",
-            _appended,
-            lambda spark, path: zorder.optimize(spark, path, by=["a", "b"], num_files=2),
-            lambda before: before,
-        ),
-        Kind(
-            "purge",
-            _with_a_deleted_partition,
-            lambda spark, path: zorder.optimize(spark, path, by=["a"], where="day = 'gone'"),
-            lambda before: before,
-        ),
+        *(Kind(f"optimize-{e}", _appended, _optimize(e), _unchanged) for e in ENGINES),
+        *(Kind(f"purge-{e}", _with_a_deleted_partition, _purge(e), _unchanged) for e in ENGINES),
     ]
 }
 
@@ -209,7 +222,7 @@ def test_a_failure_inside_deltalakes_call_after_it_committed_keeps_the_commit(
     monkeypatch.undo()
     assert DeltaTable(path).version() >= version + 1
     assert_readable(path, case.after(before), kernel)
-    if kind == "purge":
+    if kind.startswith("purge"):
         assert not any("day=gone" in p for p in referenced(path))
     else:
         assert any(p.startswith("zorder-") for p in referenced(path))
@@ -245,7 +258,7 @@ def test_a_failure_before_the_commit_leaves_the_table_as_it_was(
 
 
 @pytest.mark.parametrize("error", ERRORS)
-@pytest.mark.parametrize("kind", ["create", "optimize"])
+@pytest.mark.parametrize("kind", ["create", "optimize-spark", "optimize-arrow"])
 def test_a_failure_after_the_commit_keeps_the_commit(
     spark: SparkSession,
     kernel: duckdb.DuckDBPyConnection,
@@ -258,7 +271,7 @@ def test_a_failure_after_the_commit_keeps_the_commit(
     path = str(tmp_path / "t")
     case = KINDS[kind]
     before = case.prepare(path)
-    raising(monkeypatch, cluster_module, "record_properties", ERRORS[error](), commit_first=False)
+    raising(monkeypatch, runs_module, "record_properties", ERRORS[error](), commit_first=False)
     with pytest.raises(type(ERRORS[error]())) as raised:
         case.run(spark, path)
     monkeypatch.undo()
@@ -324,7 +337,7 @@ def test_an_exception_after_the_properties_commit_keeps_everything(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     path = str(tmp_path / "t")
-    raising(monkeypatch, cluster_module, "_metrics", KeyboardInterrupt(), commit_first=False)
+    raising(monkeypatch, runs_module, "run_metrics", KeyboardInterrupt(), commit_first=False)
     with pytest.raises(KeyboardInterrupt):
         KINDS["create"].run(spark, path)
     monkeypatch.undo()

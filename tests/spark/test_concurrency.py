@@ -18,13 +18,16 @@ from deltalake import DeltaTable, write_deltalake
 from pyspark.sql import SparkSession
 
 import zorder
-import zorder.api.cluster as cluster_module
+import zorder.api.runs as runs_module
+from zorder.api.modes import Engine
 from zorder.errors import ConcurrentCommitError
 from zorder.table.commit import commit_files
 
 pytestmark = pytest.mark.spark
 
 BY = ["a", "b"]
+# Either engine writes an optimize's files; both commit through zorder.api.runs.
+ENGINES: list[Engine] = ["spark", "arrow"]
 
 
 def rows(start: int, count: int) -> pa.Table:
@@ -60,15 +63,16 @@ def just_before_commit(monkeypatch: pytest.MonkeyPatch, other_writer: Callable[[
         other_writer()
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(cluster_module, "commit_files", commit)
+    monkeypatch.setattr(runs_module, "commit_files", commit)
 
 
 def run_dirs(path: Path) -> list[Path]:
     return sorted(path.glob("zorder-*"))
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 def test_append_during_optimize_is_kept(
-    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: Engine
 ) -> None:
     path = tmp_path / "t"
     first = make_table(path)
@@ -76,14 +80,16 @@ def test_append_during_optimize_is_kept(
     just_before_commit(monkeypatch, lambda: write_deltalake(str(path), late, mode="append"))
     # delta-rs sees that the other commit only added a file this one neither read nor
     # removed, so both stand: the appended file stays, unclustered, next to ours.
-    metrics = zorder.optimize(spark, str(path), by=BY, num_files=3)
+    metrics = zorder.optimize(spark, str(path), by=BY, num_files=3, engine=engine)
+    assert metrics.engine == engine
     assert metrics.files_removed == 4
     assert len(DeltaTable(str(path)).file_uris()) == 3 + 1
     assert counted(path) == expected(first, late)
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 def test_two_optimizes_at_once_one_fails_cleanly(
-    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: Engine
 ) -> None:
     path = tmp_path / "t"
     first = make_table(path)
@@ -91,21 +97,24 @@ def test_two_optimizes_at_once_one_fails_cleanly(
     inner_done: list[zorder.ClusterMetrics] = []
 
     def other_optimize() -> None:
-        monkeypatch.setattr(cluster_module, "commit_files", real)  # the inner run commits plainly
-        inner_done.append(zorder.optimize(spark, str(path), by=["b", "a"], num_files=2))
+        monkeypatch.setattr(runs_module, "commit_files", real)  # the inner run commits plainly
+        inner = zorder.optimize(spark, str(path), by=["b", "a"], num_files=2, engine=engine)
+        inner_done.append(inner)
 
     just_before_commit(monkeypatch, other_optimize)
     with pytest.raises(ConcurrentCommitError, match="concurrent"):
-        zorder.optimize(spark, str(path), by=BY, num_files=3)
+        zorder.optimize(spark, str(path), by=BY, num_files=3, engine=engine)
     assert inner_done[0].version is not None
     assert counted(path) == expected(first)
     # The loser's files were deleted with its run directory; only the winner's remain.
     assert len(run_dirs(path)) == 1
-    assert zorder.optimize(spark, str(path), by=BY, num_files=3).files_removed == 2  # a retry works
+    retried = zorder.optimize(spark, str(path), by=BY, num_files=3, engine=engine)
+    assert retried.files_removed == 2  # a retry works
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 def test_concurrent_overwrite_makes_optimize_fail_without_resurrecting_rows(
-    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: Engine
 ) -> None:
     path = tmp_path / "t"
     make_table(path)
@@ -114,8 +123,9 @@ def test_concurrent_overwrite_makes_optimize_fail_without_resurrecting_rows(
         monkeypatch, lambda: write_deltalake(str(path), replacement, mode="overwrite")
     )
     with pytest.raises(ConcurrentCommitError, match="concurrent"):
-        zorder.optimize(spark, str(path), by=BY, num_files=3)
+        zorder.optimize(spark, str(path), by=BY, num_files=3, engine=engine)
     assert counted(path) == expected(replacement)
+    assert not run_dirs(path)  # the failed run's files went with its directory
 
 
 def test_optimize_twice_rewrites_nothing_the_second_time(

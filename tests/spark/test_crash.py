@@ -1,15 +1,17 @@
 """SIGKILL at any moment of a run leaves the table readable, with exactly the old or new rows.
 
-Each case starts a child process (its own Spark driver JVM) that runs
-``optimize`` or an append through ``zorder.write``, waits for the moment to
-come, and kills the child's whole process group. Then the table must load,
-hold exactly the rows of the version before the run or (for a completed
+Each case starts a child process (:mod:`tests.spark.crash_child`) that runs
+``optimize`` or an append through ``zorder.write`` in Spark (its own driver JVM)
+or in process, waits for the moment to come, and kills the child's whole process
+group. The moments ``spark`` and ``arrow`` kill each engine while it writes a
+run's files; the commit moments run the default engine. Then the table must
+load, hold exactly the rows of the version before the run or (for a completed
 commit) after it, reference only files that exist, and ``vacuum`` must find
 the files left behind and nothing the table uses.
 
-The children are what takes the time (a driver JVM each), so every case's
-table is prepared first and the kills run a few at a time in parallel
-(:func:`killed`); each test then checks its own case.
+The children are what takes the time (a driver JVM each, where Spark runs), so
+every case's table is prepared first and the kills run a few at a time in
+parallel (:func:`killed`); each test then checks its own case.
 """
 
 from __future__ import annotations
@@ -48,6 +50,9 @@ def original_rows() -> pa.Table:
             "s": pa.array([f"row-{(i * 31) % ROWS:05d}" for i in range(ROWS)]),
         }
     )
+
+
+APPENDS = ("append", "append-files")  # a DataFrame (always Spark), files (in process)
 
 
 def appended_rows() -> Counter[tuple[object, ...]]:
@@ -90,6 +95,13 @@ def wait_for_spark_files(path: Path, timeout: float = 240) -> None:
     raise AssertionError("the child's Spark job never started writing")
 
 
+def assert_one_file_written(path: Path, runs_before: set[Path]) -> None:
+    """The in-process run announced its first file: it is there, the others are not yet."""
+    (run,) = set(path.glob("zorder-*")) - runs_before
+    written = list(run.rglob("*.parquet"))
+    assert len(written) == 1, f"the run's files at the kill: {written}"
+
+
 def kill_group(child: subprocess.Popen[str]) -> None:
     os.killpg(child.pid, signal.SIGKILL)
     child.wait(timeout=60)
@@ -99,6 +111,7 @@ def kill_group(child: subprocess.Popen[str]) -> None:
 
 def kill_at(operation: str, path: Path, moment: str) -> None:
     """Run ``crash_child OPERATION PATH MOMENT`` and SIGKILL its process group at MOMENT."""
+    runs_before = set(path.glob("zorder-*"))
     child = subprocess.Popen(
         [sys.executable, "-m", "tests.spark.crash_child", operation, str(path), moment],
         cwd=ROOT,
@@ -110,6 +123,9 @@ def kill_at(operation: str, path: Path, moment: str) -> None:
         if moment == "spark":
             wait_for(child, "STARTED")
             wait_for_spark_files(path)
+        elif moment == "arrow":
+            wait_for(child, "WRITING")
+            assert_one_file_written(path, runs_before)
         elif moment == "after-commit":
             wait_for(child, "COMMITTED")
         else:
@@ -167,15 +183,18 @@ def clustered_half_then_appended(spark: SparkSession, path: Path) -> frozenset[s
 
 PLAIN_CASES = [
     ("optimize", "spark"),
+    ("optimize", "arrow"),
     ("optimize", "before-commit"),
     ("optimize", "during-commit"),
     ("optimize", "after-commit"),
     ("append", "spark"),
     ("append", "before-commit"),
+    ("append-files", "arrow"),
+    ("append-files", "before-commit"),
 ]
 BEFORE_THE_PROPERTIES = ("append", "after-commit")
-PARTITION_MOMENTS = ["spark", "before-commit"]
-INCREMENTAL_MOMENTS = ["spark", "before-commit", "after-commit"]
+PARTITION_MOMENTS = ["spark", "arrow", "before-commit"]
+INCREMENTAL_MOMENTS = ["spark", "arrow", "before-commit", "after-commit"]
 
 
 @pytest.fixture(scope="module")
@@ -211,11 +230,11 @@ def test_sigkill_leaves_old_or_new_state(
     path, before = case.path, case.before
     table = DeltaTable(str(path))
     committed = table.version() > case.version
-    if moment in ("spark", "before-commit"):
+    if moment in ("spark", "arrow", "before-commit"):
         assert not committed
     if moment == "after-commit":
         assert committed
-    expected = before + appended_rows() if committed and operation == "append" else before
+    expected = before + appended_rows() if committed and operation in APPENDS else before
     assert table_rows(path) == expected
     for uri in table.file_uris():
         assert Path(uri.removeprefix("file://")).exists()

@@ -32,7 +32,13 @@ from tests.delta_writer import (
     rename_column,
 )
 from tests.spark.helpers import arrow_rows, delta_rs_rows, kernel_rows, row_multiset
-from tests.spark.test_partitioned_optimize import DAYS, just_before_commit, other_process
+from tests.spark.test_partitioned_optimize import (
+    DAYS,
+    ENGINES,
+    just_before_commit,
+    other_process,
+)
+from zorder.api.modes import Engine
 from zorder.errors import ConcurrentCommitError, UnsupportedTableError
 
 pytestmark = pytest.mark.spark
@@ -150,22 +156,25 @@ def test_append_to_a_table_with_deletion_vectors(
     assert delta_rs_rows(path, COLUMNS) == expected
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 def test_blind_append_during_a_purging_optimize_is_kept(
     spark: SparkSession,
     kernel: duckdb.DuckDBPyConnection,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
+    engine: Engine,
 ) -> None:
     path = str(tmp_path / "t")
     dv_table(path)
     before = kernel_rows(kernel, path, COLUMNS)
     just_before_commit(monkeypatch, lambda: other_process("append", path, DAYS[0]))
-    zorder.optimize(spark, path, by=["a", "b"], full=True, num_files=4)
+    zorder.optimize(spark, path, by=["a", "b"], full=True, num_files=4, engine=engine)
     appended = Counter({(a, 0, DAYS[0]): 1 for a in (-1, -2, -3)})
     assert kernel_rows(kernel, path, COLUMNS) == before + appended
     assert delta_rs_rows(path, COLUMNS) == before + appended
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("deleted_before", [True, False], ids=["vector-changed", "vector-added"])
 def test_concurrent_delete_fails_the_optimize_cleanly(
     spark: SparkSession,
@@ -173,6 +182,7 @@ def test_concurrent_delete_fails_the_optimize_cleanly(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     deleted_before: bool,
+    engine: Engine,
 ) -> None:
     # A DELETE that lands while optimize runs gives a file read here a new vector: a
     # commit that removed the old logical file would bring the deleted rows back.
@@ -192,26 +202,29 @@ def test_concurrent_delete_fails_the_optimize_cleanly(
     runs_before = {p.name for p in Path(path).glob("zorder-*")}
     just_before_commit(monkeypatch, lambda: other_process("dv-delete", path, f"{victim}:0,1,2"))
     with pytest.raises(ConcurrentCommitError):
-        zorder.optimize(spark, path, by=["a", "b"], full=True, num_files=4)
+        zorder.optimize(spark, path, by=["a", "b"], full=True, num_files=4, engine=engine)
     after_delete = kernel_rows(kernel, path, COLUMNS)
     assert delta_rs_rows(path, COLUMNS) == after_delete
     assert arrow_rows(zorder.to_arrow(path), COLUMNS) == after_delete
     assert {p.name for p in Path(path).glob("zorder-*")} == runs_before  # ours removed
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 def test_optimize_of_a_change_data_feed_table_with_deleted_rows_is_refused_first(
-    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: Engine
 ) -> None:
     path = copy_of("cdf-table-with-cdc-and-dvs", tmp_path)
     listing = sorted(str(p) for p in Path(path).rglob("*"))
     import zorder.api.cluster as cluster_module
+    import zorder.api.inprocess as inprocess_module
 
     def never(*args: object, **kwargs: object) -> None:
         raise AssertionError("nothing may be laid out")
 
-    monkeypatch.setattr(cluster_module, "cluster", never)
+    monkeypatch.setattr(cluster_module, "cluster", never)  # Spark's layout
+    monkeypatch.setattr(inprocess_module, "write_files", never)  # this process's files
     with pytest.raises(UnsupportedTableError, match=r"delta\.enableChangeDataFeed"):
-        zorder.optimize(spark, path, by=["id"], full=True)
+        zorder.optimize(spark, path, by=["id"], full=True, engine=engine)
     assert sorted(str(p) for p in Path(path).rglob("*")) == listing
 
 

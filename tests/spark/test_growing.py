@@ -16,6 +16,7 @@ from pyspark.sql import functions as F
 
 import zorder
 from tests.spark.helpers import delta_rows, spark_rows
+from zorder.api.modes import Engine
 from zorder.curves import ClusteringSpec
 from zorder.table import Storage, latest_clustering
 
@@ -231,8 +232,9 @@ def test_an_append_with_another_by_keeps_the_table_spec(
     assert zorder.optimize(spark, path).files_removed == appended.files_added
 
 
+@pytest.mark.parametrize("engine", ["spark", "arrow"])
 def test_a_blind_append_during_an_incremental_optimize_is_kept(
-    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: Engine
 ) -> None:
     from tests.spark.test_partitioned_optimize import just_before_commit, other_process
 
@@ -241,7 +243,7 @@ def test_a_blind_append_during_an_incremental_optimize_is_kept(
     blind_append(path, 2_000, 100)
     expected = delta_rows(path, ["a", "b", "id"])
     just_before_commit(monkeypatch, lambda: other_process("append-ids", path, "5000"))
-    metrics = zorder.optimize(spark, path)
+    metrics = zorder.optimize(spark, path, engine=engine)
     assert metrics.files_removed == 1  # the blind append it read
     expected += Counter((i * 7919 % 1000, i * 104729 % 997, i) for i in range(5_000, 5_100))
     assert delta_rows(path, ["a", "b", "id"]) == expected

@@ -21,6 +21,7 @@ from pyspark.sql import functions as F
 from typer.testing import CliRunner
 
 import zorder
+from zorder.api.modes import Engine
 from zorder.cli import app
 from zorder.skipping import spark_functions
 from zorder.spark.compat import version_tuple
@@ -90,15 +91,16 @@ def test_exists_over_a_text_source_reads_no_file(
         zorder.explain(table, attack)
 
 
+@pytest.mark.parametrize("engine", ["spark", "arrow"])
 def test_optimize_where_refuses_before_choosing_partitions(
-    spark: SparkSession, tmp_path: Path
+    spark: SparkSession, tmp_path: Path, engine: Engine
 ) -> None:
     path = str(tmp_path / "p")
     write_deltalake(path, pa.table({"a": [1, 2], "day": ["x", "y"]}), partition_by=["day"])
     probe = f"zorder.guard.optimize.{uuid.uuid4().hex}"
     where = f"java_method('java.lang.System', 'setProperty', '{probe}', 'set') IS NULL"
     with pytest.raises(zorder.ForbiddenFilterError, match="java_method"):
-        zorder.optimize(spark, path, by=["a"], where=where)
+        zorder.optimize(spark, path, by=["a"], where=where, engine=engine)
     assert _property(spark, probe) is None
 
 

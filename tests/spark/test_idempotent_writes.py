@@ -17,6 +17,7 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable, write_deltalake
 from deltalake.transaction import CommitProperties, Transaction
@@ -25,9 +26,11 @@ from hypothesis import strategies as st
 from pyspark.sql import DataFrame, SparkSession
 
 import zorder
-import zorder.api.cluster as cluster_module
+import zorder.api.runs as runs_module
 from tests.spark.helpers import delta_rs_rows, kernel_rows, row_multiset
+from zorder.api.modes import Engine
 from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError, TableExistsError
+from zorder.spark.compat import collect_arrow
 from zorder.table.commit import commit_files
 
 pytestmark = pytest.mark.spark
@@ -120,14 +123,17 @@ def test_an_overwrite_takes_the_transaction(
         zorder.write(batch(spark, 0), str(path), by=COLUMNS, txn_app_id=APP, txn_version=7)
 
 
+@pytest.mark.parametrize("engine", ["spark", "arrow"])
 def test_a_concurrent_writer_that_commits_the_transaction_first_wins(
     spark: SparkSession,
     kernel: duckdb.DuckDBPyConnection,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
+    engine: Engine,
 ) -> None:
     """Ours read the table before the other commit and checked then: deltalake's conflict
-    check at the commit sees the other's txn, and ours deletes its files and skips."""
+    check at the commit sees the other's txn, and ours deletes its files and skips. Ours
+    writes a DataFrame in Spark, or Parquet files in this process."""
     path = tmp_path / "t"
     zorder.write(batch(spark, 0), str(path), by=COLUMNS, mode="append")
     other = pa.table(
@@ -146,9 +152,15 @@ def test_a_concurrent_writer_that_commits_the_transaction_first_wins(
         )
         return commit_files(*args, **kwargs)
 
-    monkeypatch.setattr(cluster_module, "commit_files", commit)
+    source: DataFrame | str = batch(spark, 500)
+    if engine == "arrow":  # the same rows as files, which this process writes
+        source = str(tmp_path / "batch.parquet")
+        pq.write_table(collect_arrow(batch(spark, 500)), source)
+    monkeypatch.setattr(runs_module, "commit_files", commit)
     directories, before = run_directories(path), DeltaTable(str(path)).version()
-    raced = zorder.write(batch(spark, 500), str(path), mode="append", txn_app_id=APP, txn_version=5)
+    raced = zorder.write(
+        source, str(path), mode="append", txn_app_id=APP, txn_version=5, engine=engine
+    )
     assert raced.skipped
     assert raced.version is None
     assert run_directories(path) == directories  # its files were deleted

@@ -1,4 +1,9 @@
-"""An optimize's sample drawn in process: what Spark would sample, and used where it should be."""
+"""An optimize's sample drawn in process: what Spark would sample, and used where it should be.
+
+The optimizes here run in Spark (``engine="spark"``): it is the Spark engine's layout that
+is handed the sample drawn in process. The in-process engine fits on the same sample
+(test_in_process_engine compares the two engines' files).
+"""
 
 from __future__ import annotations
 
@@ -117,7 +122,9 @@ def test_a_small_optimize_is_sampled_in_process_and_a_large_one_by_spark(
         before = contents(path)
         if arm == "spark":
             monkeypatch.setattr(sample_module, "IN_PROCESS_SAMPLE_ROWS", 0)
-        metrics = zorder.optimize(spark, path, by=["a", "b"], where=where, num_files=8)
+        metrics = zorder.optimize(
+            spark, path, by=["a", "b"], where=where, num_files=8, engine="spark"
+        )
         assert contents(path) == before  # no row lost or doubled (delta-rs reads it)
         assert kernel_rows(kernel, path, ["a", "b", "day"]) == before  # nor DuckDB's kernel
         chosen = DAYS if where is None else DAYS[2:]
@@ -140,7 +147,7 @@ def test_unpartitioned_optimize_is_sampled_in_process(
     rows = collect_arrow(spark.range(3000).select((F.col("id") * 7919 % 1000).alias("a"), "id"))
     for start in range(0, 3000, 1000):
         write_deltalake(path, rows.slice(start, 1000), mode="append")
-    metrics = zorder.optimize(spark, path, by=["a", "id"], num_files=6)
+    metrics = zorder.optimize(spark, path, by=["a", "id"], num_files=6, engine="spark")
     assert given == [True]
     assert metrics.files_added == 6
     assert sorted(r.id for r in zorder.read(spark, path).select("id").collect()) == list(
@@ -163,6 +170,6 @@ def test_a_failed_read_in_process_leaves_the_sample_to_spark(
     path = str(tmp_path / "t")
     appended_by_delta_rs(path)
     before = contents(path)
-    zorder.optimize(spark, path, by=["a", "b"], num_files=8)
+    zorder.optimize(spark, path, by=["a", "b"], num_files=8, engine="spark")
     assert given == [False]
     assert contents(path) == before

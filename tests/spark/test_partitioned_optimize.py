@@ -15,8 +15,9 @@ from deltalake import DeltaTable, write_deltalake
 from pyspark.sql import SparkSession
 
 import zorder
-import zorder.api.cluster as cluster_module
+import zorder.api.runs as runs_module
 from tests.spark.helpers import row_multiset
+from zorder.api.modes import Engine
 from zorder.api.scanning import session_ansi
 from zorder.table.commit import commit_files
 
@@ -128,10 +129,14 @@ def test_bad_where_is_refused_before_anything_runs(spark: SparkSession, tmp_path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def other_process(kind: str, path: str, argument: str) -> None:
+# Either engine writes an optimize's files; both commit through zorder.api.runs.
+ENGINES: list[Engine] = ["spark", "arrow"]
+
+
+def other_process(kind: str, path: str, *arguments: str) -> None:
     """Another writer's commit, from a process of its own, run to completion."""
     done = subprocess.run(
-        [sys.executable, "-m", "tests.spark.writer_child", kind, path, argument],
+        [sys.executable, "-m", "tests.spark.writer_child", kind, path, *arguments],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -141,24 +146,26 @@ def other_process(kind: str, path: str, argument: str) -> None:
 
 
 def just_before_commit(monkeypatch: pytest.MonkeyPatch, other: Callable[[], None]) -> None:
+    """``other`` runs just before the next commit a run makes (either engine's)."""
     real = commit_files
 
     def commit(*args: Any, **kwargs: Any) -> int:
         other()
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(cluster_module, "commit_files", commit)
+    monkeypatch.setattr(runs_module, "commit_files", commit)
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("kind", ["overwrite", "delete"])
 def test_changes_to_other_partitions_during_optimize_stand(
-    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str, engine: Engine
 ) -> None:
     path = str(tmp_path / "t")
     appended_by_delta_rs(path)
     before = contents(path)
     just_before_commit(monkeypatch, lambda: other_process(kind, path, DAYS[0]))
-    metrics = zorder.optimize(spark, path, by=["a", "b"], where=f"day = '{DAYS[3]}'")
+    metrics = zorder.optimize(spark, path, by=["a", "b"], where=f"day = '{DAYS[3]}'", engine=engine)
     assert metrics.version is not None  # it committed
     kept = Counter({row: n for row, n in before.items() if row[2] != DAYS[0]})
     if kind == "overwrite":  # the other writer's rows, exactly as it left them
@@ -166,15 +173,16 @@ def test_changes_to_other_partitions_during_optimize_stand(
     assert contents(path) == kept
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("day", [DAYS[3], DAYS[0]], ids=["same-partition", "other-partition"])
 def test_blind_appends_during_optimize_are_kept(
-    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, day: str
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, day: str, engine: Engine
 ) -> None:
     path = str(tmp_path / "t")
     appended_by_delta_rs(path)
     before = contents(path)
     just_before_commit(monkeypatch, lambda: other_process("append", path, day))
-    metrics = zorder.optimize(spark, path, by=["a", "b"], where=f"day = '{DAYS[3]}'")
+    metrics = zorder.optimize(spark, path, by=["a", "b"], where=f"day = '{DAYS[3]}'", engine=engine)
     assert metrics.version is not None  # a blind append conflicts with nothing
     assert metrics.files_removed == 3  # the files it read, not the one appended meanwhile
     assert contents(path) == before + Counter({(a, 0, day): 1 for a in (-1, -2, -3)})
@@ -182,28 +190,31 @@ def test_blind_appends_during_optimize_are_kept(
     assert days[DAYS[3]] == metrics.files_added + (day == DAYS[3])
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 def test_two_optimizes_of_disjoint_partitions_both_commit(
-    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: Engine
 ) -> None:
     path = str(tmp_path / "t")
     appended_by_delta_rs(path)
     before = contents(path)
-    just_before_commit(monkeypatch, lambda: other_process("optimize", path, f"day = '{DAYS[0]}'"))
-    metrics = zorder.optimize(spark, path, by=["a", "b"], where=f"day = '{DAYS[1]}'")
+    other = f"day = '{DAYS[0]}'"
+    just_before_commit(monkeypatch, lambda: other_process("optimize", path, other, engine))
+    metrics = zorder.optimize(spark, path, by=["a", "b"], where=f"day = '{DAYS[1]}'", engine=engine)
     assert metrics.version is not None
     days = Counter(live_files(path).values())
     assert days == {DAYS[0]: 1, DAYS[1]: metrics.files_added, DAYS[2]: 3, DAYS[3]: 3}
     assert contents(path) == before
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 def test_a_change_to_the_same_partition_fails_the_optimize_cleanly(
-    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: Engine
 ) -> None:
     path = str(tmp_path / "t")
     appended_by_delta_rs(path)
     just_before_commit(monkeypatch, lambda: other_process("overwrite", path, DAYS[1]))
     with pytest.raises(zorder.ConcurrentCommitError, match="concurrent"):
-        zorder.optimize(spark, path, by=["a", "b"], where=f"day = '{DAYS[1]}'")
+        zorder.optimize(spark, path, by=["a", "b"], where=f"day = '{DAYS[1]}'", engine=engine)
     after = contents(path)  # as the other writer left it
     assert Counter(row[2] for row in after.elements())[DAYS[1]] == 3
     assert not list((tmp_path / "t").glob("zorder-*"))  # our files were cleaned up

@@ -25,8 +25,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
 
 import zorder
-import zorder.api.cluster as cluster_module
+import zorder.api.runs as runs_module
 from tests.spark.helpers import delta_rs_rows, kernel_rows
+from zorder.api.modes import Engine
 from zorder.errors import ConcurrentCommitError, InvalidArgumentError
 from zorder.table.commit import CommitRequest, commit_files
 
@@ -117,15 +118,18 @@ def test_each_batch_is_appended_once_clustered_by_the_spec(
     run_transactions_kept(path)
 
 
+@pytest.mark.parametrize("engine", ["spark", "arrow"])
 def test_optimize_commits_between_and_beside_live_batches(
     spark: SparkSession,
     kernel: duckdb.DuckDBPyConnection,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
+    engine: Engine,
 ) -> None:
     """A query keeps appending to day d1 while optimize rewrites the table between its
     batches (whole, then where= on the day it is not writing); each optimize commits after
-    the query committed another batch since the optimize read the table."""
+    the query committed another batch since the optimize read the table. The optimize runs
+    in Spark or in this process; the batches, DataFrames, are always Spark's."""
     source, path = tmp_path / "source", tmp_path / "t"
     source.mkdir()
     expected = sum((add_source_file(source, n, "d0") for n in range(2)), Counter())
@@ -143,19 +147,21 @@ def test_optimize_commits_between_and_beside_live_batches(
             beside.append(number)
         return commit_files(request, *args, **kwargs)
 
-    monkeypatch.setattr(cluster_module, "commit_files", commit)
+    monkeypatch.setattr(runs_module, "commit_files", commit)
     optimized = []
     try:
         wait_for_batch(path, str(query.id), 1)
         for round_ in range(2):
             expected += add_source_file(source, next(files), "d1")  # and one between
             where = None if round_ % 2 == 0 else "day = 'd0'"
-            optimized.append(zorder.optimize(spark, str(path), where=where, full=True))
+            done = zorder.optimize(spark, str(path), where=where, full=True, engine=engine)
+            optimized.append(done)
         query.processAllAvailable()
     finally:
         query.stop()
     assert query.exception() is None
     assert all(m.version is not None and m.files_removed for m in optimized)
+    assert [m.engine for m in optimized] == [engine, engine]
     assert len(beside) == 2
     assert read_back(kernel, path) == expected
     last_batch = next(files) - 1  # one file a batch
@@ -186,7 +192,7 @@ def test_a_batch_that_meets_a_concurrent_metadata_change_is_written_again(
         attempts.append(change)
         return commit_files(*args, **kwargs)
 
-    monkeypatch.setattr(cluster_module, "commit_files", commit)
+    monkeypatch.setattr(runs_module, "commit_files", commit)
     second = spark.createDataFrame(source_rows(1, "d0"), SCHEMA)
     writer(second, 0)
     assert len(attempts) == 2  # the first commit failed on the metadata change
@@ -211,7 +217,7 @@ def test_a_batch_that_keeps_meeting_conflicts_fails_with_nothing_committed(
         DeltaTable(str(path)).alter.set_table_properties({"delta.logRetentionDuration": value})
         return commit_files(*args, **kwargs)
 
-    monkeypatch.setattr(cluster_module, "commit_files", commit)
+    monkeypatch.setattr(runs_module, "commit_files", commit)
     writer = zorder.foreach_batch(str(path), app_id="loader", retries=2)
     with pytest.raises(ConcurrentCommitError) as raised:
         writer(spark.createDataFrame(source_rows(1, "d0"), SCHEMA), 4)

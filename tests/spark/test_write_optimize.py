@@ -20,6 +20,7 @@ from pyspark.sql import functions as F
 
 import zorder
 import zorder.api.cluster as cluster_module
+import zorder.api.runs as runs_module
 import zorder.arrow.sample
 from tests.spark.helpers import (
     all_types_frame,
@@ -29,6 +30,7 @@ from tests.spark.helpers import (
     needs_arrow_udf,
     spark_rows,
 )
+from zorder.api.modes import Engine
 from zorder.curves import ClusteringSpec, Curve, KeyMethod
 from zorder.errors import InvalidArgumentError
 from zorder.spark.compat import collect_arrow
@@ -181,11 +183,12 @@ def test_optimize_takes_the_row_count_from_the_log_when_every_file_has_one(
         return real_sample(*args, **kwargs)
 
     monkeypatch.setattr(zorder.spark.layout, "sample_columns", spy)
-    zorder.optimize(spark, small, by=["x", "id"], num_files=3, sample_size=500)
+    # The Spark engine's jobs are counted: each optimize here runs in Spark.
+    zorder.optimize(spark, small, by=["x", "id"], num_files=3, sample_size=500, engine="spark")
     assert counts_given == []  # a rewrite this small is sampled in process: no Spark job
     assert DeltaTable(small).to_pyarrow_table().num_rows == 1200
     monkeypatch.setattr(zorder.arrow.sample, "IN_PROCESS_SAMPLE_ROWS", 0)  # Spark samples
-    zorder.optimize(spark, path, by=["x", "id"], num_files=3, sample_size=500)
+    zorder.optimize(spark, path, by=["x", "id"], num_files=3, sample_size=500, engine="spark")
     assert counts_given == [1200]  # no count job: the sample fraction came from the log
 
     # A file whose add action carries no statistics leaves the count to Spark.
@@ -202,7 +205,7 @@ def test_optimize_takes_the_row_count_from_the_log_when_every_file_has_one(
     )
     assert zorder.table.load_snapshot(Storage.of(path)).counted_rows is None
     rows_in_copy = pa.parquet.read_table(copy).num_rows
-    zorder.optimize(spark, path, by=["x", "id"], num_files=3, sample_size=500)
+    zorder.optimize(spark, path, by=["x", "id"], num_files=3, sample_size=500, engine="spark")
     assert counts_given[1:] == [None]
     assert sum(delta_rows(path, ["x", "id"]).values()) == 1200 + rows_in_copy
 
@@ -524,17 +527,18 @@ def test_a_run_written_where_zorder_cannot_see_it_is_not_committed(
     before = DeltaTable(str(path)).version()
     elsewhere = tmp_path / "elsewhere"
     monkeypatch.setattr(
-        zorder.api.cluster, "spark_path", lambda _spark, uri: str(elsewhere / Path(uri).name)
+        cluster_module, "spark_path", lambda _spark, uri: str(elsewhere / Path(uri).name)
     )
     with pytest.raises(zorder.ZorderError, match="reach different stores"):
-        zorder.optimize(spark, str(path), full=True)
+        zorder.optimize(spark, str(path), full=True, engine="spark")  # Spark writes the files
     assert any(elsewhere.rglob("*.parquet"))  # Spark did write, elsewhere
     assert DeltaTable(str(path)).version() == before
     assert delta_rows(path, ["a", "id"]) == spark_rows(frame)
 
 
+@pytest.mark.parametrize("engine", ["spark", "arrow"])
 def test_an_optimize_whose_files_lost_rows_is_not_committed(
-    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: Engine
 ) -> None:
     path = tmp_path / "t"
     frame = spark.range(400).select((F.col("id") % 13).alias("a"), "id")
@@ -544,9 +548,9 @@ def test_an_optimize_whose_files_lost_rows_is_not_committed(
     def one_file_short(*args: Any, **kwargs: Any) -> list[WrittenFile]:
         return describe_written_files(*args, **kwargs)[1:]
 
-    monkeypatch.setattr(zorder.api.cluster, "describe_written_files", one_file_short)
+    monkeypatch.setattr(runs_module, "describe_written_files", one_file_short)  # both engines'
     with pytest.raises(zorder.ZorderError, match="read 400 rows but its files hold"):
-        zorder.optimize(spark, str(path), full=True)
+        zorder.optimize(spark, str(path), full=True, engine=engine)
     assert DeltaTable(str(path)).version() == before
     assert not list(path.glob("zorder-*/**/*.parquet"))[4:]  # the failed run's files went
     assert delta_rows(path, ["a", "id"]) == spark_rows(frame)

@@ -4,7 +4,8 @@
 - ``append-ids PATH START``: delta-rs appends rows ``a, b, id`` for ids START..START+99.
 - ``overwrite PATH DAY``: delta-rs replaces the rows of one day (a predicate overwrite).
 - ``delete PATH DAY``: delta-rs deletes one day's rows.
-- ``optimize PATH WHERE``: zorder optimizes the partitions WHERE chooses, with its own JVM.
+- ``optimize PATH WHERE [ENGINE]``: zorder optimizes the partitions WHERE chooses with ENGINE
+  (default ``auto``); a JVM of its own is started only when Spark runs.
 - ``dv-delete PATH FILE:ROWS``: a DELETE of rows (comma-separated positions) of one data file
   as a deletion vector, as Delta Spark makes one (tests/delta_writer.py).
 Prints the table version it committed.
@@ -13,9 +14,13 @@ Prints the table version it committed.
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 from deltalake import DeltaTable, write_deltalake
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 
 def replacement(day: str) -> pa.Table:
@@ -23,7 +28,7 @@ def replacement(day: str) -> pa.Table:
 
 
 def main(argv: list[str]) -> None:
-    kind, path, argument = argv
+    kind, path, argument, *rest = argv
     if kind == "append-ids":
         ids = list(range(int(argument), int(argument) + 100))
         columns = {"a": [i * 7919 % 1000 for i in ids], "b": [i * 104729 % 997 for i in ids]}
@@ -43,12 +48,21 @@ def main(argv: list[str]) -> None:
         delete_rows(path, data_file, [int(p) for p in positions.split(",")])
     elif kind == "optimize":
         import zorder
+        from zorder.api.engines import check_engine
         from zorder.spark import local_session
 
-        spark = local_session(master="local[1]", app_name="zorder-writer-child")
-        spark.sparkContext.setLogLevel("ERROR")
-        zorder.optimize(spark, path, by=["b", "a"], where=argument, num_files=1)
-        spark.stop()
+        started: list[SparkSession] = []
+
+        def session() -> SparkSession:
+            spark = local_session(master="local[1]", app_name="zorder-writer-child")
+            spark.sparkContext.setLogLevel("ERROR")
+            started.append(spark)
+            return spark
+
+        engine = check_engine(rest[0] if rest else "auto")
+        zorder.optimize(session, path, by=["b", "a"], where=argument, num_files=1, engine=engine)
+        for spark in started:
+            spark.stop()
     print(DeltaTable(path).version(), flush=True)
 
 
