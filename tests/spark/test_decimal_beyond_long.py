@@ -3,9 +3,9 @@
 Spark's analyzer (DecimalPrecision) makes ``l > 9223372036854775808`` the constant
 FALSE, NULL rows included, where the decimal is written as a literal; a decimal it
 computes (``-(9223372036854775809)``, a CAST) goes through UnwrapCastInBinaryComparison,
-which keeps NULL. ``+9223372036854775808`` is an expression too (UnaryPositive) and ``…BD`` a literal,
-which sqlglot's parse does not tell apart from a CAST (refused). The long fuzz profile
-found ``to_arrow`` dropping the NULL rows of
+which keeps NULL. ``+9223372036854775808`` is an expression too (UnaryPositive) and
+``…BD`` a literal, which sqlglot's parse does not tell apart from a CAST (refused).
+The long fuzz profile found ``to_arrow`` dropping the NULL rows of
 ``NOT (l > 9223372036854775808)``. Every answer here is Spark's, or a refusal; a
 file whose ``l`` is all NULL is never skipped wrongly.
 """

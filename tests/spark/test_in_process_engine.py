@@ -56,7 +56,7 @@ CASES: dict[str, dict[str, Any]] = {
     "four-types": {"by": ["ntz", "b", "i8", "f32"]},
     "blooms": {"by": ["i16", "wide"], "bloom_filters": ["i64", "s"]},
 }
-PARTITIONED = {
+PARTITIONED: dict[str, dict[str, Any]] = {
     "zorder": {"by": ["i32", "s"]},
     "one-column": {"by": ["s"]},
     "hilbert": {"by": ["ts", "i64"], "curve": "hilbert"},
@@ -65,7 +65,10 @@ PARTITIONED = {
 
 def added(path: str) -> list[dict[str, Any]]:
     """The table's add actions, flattened."""
-    return pa.table(DeltaTable(path).get_add_actions(flatten=True)).to_pylist()
+    actions: list[dict[str, Any]] = pa.table(
+        DeltaTable(path).get_add_actions(flatten=True)
+    ).to_pylist()
+    return actions
 
 
 def files_by_number(path: str) -> dict[int, tuple[tuple[Any, ...], Counter[tuple[Any, ...]]]]:

@@ -76,11 +76,19 @@ def test_parquet_written_in_process_as_spark_writes_it(
     pq.write_table(table.slice(0, 4_000), source / "a.parquet")
     pq.write_table(table.slice(4_000), source / "b.parquet")
     by_arrow, by_spark = str(tmp_path / "arrow"), str(tmp_path / "spark")
-    options = {"by": ["i32", "s"], "partition_by": ["day"], "num_files": 12}
-    written = zorder.write(str(source), by_arrow, **options)
+    by, partition_by = ["i32", "s"], ["day"]
+    written = zorder.write(str(source), by_arrow, by=by, partition_by=partition_by, num_files=12)
     assert written.engine == "arrow"
     assert written.rows == 6_000
-    spark_written = zorder.write(str(source), by_spark, spark=spark, engine="spark", **options)
+    spark_written = zorder.write(
+        str(source),
+        by_spark,
+        by=by,
+        partition_by=partition_by,
+        num_files=12,
+        spark=spark,
+        engine="spark",
+    )
     assert spark_written.engine == "spark"
     # The same table: Spark's schema and partitions, every row.
     assert DeltaTable(by_arrow).schema().to_json() == DeltaTable(by_spark).schema().to_json()

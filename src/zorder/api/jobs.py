@@ -287,6 +287,12 @@ def _job(
     """The job, with what it records afterwards: ``records`` (None: the spec stays) and the
     file size (unless ``num_files`` sized the files)."""
     target = target_size(asked.target_file_size, snapshot)
+    if asked.sample_size is not None and (
+        isinstance(asked.sample_size, bool) or asked.sample_size < 1
+    ):
+        raise InvalidArgumentError(
+            f"sample_size must be >= 1 (or None for the default), got {asked.sample_size}"
+        )
     return ClusterJob(
         storage=storage,
         operation=operation[0],
