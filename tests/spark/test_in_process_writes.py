@@ -240,3 +240,43 @@ def test_a_column_mapped_delta_input_is_read_by_spark(spark: SparkSession, tmp_p
     assert written.engine == "spark"
     assert "metadata" in written.engine_reason
     assert DeltaTable(dest).to_pyarrow_table().num_rows == zorder.to_arrow(source).num_rows
+
+
+def test_deletes_on_a_table_written_in_process_with_bloom_filters(
+    spark: SparkSession, kernel: duckdb.DuckDBPyConnection, tmp_path: Path
+) -> None:
+    """DELETEs as deletion vectors on files pyarrow wrote (bloom filters on): every reader
+    leaves the deleted rows out, before and after an in-process optimize purges them."""
+    from deltalake import TableFeatures
+
+    from tests.delta_writer import delete_rows, live_adds
+
+    source = tmp_path / "src.parquet"
+    pq.write_table(network_connections(6_000, seed=9), source)
+    path = str(tmp_path / "t")
+    written = zorder.write(
+        str(source), path, by=["src_ip", "dst_port"], num_files=4, bloom_filters=["src_port"]
+    )
+    assert written.engine == "arrow"
+    DeltaTable(path).alter.add_feature(
+        TableFeatures.DeletionVectors, allow_protocol_versions_increase=True
+    )
+    files = sorted(live_adds(Path(path)))
+    delete_rows(path, files[0], range(0, 300, 3), storage="u")
+    delete_rows(path, files[1], [0, 1, 2], storage="i")
+    columns = ["src_ip", "dst_ip", "src_port", "dst_port"]
+    expected = kernel_rows(kernel, path, columns)
+    assert sum(expected.values()) == 6_000 - 100 - 3
+    assert arrow_rows(zorder.to_arrow(path), columns) == expected
+    assert row_multiset(zorder.read(spark, path).select(*columns).collect()) == expected
+    port = next(iter(expected))[2]
+    where = f"src_port = {port}"
+    looked_up = kernel_rows(kernel, path, columns, where)
+    assert arrow_rows(zorder.to_arrow(path, where), columns) == looked_up
+    metrics = zorder.optimize(None, path, full=True, num_files=4)
+    assert metrics.engine == "arrow"
+    assert metrics.rows == sum(expected.values())
+    assert not any("deletionVector" in add for add in live_adds(Path(path)).values())
+    assert kernel_rows(kernel, path, columns) == expected
+    assert delta_rs_rows(path, columns) == expected
+    assert arrow_rows(zorder.to_arrow(path, where), columns) == looked_up
