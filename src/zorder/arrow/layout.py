@@ -15,7 +15,6 @@ itself, so its files hold about, not exactly, as many rows.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -125,11 +124,3 @@ def _value_ranks(values: pa.ChunkedArray) -> npt.NDArray[np.int64]:
     ranks = np.empty(len(order), dtype=np.int64)
     ranks[order] = np.arange(len(order), dtype=np.int64)
     return ranks
-
-
-def concatenated(parts: Sequence[FileRows], offsets: Sequence[int]) -> FileRows:
-    """Files of several tables whose rows are stacked, table i's rows from ``offsets[i]``."""
-    order = np.concatenate([p.order + o for p, o in zip(parts, offsets, strict=True)])
-    numbers = np.concatenate([p.numbers for p in parts])
-    sizes = np.concatenate([np.diff(p.bounds) for p in parts])
-    return FileRows(order, numbers, np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64))
