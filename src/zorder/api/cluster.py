@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 from zorder.api.engines import EngineChoice, RunWith, check_engine, choose_engine
 from zorder.api.inprocess import (
@@ -33,6 +34,7 @@ from zorder.api.jobs import (
     ClusterJob,
     ClusterOptions,
     Remember,
+    check_schema_mode,
     file_count,
     optimize_job,
     target_size,
@@ -78,6 +80,7 @@ from zorder.table import (
 )
 from zorder.table.clustering import Run
 from zorder.table.depths import snapshot_depths
+from zorder.table.evolution import add_columns
 from zorder.table.tiering import check_fanout, files_to_optimize, runs_of_spec
 from zorder.table.transactions import AlreadyRecordedError, AppTransaction
 
@@ -163,7 +166,11 @@ def write_table(
     With ``transaction``, a write the table records already is skipped before
     anything runs, and one a concurrent writer commits first is skipped at the
     commit (its files deleted): see :mod:`zorder.table.transactions`.
+
+    Under ``asked.schema_mode="merge"``, columns the table lacks are added to it in a commit of
+    their own before anything is written (:func:`zorder.table.evolution.add_columns`).
     """
+    check_schema_mode(asked.schema_mode)
     started = time.perf_counter()
     with timed_phases():
         rows, df, choice = _write_input(source, storage, run)
@@ -181,6 +188,9 @@ def write_table(
         job = dataclasses.replace(job, engine=choice)
         if transaction is not None and snapshot is not None and transaction.done_in(snapshot.table):
             return _skipped(job, started)
+        job = _evolved(job)
+        if df is not None:
+            df = _filled(job, df)
         try:
             if df is None:
                 assert rows is not None
@@ -190,7 +200,7 @@ def write_table(
                     return _with_overwritten(job, metrics)
                 except NeedsSparkError as error:
                     job = dataclasses.replace(job, engine=_fallen_back(run.engine, error))
-                    df = read_source(run.spark("write"), source)
+                    df = _filled(job, read_source(run.spark("write"), source))
             metrics = _clustered_write(job, df, started, run.progress)
         except AlreadyRecordedError:
             return _skipped(job, started)
@@ -214,6 +224,25 @@ def _write_input(
     if choice.engine == "spark":
         return None, read_source(run.spark("write"), source), choice
     return rows, None, choice
+
+
+def _evolved(job: ClusterJob) -> ClusterJob:
+    """``job`` on the table with the columns its rows bring added (schema_mode="merge")."""
+    evolution, snapshot = job.evolution, job.snapshot
+    if evolution is None or not evolution.added.fields or snapshot is None:
+        return job
+    phase("adding columns")
+    evolved = add_columns(job.storage, snapshot, delta_schema(evolution.added))
+    return dataclasses.replace(job, snapshot=evolved)
+
+
+def _filled(job: ClusterJob, df: DataFrame) -> DataFrame:
+    """``df`` with the table's nullable columns it lacks as NULL (schema_mode="merge")."""
+    if job.evolution is None or not job.evolution.filled:
+        return df
+    return df.select(
+        "*", *(F.lit(None).cast(f.dataType).alias(f.name) for f in job.evolution.filled)
+    )
 
 
 def _engine_of(job: ClusterJob) -> EngineChoice:

@@ -361,6 +361,9 @@ def write_in_process(
     except LegacyCalendarError as error:
         raise NeedsSparkError(str(error)) from None
     table = _table_schema(job, source)
+    for field in job.evolution.filled if job.evolution is not None else ():
+        # schema_mode="merge": a nullable column of the table the rows lack is NULL.
+        rows = rows.append_column(field.name, pa.nulls(rows.num_rows, table.field(field.name).type))
     try:
         rows = rows.select(table.names).cast(table)
     except pa.ArrowInvalid as error:

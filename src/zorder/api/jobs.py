@@ -15,10 +15,10 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pyspark.sql.types import StructType
+from pyspark.sql.types import StructField, StructType
 
 from zorder.api.engines import EngineChoice
-from zorder.api.modes import WRITE_MODES, WriteMode
+from zorder.api.modes import SCHEMA_MODES, WRITE_MODES, SchemaMode, WriteMode
 from zorder.columns import resolve_columns
 from zorder.curves.kinds import (
     BloomColumn,
@@ -55,6 +55,8 @@ __all__ = [
     "ClusterJob",
     "ClusterOptions",
     "Remember",
+    "SchemaEvolution",
+    "check_schema_mode",
     "check_size",
     "file_count",
     "optimize_job",
@@ -86,6 +88,14 @@ class Remember:
         return wanted
 
 
+@dataclass(frozen=True)
+class SchemaEvolution:
+    """What ``schema_mode="merge"`` changes for a write into an existing table."""
+
+    added: StructType  # the data's columns the table lacks, added to it before the data
+    filled: tuple[StructField, ...] = ()  # the table's nullable columns the data lacks: NULL
+
+
 @dataclass(frozen=True, eq=False, kw_only=True)
 class ClusterJob:
     """One write or optimize, resolved: where, how, into which version, recording what."""
@@ -102,6 +112,7 @@ class ClusterJob:
     remember: Remember
     transaction: AppTransaction | None = None  # the writer's own txn, committed with the data
     engine: EngineChoice | None = None  # who runs it, once chosen (zorder.api.engines)
+    evolution: SchemaEvolution | None = None  # schema_mode="merge": how the schema changes
 
     @property
     def uri(self) -> str:
@@ -143,6 +154,8 @@ class ClusterOptions:
     # Columns whose files carry Parquet bloom filters: names, or names to false-positive
     # rates; None: the table's (as its spec records them), [] none.
     bloom_filters: BloomFilters | None = None
+    # A write's only: how rows whose columns differ from the table's are met (None: strict).
+    schema_mode: SchemaMode | None = None
 
 
 def write_job(
@@ -157,9 +170,10 @@ def write_job(
 ) -> ClusterJob:
     """``zorder.write``'s request, checked against the rows' ``schema`` and the table's
     ``snapshot`` (None: no table is there yet); ``transaction`` is the writer's own, committed
-    with the rows."""
+    with the rows; ``asked.schema_mode="merge"`` lets the rows bring new columns."""
     if mode not in WRITE_MODES:
         raise InvalidArgumentError(f"unknown mode {mode!r}; accepted: {', '.join(WRITE_MODES)}")
+    check_schema_mode(asked.schema_mode)
     check_size(asked.num_files, asked.target_file_size)
     commit_mode: CommitMode = "create"
     if snapshot is not None:
@@ -171,12 +185,17 @@ def write_job(
         snapshot.check_writable("append")  # an overwrite adds whole rows too
         commit_mode = "append" if mode == "append" else "overwrite"
     plan = plan_clustering(schema, _resolved_spec(asked, snapshot, storage))
+    evolution = None
+    if snapshot is not None:
+        evolution = _evolution(
+            spark_schema(snapshot), schema, asked.schema_mode, f"{mode} to {storage.uri}"
+        )
     partition_columns = _write_partitions(schema, plan, partition_by, snapshot, mode)
     records_spec = commit_mode != "append" or snapshot is None or snapshot.recorded_spec is None
     if not records_spec and asked.bloom_filters is not None:
         _check_append_blooms(plan.spec, snapshot)
     _check_blooms_outside(plan, partition_columns)
-    return _job(
+    job = _job(
         storage,
         snapshot,
         asked,
@@ -186,6 +205,16 @@ def write_job(
         records=plan.spec if records_spec else None,
         transaction=transaction,
     )
+    return dataclasses.replace(job, evolution=evolution)
+
+
+def check_schema_mode(schema_mode: object) -> None:
+    """Refuse a ``schema_mode`` other than None (strict) and those accepted."""
+    if schema_mode is not None and schema_mode not in SCHEMA_MODES:
+        raise InvalidArgumentError(
+            f"unknown schema_mode {schema_mode!r}; accepted: None (the default: the rows' "
+            f"columns must be the table's), {', '.join(repr(m) for m in SCHEMA_MODES)}"
+        )
 
 
 def _check_blooms_outside(plan: ClusteringPlan, partition_columns: Sequence[str]) -> None:
@@ -226,9 +255,6 @@ def _write_partitions(
     if snapshot is None:
         return resolve_partition_columns(schema, partition_by, plan) if partition_by else ()
     uri = snapshot.uri
-    problems = _schema_differences(spark_schema(snapshot), schema)
-    if problems:
-        raise SchemaMismatchError(f"schema mismatch on {mode} to {uri}: " + "; ".join(problems))
     table_partitions = tuple(snapshot.partition_columns)
     if partition_by is not None:  # the table's partitioning is what is compared first
         named = tuple(resolve_columns([str(c) for c in partition_by], schema.names))
@@ -423,17 +449,60 @@ def target_size(target_file_size: int | str | None, snapshot: TableSnapshot | No
     return recorded or DEFAULT_TARGET_FILE_SIZE
 
 
-def _schema_differences(table: StructType, data: StructType) -> list[str]:
-    table_types = {f.name: f.dataType for f in table.fields}
-    data_types = {f.name: f.dataType for f in data.fields}
-    problems = []
-    for name, data_type in table_types.items():
-        if name not in data_types:
-            problems.append(f"{name!r} is missing from the data")
-        elif data_types[name] != data_type:
-            problems.append(
-                f"{name!r} is {data_type.simpleString()} in the table but "
-                f"{data_types[name].simpleString()} in the data"
+_WIDENING = (
+    "changing a column's type is type widening (Delta's typeWidening table feature), which "
+    "zorder does not do: cast the column to the table's type"
+)
+
+
+def _evolution(
+    table: StructType, data: StructType, schema_mode: SchemaMode | None, what: str
+) -> SchemaEvolution | None:
+    """How ``data``'s columns meet ``table``'s: None when they are the same; under
+    ``schema_mode="merge"``, the columns to add and those to write as NULL. Anything else
+    (a type changed, a NOT NULL column missing, every difference in strict mode) raises
+    :class:`SchemaMismatchError`, naming the way forward."""
+    table_fields = {f.name: f for f in table.fields}
+    data_fields = {f.name: f for f in data.fields}
+    folded = {name.lower(): name for name in table_fields}
+    changed = [
+        f"{name!r} is {field.dataType.simpleString()} in the table but "
+        f"{data_fields[name].dataType.simpleString()} in the data"
+        for name, field in table_fields.items()
+        if name in data_fields and data_fields[name].dataType != field.dataType
+    ]
+    cased = [
+        f"{name!r} differs from the table's {folded[name.lower()]!r} only in case"
+        for name in data_fields
+        if name not in table_fields and name.lower() in folded
+    ]
+    new = [f for name, f in data_fields.items() if name.lower() not in folded]
+    missing = [f for name, f in table_fields.items() if name not in data_fields]
+    if schema_mode is None:
+        problems = [f"{f.name!r} is missing from the data" for f in missing]
+        problems += changed + cased + [f"{f.name!r} is not in the table" for f in new]
+        if not problems:
+            return None
+        hints = [_WIDENING] if changed else []
+        if new or missing:
+            hints.append(
+                'schema_mode="merge" (CLI: --schema-mode merge) adds new columns to the '
+                "table as nullable columns (rows written before read them as NULL) and writes "
+                "a missing nullable column as NULL"
             )
-    problems += [f"{name!r} is not in the table" for name in data_types if name not in table_types]
-    return problems
+        raise SchemaMismatchError(
+            f"schema mismatch on {what}: " + "; ".join(problems) + ". " + "; ".join(hints)
+        )
+    required = [
+        f"{f.name!r} is missing from the data and NOT NULL" for f in missing if not f.nullable
+    ]
+    problems = changed + cased + required
+    if problems:
+        hint = f": {_WIDENING}" if changed else ""
+        raise SchemaMismatchError(
+            f'schema_mode="merge" on {what} adds new columns and writes missing nullable '
+            f"ones as NULL, nothing else: " + "; ".join(problems) + hint
+        )
+    if not new and not missing:
+        return None
+    return SchemaEvolution(StructType(new), tuple(missing))

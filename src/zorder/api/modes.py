@@ -7,15 +7,22 @@ from typing import Literal, get_args
 __all__ = [
     "ENGINES",
     "INPUT_FORMATS",
+    "SCHEMA_MODES",
     "WRITE_MODES",
     "Engine",
     "EngineUsed",
     "InputFormat",
+    "SchemaMode",
     "WriteMode",
 ]
 
 WriteMode = Literal["error", "append", "overwrite"]
 WRITE_MODES: tuple[WriteMode, ...] = get_args(WriteMode)
+
+# How an append (or overwrite) meets a table whose schema lacks some of its columns: None
+# (strict) refuses it; "merge" adds them to the table as nullable columns first.
+SchemaMode = Literal["merge"]
+SCHEMA_MODES: tuple[SchemaMode, ...] = get_args(SchemaMode)
 
 InputFormat = Literal["parquet", "csv", "delta"]
 INPUT_FORMATS: tuple[InputFormat, ...] = get_args(InputFormat)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from zorder.api.describe import TableDescription
-from zorder.api.modes import Engine, InputFormat, WriteMode
+from zorder.api.modes import Engine, InputFormat, SchemaMode, WriteMode
 from zorder.api.restore import RestoreResult
 from zorder.api.scanning import Scan, Where
 from zorder.api.table import Table
@@ -203,6 +203,7 @@ def write(
     spark: SparkSession | Callable[[], SparkSession] | None = None,
     storage_options: Mapping[str, str] | None = None,
     progress: bool = False,
+    schema_mode: SchemaMode | None = None,
 ) -> ClusterMetrics:
     """Cluster ``df`` by the columns ``by`` along ``curve`` into the Delta table at ``path``
     (a location, or a :class:`~zorder.Table`).
@@ -246,6 +247,10 @@ def write(
     written or committed and the result's ``skipped`` is True (see
     :meth:`zorder.Table.write`, and :func:`zorder.foreach_batch` for streams).
 
+    ``schema_mode="merge"`` adds the columns the rows bring to the table first, as
+    nullable columns, and writes a nullable column they lack as NULL (see
+    :meth:`zorder.Table.write`); the default refuses any difference.
+
     ``Table(path, storage_options=..., spark=df.sparkSession).write(df, ...)``
     (see :meth:`zorder.Table.write`); a :class:`~zorder.Table` given as
     ``path`` writes through that handle, with its own storage options.
@@ -276,6 +281,7 @@ def write(
         format=format,
         engine=engine,
         progress=progress,
+        schema_mode=schema_mode,
     )
 
 

@@ -22,7 +22,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from zorder.api.jobs import check_size
+from zorder.api.jobs import check_schema_mode, check_size
+from zorder.api.modes import SchemaMode
 from zorder.curves.kinds import ClusteringSpec, Curve, KeyMethod, as_curve, as_key_method
 from zorder.errors import ConcurrentCommitError, InvalidArgumentError, InvalidArgumentTypeError
 from zorder.table.transactions import AppTransaction
@@ -52,6 +53,7 @@ class _BatchOptions:
     target_file_size: int | str | None
     sample_size: int | None
     partition_by: Sequence[str] | None
+    schema_mode: SchemaMode | None = None
 
 
 class BatchWriter:
@@ -122,6 +124,7 @@ class BatchWriter:
             partition_by=options.partition_by,
             txn_app_id=app_id,
             txn_version=batch_id,
+            schema_mode=options.schema_mode,
         )
 
 
@@ -154,6 +157,7 @@ def foreach_batch(
     app_id: str | None = None,
     retries: int = 3,
     storage_options: Mapping[str, str] | None = None,
+    schema_mode: SchemaMode | None = None,
 ) -> BatchWriter:
     """The function for ``df.writeStream.foreachBatch(...)`` that appends each micro-batch
     to the Delta table ``table`` (a location or a :class:`~zorder.Table`), clustered,
@@ -169,6 +173,8 @@ def foreach_batch(
     batch is clustered as the table's recorded spec says (the first batch
     into a new table needs ``by``). A batch that meets a concurrent commit it
     cannot go past is written again, up to ``retries`` times.
+    ``schema_mode="merge"`` lets a batch bring new columns, which are added to the
+    table first (see :meth:`zorder.Table.write`).
     """
     from zorder.api.table import Table
 
@@ -189,6 +195,7 @@ def foreach_batch(
     if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
         raise InvalidArgumentError(f"retries must be an int >= 0, got {retries!r}")
     check_size(num_files, target_file_size)
+    check_schema_mode(schema_mode)
     options = _BatchOptions(
         by=by,
         curve=as_curve(curve) if curve is not None else None,
@@ -197,6 +204,7 @@ def foreach_batch(
         target_file_size=target_file_size,
         sample_size=sample_size,
         partition_by=partition_by,
+        schema_mode=schema_mode,
     )
     return BatchWriter(
         location, options, storage_options=storage_options, app_id=app_id, retries=retries

@@ -36,7 +36,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from zorder.api.describe import FileDescription, TableDescription, describe_snapshot
-from zorder.api.modes import Engine, InputFormat, WriteMode
+from zorder.api.modes import Engine, InputFormat, SchemaMode, WriteMode
 from zorder.api.restore import RestoreResult, check_restore_target, restore_snapshot
 from zorder.api.scanning import (
     Scan,
@@ -418,6 +418,7 @@ class Table:
         format: InputFormat | None = None,
         engine: Engine = "auto",
         progress: bool = False,
+        schema_mode: SchemaMode | None = None,
     ) -> ClusterMetrics:
         """Cluster ``df`` by the columns ``by`` along ``curve`` into this table (created
         if there is none). ``df`` is a DataFrame, or the path of Parquet files, CSV files
@@ -476,6 +477,15 @@ class Table:
         it reads as Spark would (Parquet or a Delta table; not CSV, whose types Spark
         infers), else Spark reads it; ``"arrow"`` refuses what it cannot do in process;
         ``"spark"`` always runs Spark. See :meth:`optimize`.
+
+        ``schema_mode="merge"`` lets an append (or overwrite) bring columns the table
+        lacks: they are added to the table as nullable columns (under column mapping
+        with new ids and physical names) in a commit of their own, made before the
+        rows are written (deltalake's append keeps the table's schema), so rows
+        written before read them as NULL; a nullable column the rows lack is written
+        as NULL. A column whose type differs is refused (type widening), and new
+        columns are no clustering columns until a spec names them. The default
+        (None) refuses any difference from the table's columns.
         """
         from zorder.api.cluster import write_table
         from zorder.api.jobs import ClusterOptions
@@ -492,6 +502,7 @@ class Table:
             method=method,
             sample_size=sample_size,
             bloom_filters=bloom_filters,
+            schema_mode=schema_mode,
         )
         source: DataFrame | WriteSource
         if isinstance(df, str | os.PathLike):

@@ -24,7 +24,7 @@ from typer.core import TyperArgument, TyperCommand, TyperGroup
 from typer.models import ParameterInfo
 
 import zorder
-from zorder.api.modes import Engine
+from zorder.api.modes import Engine, SchemaMode
 from zorder.cli.output import Output, output_for
 from zorder.cli.spark import spark_log
 from zorder.curves.kinds import DEFAULT_BLOOM_FPP, Curve, KeyMethod
@@ -286,6 +286,14 @@ EngineOption = Annotated[
     typer.Option(
         help="Who writes the files: auto (this process, no JVM, for work within the "
         "in-process bounds; else Spark), spark, or arrow (this process only).",
+    ),
+]
+SchemaModeOption = Annotated[
+    SchemaMode | None,
+    typer.Option(
+        help="merge: add the columns SOURCE has and DEST lacks (nullable; rows written "
+        "before read NULL), and write a nullable column SOURCE lacks as NULL. Default: "
+        "refuse any difference.",
     ),
 ]
 

@@ -28,6 +28,7 @@ from zorder.cli.command import (
     MethodOption,
     NumFilesOption,
     RemoteOption,
+    SchemaModeOption,
     StorageOption,
     TargetSizeOption,
     VersionOption,
@@ -90,6 +91,7 @@ def write(
         ),
     ] = None,
     bloom_filters: BloomOption = None,
+    schema_mode: SchemaModeOption = None,
     engine: EngineOption = "auto",
     storage_option: StorageOption = None,
     master: MasterOption = "local[*]",
@@ -134,6 +136,7 @@ def write(
             bloom_filters=blooms,
             format=found,
             engine=engine,
+            schema_mode=schema_mode,
         )
     out.result(metrics, render.metrics)
 
