@@ -18,6 +18,7 @@ from deltalake import DeltaTable, write_deltalake
 from typer.testing import CliRunner
 
 import zorder
+from tests.delta_writer import enable_deletion_vectors
 from zorder.cli import app
 from zorder.errors import InvalidArgumentError, SchemaMismatchError, UnsupportedTableError
 
@@ -239,3 +240,40 @@ def test_cli_write_with_schema_mode_merge(tmp_path: Path) -> None:
         app, ["write", with_extra(tmp_path), str(path), "--mode", "append", "--schema-mode", "add"]
     )
     assert bad.exit_code != 0
+
+
+def test_merge_refuses_a_column_mapped_table_of_table_features(tmp_path: Path) -> None:
+    # deltalake's set_table_properties, which raises maxColumnId, would add features
+    # (variantType) to such a protocol: refused, naming the way forward.
+    path = tmp_path / "t"
+    write_deltalake(
+        path,
+        pa.table({"day": ["a"], "x": [1]}),
+        partition_by=["day"],
+        configuration={"delta.columnMapping.mode": "name"},
+    )
+    enable_deletion_vectors(path)
+    before = DeltaTable(str(path)).version()
+    with pytest.raises(UnsupportedTableError, match="protocol lists table features"):
+        zorder.write(
+            with_extra(tmp_path),
+            str(path),
+            by=["x"],
+            mode="append",
+            engine="arrow",
+            schema_mode="merge",
+        )
+    assert DeltaTable(str(path)).version() == before
+
+
+def test_merge_refuses_a_batch_without_a_not_null_column(tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    schema = pa.schema([pa.field("day", pa.string()), pa.field("x", pa.int64(), nullable=False)])
+    write_deltalake(path, pa.table({"day": ["a"], "x": [1]}, schema=schema))
+    without = parquet(tmp_path / "without.parquet", day=["b"], extra=["e"])
+    with pytest.raises(SchemaMismatchError, match="'x' is missing from the data and NOT NULL"):
+        zorder.write(
+            without, str(path), by=["day"], mode="append", engine="arrow", schema_mode="merge"
+        )
+    assert DeltaTable(str(path)).version() == 0
+    assert DeltaTable(str(path)).schema().to_arrow().names == ["day", "x"]
