@@ -8,6 +8,8 @@
 - :mod:`~zorder.table.commit`: committing them; :mod:`~zorder.table.conflicts`: a rewrite
   checked against the commits since its snapshot; :mod:`~zorder.table.outcome`: whether
   a commit reached the log.
+- :mod:`~zorder.table.evolution`: new nullable columns added before an append's data
+  (``schema_mode="merge"``), in a commit of their own.
 - :mod:`~zorder.table.maintenance`: vacuum, the newest clustering commit;
   :mod:`~zorder.table.restore`: a restore, checked, then committed by deltalake.
 - :mod:`~zorder.table.clustering`, :mod:`~zorder.table.tiering`,
