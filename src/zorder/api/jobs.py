@@ -465,12 +465,12 @@ def _evolution(
     table_fields = {f.name: f for f in table.fields}
     data_fields = {f.name: f for f in data.fields}
     folded = {name.lower(): name for name in table_fields}
-    changed = [
-        f"{name!r} is {field.dataType.simpleString()} in the table but "
+    changed = {  # in the table's order
+        name: f"{name!r} is {field.dataType.simpleString()} in the table but "
         f"{data_fields[name].dataType.simpleString()} in the data"
         for name, field in table_fields.items()
         if name in data_fields and data_fields[name].dataType != field.dataType
-    ]
+    }
     cased = [
         f"{name!r} differs from the table's {folded[name.lower()]!r} only in case"
         for name in data_fields
@@ -479,8 +479,13 @@ def _evolution(
     new = [f for name, f in data_fields.items() if name.lower() not in folded]
     missing = [f for name, f in table_fields.items() if name not in data_fields]
     if schema_mode is None:
-        problems = [f"{f.name!r} is missing from the data" for f in missing]
-        problems += changed + cased + [f"{f.name!r} is not in the table" for f in new]
+        # In the table's order, then the data's columns the table lacks.
+        problems = [
+            changed.get(name, f"{name!r} is missing from the data")
+            for name in table_fields
+            if name in changed or name not in data_fields
+        ]
+        problems += cased + [f"{f.name!r} is not in the table" for f in new]
         if not problems:
             return None
         hints = [_WIDENING] if changed else []
@@ -496,7 +501,7 @@ def _evolution(
     required = [
         f"{f.name!r} is missing from the data and NOT NULL" for f in missing if not f.nullable
     ]
-    problems = changed + cased + required
+    problems = [*changed.values(), *cased, *required]
     if problems:
         hint = f": {_WIDENING}" if changed else ""
         raise SchemaMismatchError(
