@@ -446,7 +446,7 @@ def test_errors_go_to_stderr_so_json_output_stays_clean(tmp_path: Path) -> None:
     error = json.loads(result.stderr)  # one JSON object, nothing else
     assert error == {
         "error": "NotADeltaTableError",
-        "message": f"not a Delta table: {tmp_path / 'missing'} (no readable _delta_log found)",
+        "message": f"not a Delta table: {tmp_path / 'missing'} (no such path)",
         "exit_code": 2,
     }
     # Without --json the same error is one red line, still on stderr.
@@ -647,6 +647,26 @@ def test_describe_of_a_file_says_it_is_not_a_table(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert f"not a Delta table: {plain}" in result.output
     assert "\x1b[" not in result.output
+
+
+def test_a_parquet_folder_is_told_apart_from_a_missing_path(tmp_path: Path) -> None:
+    parquets = tmp_path / "events"
+    parquets.mkdir()
+    pq.write_table(pa.table({"x": [1, 2]}), parquets / "part-0.parquet")
+    result = runner.invoke(app, ["describe", str(parquets), "--json"])
+    assert result.exit_code == 2
+    message = json.loads(result.stderr)["message"]
+    assert message == (
+        f"not a Delta table: {parquets} (a folder of Parquet files, not a Delta table: make "
+        f"one of it with `zorder write {parquets} DEST --by COLUMNS` (zorder.write in Python))"
+    )
+    missing = runner.invoke(app, ["query", str(tmp_path / "nope"), "--json"])
+    assert json.loads(missing.stderr)["message"].endswith("(no such path)")
+    (tmp_path / "empty").mkdir()
+    empty = runner.invoke(app, ["stats", str(tmp_path / "empty"), "--json"])
+    assert json.loads(empty.stderr)["message"].endswith(
+        "(the folder exists but holds no _delta_log)"
+    )
 
 
 def test_a_bug_is_summed_up_in_a_line_or_two_the_trace_in_its_file() -> None:

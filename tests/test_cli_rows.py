@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import io
+import json
 from pathlib import Path
 
 import pyarrow as pa
@@ -125,3 +127,47 @@ def test_query_fits_the_terminal(tmp_path: Path, width: int) -> None:
     assert ELLIPSIS in headers
     assert "more columns" in result.stdout
     assert "scanned 1 of 1 files" in result.stdout
+
+
+def test_query_prints_instants_in_the_time_zone_it_is_given(tmp_path: Path) -> None:
+    utc = dt.UTC
+    path = str(tmp_path / "t")
+    winter, summer = (
+        dt.datetime(2026, 11, 2, 15, tzinfo=utc),
+        dt.datetime(2026, 7, 1, 12, 30, tzinfo=utc),
+    )
+    write_deltalake(
+        path,
+        pa.table(
+            {
+                "ts": pa.array([winter, summer], pa.timestamp("us", tz="UTC")),
+                "ntz": pa.array([winter.replace(tzinfo=None), None], pa.timestamp("us")),
+                "nest": pa.array(
+                    [{"t": winter}, {"t": None}], pa.struct([("t", pa.timestamp("us", tz="UTC"))])
+                ),
+                "many": pa.array([[summer], []], pa.list_(pa.timestamp("us", tz="UTC"))),
+            }
+        ),
+    )
+    zoned = ["query", path, "--time-zone", "America/New_York", "--json"]
+    result = runner.invoke(app, zoned)
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert rows == [
+        {
+            "ts": "2026-11-02T10:00:00-05:00",  # EST
+            "ntz": "2026-11-02T15:00:00",  # a wall clock: no zone to show it in
+            "nest": {"t": "2026-11-02T10:00:00-05:00"},
+            "many": ["2026-07-01T08:30:00-04:00"],
+        },
+        {"ts": "2026-07-01T08:30:00-04:00", "ntz": None, "nest": {"t": None}, "many": []},  # EDT
+    ]
+    # The same instants: parsed back, each is what the table holds.
+    assert dt.datetime.fromisoformat(rows[0]["ts"]) == winter
+    assert dt.datetime.fromisoformat(rows[1]["ts"]) == summer
+    shown = runner.invoke(app, ["query", path, "--time-zone", "+05:30", "--columns", "ts"])
+    assert shown.exit_code == 0, shown.output
+    assert "2026-11-02T20:30:00+05:30" in shown.output
+    assert "2026-07-01T18:00:00+05:30" in shown.output
+    plain = runner.invoke(app, ["query", path, "--columns", "ts", "--json"])
+    assert json.loads(plain.stdout.splitlines()[0]) == {"ts": "2026-11-02T15:00:00+00:00"}

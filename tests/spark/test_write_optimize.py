@@ -156,6 +156,27 @@ def test_optimize_rewrites_in_one_commit_and_keeps_rows(
     assert assert_stats_bound_files(path) == 4
     last = after.history(2)[1]
     assert json.loads(last["zorder"])["by"] == ["x", "y"]
+    # What delta-rs's history() (and DESCRIBE HISTORY) shows of it, whichever engine ran.
+    assert last["operationParameters"]["zOrderBy"] == '["x","y"]'
+    assert last["operationParameters"]["predicate"] == "[]"
+    assert json.loads(last["userMetadata"]) == {
+        "zorder": "optimize",
+        "zOrderBy": ["x", "y"],
+        "curve": "hilbert",
+        "numRemovedFiles": 6,
+        "numRemovedBytes": metrics.bytes_removed,
+        "numAddedFiles": 4,
+        "numAddedBytes": metrics.bytes_added,
+        "numOutputRows": 3000,
+        "runId": metrics.run_id,
+    }
+    assert metrics.bytes_removed == sum(before.get_add_actions().column("size_bytes").to_pylist())
+    # Run again with the same spec and size: one commit, the data's.
+    again = zorder.optimize(spark, path, full=True, engine="spark")
+    assert again.engine == "spark"
+    assert again.version == again.data_version == 8
+    assert DeltaTable(path).history(1)[0]["operation"] == "WRITE"
+    assert json.loads(DeltaTable(path).history(1)[0]["userMetadata"])["numRemovedFiles"] == 4
     log = (Path(path) / "_delta_log" / f"{metrics.data_version:020d}.json").read_text()
     actions = [json.loads(line) for line in log.splitlines()]
     adds = [a["add"] for a in actions if "add" in a]

@@ -88,3 +88,52 @@ def test_a_missing_data_file_is_named(tmp_path: Path) -> None:
     missing_data_file(path)
     with pytest.raises(BrokenTableError, match=r"\.parquet.*which storage does not hold"):
         zorder.to_arrow(str(path))
+
+
+def _parquet_folder(path: Path, *, partitioned: bool) -> None:
+    import pyarrow.parquet as pq
+
+    rows = pa.table({"a": [1, 2, 3], "day": ["x", "y", "x"]})
+    if partitioned:  # as Spark's or pyarrow's partitioned writes lay them out: day=x/...
+        pq.write_to_dataset(rows, str(path), partition_cols=["day"])
+    else:
+        path.mkdir()
+        pq.write_table(rows, path / "part-00000.snappy.parquet")
+
+
+@pytest.mark.parametrize(
+    ("make", "says"),
+    [
+        (lambda p: None, r"\(no such path\)"),
+        (lambda p: p.mkdir(), r"\(the folder exists but holds no _delta_log\)"),
+        (lambda p: (p.mkdir(), (p / "notes.txt").write_text("x")), "holds no _delta_log"),
+        (lambda p: p.write_text("a\n1\n"), r"\(a file, not a table's folder\)"),
+        (lambda p: (p / "_delta_log").mkdir(parents=True), "_delta_log holds no readable commit"),
+        (lambda p: _parquet_folder(p, partitioned=False), "a folder of Parquet files"),
+        (lambda p: _parquet_folder(p, partitioned=True), "a folder of Parquet files"),
+    ],
+    ids=["missing", "empty", "other files", "a file", "empty log", "parquet", "hive parquet"],
+)
+def test_what_is_there_instead_of_a_table_is_named(
+    tmp_path: Path, make: Callable[[Path], Any], says: str
+) -> None:
+    path = tmp_path / "t"
+    make(path)
+    for reader in READERS.values():
+        with pytest.raises(zorder.NotADeltaTableError, match=f"not a Delta table: .*{says}"):
+            reader(str(path))
+    with pytest.raises(zorder.NotADeltaTableError, match=f"{says}.*; nothing to optimize"):
+        zorder.Table(str(path)).optimize(by=["a"], engine="arrow")
+    with pytest.raises(zorder.NotADeltaTableError, match=f"{says}.*; nothing to restore"):
+        zorder.Table(str(path)).restore(version=0)
+
+
+def test_a_parquet_folder_is_told_how_to_become_a_table(tmp_path: Path) -> None:
+    path = tmp_path / "events"
+    _parquet_folder(path, partitioned=True)
+    with pytest.raises(zorder.NotADeltaTableError) as raised:
+        zorder.describe(str(path))
+    assert str(raised.value) == (
+        f"not a Delta table: {path} (a folder of Parquet files, not a Delta table: make one "
+        f"of it with `zorder write {path} DEST --by COLUMNS` (zorder.write in Python))"
+    )

@@ -113,6 +113,7 @@ class ClusterJob:
     transaction: AppTransaction | None = None  # the writer's own txn, committed with the data
     engine: EngineChoice | None = None  # who runs it, once chosen (zorder.api.engines)
     evolution: SchemaEvolution | None = None  # schema_mode="merge": how the schema changes
+    where: str | None = None  # an optimize's choice of partitions (its commit records it)
 
     @property
     def uri(self) -> str:
@@ -288,7 +289,7 @@ def optimize_job(
     if columns:
         resolve_partition_columns(frame, columns, plan)  # clustered by one?
     _check_blooms_outside(plan, columns)
-    return _job(
+    job = _job(
         storage,
         snapshot,
         asked,
@@ -297,6 +298,7 @@ def optimize_job(
         partition_by=columns,
         records=plan.spec if plan.spec != snapshot.recorded_spec else None,
     )
+    return dataclasses.replace(job, where=where)
 
 
 def _job(

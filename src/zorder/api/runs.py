@@ -167,7 +167,9 @@ def commit_run(
         mode=job.commit_mode,
         snapshot=snapshot,
         removed=removed,
-        clustering=CommitClustering(job.operation, run, job.plan.spec, len(written)),
+        clustering=CommitClustering(
+            job.operation, run, job.plan.spec, len(written), where=job.where
+        ),
         partition_by=job.partition_by,
         transaction=job.transaction,
     )

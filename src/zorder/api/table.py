@@ -57,6 +57,7 @@ from zorder.table import (
     TableSnapshot,
     history,
     load_snapshot,
+    not_a_table,
 )
 from zorder.table.tiering import DEFAULT_FANOUT
 
@@ -304,7 +305,7 @@ class Table:
         check_restore_target(version, timestamp)
         current = self._newest_for_commit()
         if current is None:
-            raise NotADeltaTableError(f"not a Delta table: {self.uri}; nothing to restore")
+            raise not_a_table(self.storage, then="; nothing to restore")
         if version == current.version:
             target = current
         else:
@@ -388,7 +389,7 @@ class Table:
         )
         newest = self._newest_for_commit()
         if newest is None:
-            raise NotADeltaTableError(f"not a Delta table: {self.uri}; nothing to optimize")
+            raise not_a_table(self.storage, then="; nothing to optimize")
         metrics = optimize_table(
             self.storage,
             newest,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -49,12 +50,19 @@ def plain(value: Any) -> Any:
         return str(value)
     if isinstance(value, bytes):
         return value.hex()
+    if isinstance(value, dict):  # a struct's or a map's value, at any depth
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
     return str(value)
 
 
 def text(value: Any) -> str:
     """A value as a cell shows it: None as nothing, the rest as its JSON text."""
-    return "" if value is None else str(plain(value))
+    if value is None:
+        return ""
+    shown = plain(value)
+    return json.dumps(shown, ensure_ascii=False) if isinstance(shown, dict | list) else str(shown)
 
 
 def wrote(path: str | Path) -> Rendered:

@@ -37,6 +37,7 @@ from zorder.cli.command import (
     command,
 )
 from zorder.cli.output import Output
+from zorder.cli.rows import in_zone
 from zorder.cli.spark import SessionView, session
 from zorder.curves.kinds import ClusteringSpec, bloom_columns
 from zorder.errors import InvalidArgumentError
@@ -457,7 +458,10 @@ def query(
         ),
     ] = False,
     time_zone: Annotated[
-        str, typer.Option(help="Session time zone for timestamps written without one.")
+        str,
+        typer.Option(
+            help="Session time zone: of timestamps written without one; rows print in it."
+        ),
     ] = "UTC",
     ansi: AnsiOption = True,
     version: VersionOption = None,
@@ -505,7 +509,8 @@ def query(
     else:
         rows = planned.to_arrow(limit)
     title = f"{path} where {where or 'TRUE'} (first {limit} rows)"
-    out.rows(title, rows, planned.report, pinned=planned.filter_columns)
+    shown = in_zone(rows, time_zone)  # instants in the session's zone, as Spark shows them
+    out.rows(title, shown, planned.report, pinned=planned.filter_columns)
 
 
 @command

@@ -110,10 +110,15 @@ def plot(
     ] = None,
     bits: Annotated[int, typer.Option(min=1, max=6, help="Bits per dimension (--curve).")] = 3,
     sample: Annotated[int, typer.Option(min=1, help="Rows sampled for the points.")] = 5000,
+    where: Annotated[
+        str | None,
+        typer.Option(help="Partitions to draw (one panel each), SQL over partition columns."),
+    ] = None,
     picture: Annotated[str, typer.Option("-o", "--output", help="PNG to write.")] = "layout.png",
     storage_option: StorageOption = None,
 ) -> None:
-    """Picture of each file's box in two columns (--x, --y), or of a curve (--curve)."""
+    """Picture of each file's box in two columns (--x, --y), one panel per partition (at most
+    12; --where picks them), or of a curve (--curve)."""
     from zorder.plot import plot_curve, plot_layout
 
     if curve is not None:
@@ -127,6 +132,7 @@ def plot(
             x=x,
             y=y,
             sample=sample,
+            where=where,
             storage_options=parse_storage_options(storage_option or []),
         )
     out.result(written, render.wrote)

@@ -56,6 +56,7 @@ from zorder.table.snapshot import (
     TableSnapshot,
     is_delta_table,
     load_snapshot,
+    not_a_table,
 )
 from zorder.table.storage import (
     Storage,
@@ -93,6 +94,7 @@ __all__ = [
     "latest_clustering",
     "load_snapshot",
     "normalize_uri",
+    "not_a_table",
     "options_from_hadoop",
     "parse_storage_options",
     "record_properties",

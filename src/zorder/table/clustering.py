@@ -4,7 +4,9 @@
 - Every clustering **run** writes its files under ``zorder-<fingerprint>-<run id>/``
   below the table root, so a file's path tells which run wrote it.
 - The commit that adds a run's files carries ``commitInfo.zorder`` (the run,
-  its spec and file count) for people reading the history, and a Delta
+  its spec and file count) for zorder reading the history, ``userMetadata``
+  (what the run did, with Delta's metric names) and ``zOrderBy`` among the
+  ``operationParameters`` for people reading it (``DESCRIBE HISTORY``), and a Delta
   ``txn`` action (app id ``zorder.run.<run id>``, version the fingerprint as
   an integer) for programs: it is committed atomically with the files, is
   kept by checkpoints and log cleanup, and only zorder's own commits write
@@ -33,6 +35,7 @@ __all__ = [
     "SPARK_PART_FILE",
     "SPEC_PROPERTIES",
     "TARGET_FILE_SIZE_PROPERTY",
+    "USER_METADATA_KEY",
     "CommitClustering",
     "Operation",
     "Run",
@@ -55,6 +58,8 @@ SPARK_PART_FILE = re.compile(
 )
 
 COMMIT_METADATA_KEY = "zorder"
+# Delta's commitInfo field for a writer's own text (DESCRIBE HISTORY's userMetadata column).
+USER_METADATA_KEY = "userMetadata"
 _RUN_DIRECTORY = re.compile(r"^zorder-(?P<fingerprint>[0-9a-f]{8})-(?P<id>[0-9a-f]{12})$")
 _RUN_TRANSACTION_PREFIX = "zorder.run."
 
@@ -228,6 +233,43 @@ class CommitClustering:
     run: Run
     spec: ClusteringSpec
     num_files: int
+    where: str | None = None  # an optimize's choice of partitions, as given
+
+    def commit_metadata(
+        self,
+        *,
+        files_added: int,
+        bytes_added: int,
+        rows: int,
+        files_removed: int,
+        bytes_removed: int,
+    ) -> dict[str, Any]:
+        """The commit's custom ``commitInfo`` keys: ``zorder`` (:meth:`to_metadata`), and for
+        Delta's own tools ``userMetadata`` (which ``DESCRIBE HISTORY`` and delta-rs's
+        ``history()`` show: one compact JSON line, Delta OPTIMIZE's metric names) and
+        ``operationParameters`` (``zOrderBy``, ``curve``; an optimize's ``predicate``, as
+        Delta's OPTIMIZE gives it), which deltalake adds beside its own (``mode``, ...)."""
+        columns = json.dumps(list(self.spec.columns), separators=(",", ":"))
+        parameters = {"zOrderBy": columns, "curve": self.spec.curve}
+        if self.operation == "optimize":
+            parameters["predicate"] = json.dumps([self.where] if self.where is not None else [])
+        summary = {
+            "zorder": self.operation,
+            "zOrderBy": list(self.spec.columns),
+            "curve": self.spec.curve,
+            **({"predicate": self.where} if self.where is not None else {}),
+            "numRemovedFiles": files_removed,
+            "numRemovedBytes": bytes_removed,
+            "numAddedFiles": files_added,
+            "numAddedBytes": bytes_added,
+            "numOutputRows": rows,
+            "runId": self.run.id,
+        }
+        return {
+            COMMIT_METADATA_KEY: json.dumps(self.to_metadata()),
+            USER_METADATA_KEY: json.dumps(summary, separators=(",", ":")),
+            "operationParameters": parameters,
+        }
 
     def to_metadata(self) -> dict[str, Any]:
         return {
@@ -241,6 +283,7 @@ class CommitClustering:
             **({"cuts": self.spec.cuts.to_json()} if self.spec.cuts is not None else {}),
             **({"bloomFilters": bloom} if (bloom := _bloom_json(self.spec)) else {}),
             "numFiles": self.num_files,
+            **({"where": self.where} if self.where is not None else {}),
         }
 
     @classmethod
@@ -259,6 +302,7 @@ class CommitClustering:
                 raw.get("bloomFilters"),
             ),
             num_files=int(raw.get("numFiles", 0)),
+            where=str(raw["where"]) if raw.get("where") is not None else None,
         )
 
 

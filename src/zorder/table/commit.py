@@ -20,7 +20,6 @@ vacuum, a committed file deleted breaks the table in every reader.
 from __future__ import annotations
 
 import contextlib
-import json
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -37,7 +36,7 @@ from deltalake.transaction import (
 )
 
 from zorder.errors import ConcurrentCommitError, InvalidArgumentError, UnsupportedTableError
-from zorder.table.clustering import COMMIT_METADATA_KEY, CommitClustering, commit_clustering
+from zorder.table.clustering import CommitClustering, commit_clustering
 from zorder.table.conflicts import check_purged, check_rewritable, purge_filters
 from zorder.table.outcome import CommitAttempt, Watched, adding, setting
 from zorder.table.runs import WrittenFile, delete_directory
@@ -109,7 +108,8 @@ def _add_actions(files: Sequence[WrittenFile], *, data_change: bool) -> list[Add
 def _commit_properties(
     request: CommitRequest, *, max_commit_retries: int | None = None
 ) -> CommitProperties:
-    """The run's ``commitInfo.zorder`` and ``txn``, and the writer's own ``txn`` if any.
+    """The run's ``commitInfo`` keys (``zorder``, ``userMetadata``, its
+    ``operationParameters``) and ``txn``, and the writer's own ``txn`` if any.
 
     Each ``txn`` says when it was made (``lastUpdated``, as Delta Spark writes
     it), so that a table's ``delta.setTransactionRetentionDuration`` can expire it.
@@ -118,7 +118,13 @@ def _commit_properties(
     now = int(time.time() * 1000)
     if clustering is not None:
         run = clustering.run
-        metadata = {COMMIT_METADATA_KEY: json.dumps(clustering.to_metadata())}
+        metadata = clustering.commit_metadata(
+            files_added=len(request.files),
+            bytes_added=sum(f.size for f in request.files),
+            rows=sum(f.stats.num_records for f in request.files),
+            files_removed=len(request.removed),
+            bytes_removed=sum(f.size for f in request.removed),
+        )
         transactions.append(Transaction(run.transaction_id, run.transaction_version, now))
     if request.transaction is not None:
         app = request.transaction

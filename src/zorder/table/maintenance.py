@@ -13,7 +13,12 @@ import pyarrow.fs as pafs
 from zorder.errors import (
     InvalidArgumentError,
 )
-from zorder.table.clustering import CommitClustering, commit_clustering, latest_clustering
+from zorder.table.clustering import (
+    USER_METADATA_KEY,
+    CommitClustering,
+    commit_clustering,
+    latest_clustering,
+)
 from zorder.table.features import (
     DELETION_VECTORS,
 )
@@ -53,13 +58,14 @@ _UNIVERSAL_FORMATS = "delta.universalFormat.enabledFormats"
 
 @dataclass(frozen=True)
 class Commit:
-    """One commit of the table's history: its version, time, Delta operation, and the zorder
-    run it added, if any."""
+    """One commit of the table's history: its version, time, Delta operation, the zorder
+    run it added, if any, and its ``userMetadata`` (zorder's: what the run did)."""
 
     version: int
     timestamp: dt.datetime | None
     operation: str
     clustering: CommitClustering | None = None
+    user_metadata: str | None = None
 
 
 def history(
@@ -74,9 +80,9 @@ def history(
             break
         millis = info.get("inCommitTimestamp", info.get("timestamp"))
         when = dt.datetime.fromtimestamp(millis / 1000, dt.UTC) if isinstance(millis, int) else None
-        commits.append(
-            Commit(version, when, str(info.get("operation", "")), commit_clustering(info))
-        )
+        operation, note = str(info.get("operation", "")), info.get(USER_METADATA_KEY)
+        text = note if isinstance(note, str) else None
+        commits.append(Commit(version, when, operation, commit_clustering(info), text))
     return tuple(commits)
 
 

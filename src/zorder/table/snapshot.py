@@ -60,6 +60,7 @@ __all__ = [
     "is_delta_table",
     "load_snapshot",
     "normalize_uri",
+    "not_a_table",
 ]
 
 
@@ -71,6 +72,60 @@ def is_delta_table(storage: Storage) -> bool:
         if storage.scheme == "" and not os.path.isdir(storage.uri):
             return False  # a regular file (or nothing): no log can be in it
         raise
+
+
+# A folder of these (at its top, or in Hive-style key=value folders) is Parquet data.
+_PARQUET_SUFFIXES = (".parquet", ".parq")
+_PARTITION_FOLDERS_LOOKED_INTO = 3
+
+
+def not_a_table(storage: Storage, *, then: str = "") -> NotADeltaTableError:
+    """The error for a location that holds no Delta table, saying what is there instead:
+    nothing, a file, a folder of Parquet files (which ``zorder write`` makes a table of),
+    a folder without ``_delta_log``, or a log with no readable commit. ``then`` ends it
+    ("; nothing to optimize")."""
+    return NotADeltaTableError(
+        f"not a Delta table: {storage.uri} ({_found_instead(storage)}){then}"
+    )
+
+
+def _found_instead(storage: Storage) -> str:
+    import pyarrow.fs as pafs
+
+    try:
+        filesystem, root = storage.filesystem()
+        kind = filesystem.get_file_info(root).type
+        if kind == pafs.FileType.NotFound:
+            return "no such path"
+        if kind != pafs.FileType.Directory:
+            return "a file, not a table's folder"
+        listed = filesystem.get_file_info(pafs.FileSelector(root, recursive=False))
+        if any(f.base_name == "_delta_log" for f in listed):
+            return "its _delta_log holds no readable commit"
+        if _holds_parquet(filesystem, listed):
+            return (
+                "a folder of Parquet files, not a Delta table: make one of it with "
+                f"`zorder write {storage.uri} DEST --by COLUMNS` (zorder.write in Python)"
+            )
+    except (OSError, ZorderError):
+        return "no readable _delta_log found"  # what is there cannot be listed
+    return "the folder exists but holds no _delta_log"
+
+
+def _holds_parquet(filesystem: Any, listed: Sequence[Any]) -> bool:
+    """Whether ``listed`` (a folder's entries) holds Parquet files, or Hive-style partition
+    folders (``day=...``) that do (a few looked into)."""
+    import pyarrow.fs as pafs
+
+    visible = [f for f in listed if not f.base_name.startswith(("_", "."))]
+    if any(f.base_name.lower().endswith(_PARQUET_SUFFIXES) for f in visible):
+        return True
+    folders = [f for f in visible if f.type == pafs.FileType.Directory and "=" in f.base_name]
+    for folder in folders[:_PARTITION_FOLDERS_LOOKED_INTO]:
+        inside = filesystem.get_file_info(pafs.FileSelector(folder.path, recursive=False))
+        if _holds_parquet(filesystem, inside):
+            return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -379,9 +434,7 @@ def load_snapshot(
     except DeltaError as error:  # DeltaProtocolError and TableNotFoundError among them
         # Asked only now, so that loading a table reads its log once.
         if isinstance(error, TableNotFoundError) or not is_delta_table(storage):
-            raise NotADeltaTableError(
-                f"not a Delta table: {uri} (no readable _delta_log found)"
-            ) from error
+            raise not_a_table(storage) from error
         raise _log_error(where, error) from error
     partition_columns = tuple(metadata.partition_columns)
     schema = TableSchema.of(table.schema(), metadata.configuration)
