@@ -165,7 +165,8 @@ def write_table(
     commit (its files deleted): see :mod:`zorder.table.transactions`.
     """
     started = time.perf_counter()
-    with timed_phases():
+    shown = progress_of(run.progress, f"Clustering into {storage.uri}...", None)
+    with timed_phases(), shown:
         rows, df, choice = _write_input(source, storage, run)
         schema = df.schema if df is not None else rows.schema if rows is not None else None
         assert schema is not None
@@ -274,7 +275,7 @@ def optimize_table(
     (:mod:`zorder.api.engines`); ``where`` is read in process with ``run``'s zone and
     ANSI meaning where that reads it exactly, else by Spark."""
     started = time.perf_counter()
-    with timed_phases():
+    with timed_phases(), progress_of(run.progress, f"Optimizing {storage.uri}...", None):
         check_engine(run.engine)
         job = optimize_job(storage, snapshot, asked, where=where, fanout=fanout)
         phase("planning")
