@@ -114,7 +114,7 @@ def nothing_to_optimize(
         snapshot, spec, everything, full=False, target_file_size=target, fanout=check_fanout(fanout)
     ):
         return None
-    wanted = Remember(None, target, asked=target_file_size is not None)
+    wanted = Remember(None, target, asked=False)
     if wanted.properties(snapshot, []).items() - snapshot.configuration.items():
         return None
     return ClusterMetrics(

@@ -321,6 +321,7 @@ class Table:
         curve: Curve | None = None,
         num_files: int | None = None,
         target_file_size: int | str | None = None,
+        set_target_size: bool = False,
         method: KeyMethod | None = None,
         sample_size: int | None = None,
         where: str | None = None,
@@ -354,6 +355,10 @@ class Table:
         written, shared by their partitions' rows (one file each at least);
         otherwise files are sized by ``target_file_size``, else the table's
         ``delta.targetFileSize``, else 128 MB, which the table then records.
+        ``num_files`` and ``target_file_size`` size this run only; with
+        ``set_target_size=True`` this run's size (``target_file_size``, or the mean
+        size of the ``num_files`` written) becomes the table's
+        ``delta.targetFileSize``, which later runs follow.
 
         The new files are added and the files rewritten are removed in a single
         transaction with ``dataChange = false``, checked against anything
@@ -382,6 +387,7 @@ class Table:
             curve=curve,
             num_files=num_files,
             target_file_size=target_file_size,
+            set_target_size=set_target_size,
             method=method,
             sample_size=sample_size,
             bloom_filters=bloom_filters,
@@ -409,6 +415,7 @@ class Table:
         curve: Curve | None = None,
         num_files: int | None = None,
         target_file_size: int | str | None = None,
+        set_target_size: bool = False,
         method: KeyMethod | None = None,
         sample_size: int | None = None,
         partition_by: Sequence[str] | None = None,
@@ -489,6 +496,7 @@ class Table:
             curve=curve,
             num_files=num_files,
             target_file_size=target_file_size,
+            set_target_size=set_target_size,
             method=method,
             sample_size=sample_size,
             bloom_filters=bloom_filters,
