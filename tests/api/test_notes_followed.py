@@ -145,3 +145,32 @@ def test_set_target_size_needs_a_size(tmp_path: Path) -> None:
     zorder.write(_source(tmp_path / "s"), path, by=["a", "b"])
     with pytest.raises(InvalidArgumentError, match="give num_files or target_file_size"):
         zorder.optimize(None, path, full=True, set_target_size=True)
+
+
+def test_the_no_spec_note_s_by_is_recorded_and_used_later(tmp_path: Path) -> None:
+    from deltalake import write_deltalake
+
+    path = str(tmp_path / "t")
+    write_deltalake(path, pq.read_table(_source(tmp_path / "s")))  # no zorder spec
+    with pytest.raises(InvalidArgumentError, match=re.escape("(CLI: --by a,b) once")) as raised:
+        zorder.optimize(None, path)
+    assert "pass by=[columns]" in str(raised.value)
+    done = _zorder(f"zorder optimize {shlex.quote(path)} --by a,b")  # as the note spells it
+    assert done.returncode == 0, done.stderr
+    spec = zorder.describe(path).spec
+    assert spec is not None
+    assert spec.columns == ("a", "b")
+    again = zorder.optimize(None, path, full=True, num_files=2)  # no by: the recorded one
+    assert again.files_added == 2
+
+
+def test_the_vacuum_note_s_force_vacuums(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    zorder.write(_source(tmp_path / "s"), path, by=["a", "b"], num_files=2)
+    zorder.optimize(None, path, full=True, num_files=3)  # two files no longer in use
+    with pytest.raises(InvalidArgumentError, match=re.escape("pass force=True (CLI: --force)")):
+        zorder.vacuum(path, retain_hours=0)
+    listed = zorder.vacuum(path, retain_hours=0, force=True)
+    done = _zorder(f"zorder vacuum {shlex.quote(path)} --retain-hours 0 --force")
+    assert done.returncode == 0, done.stderr
+    assert len(json.loads(done.stdout)["files"]) == len(listed.files) == 2
