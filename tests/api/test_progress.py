@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import re
 import time
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -88,3 +89,28 @@ def test_without_a_terminal_plain_lines_are_written(monkeypatch: pytest.MonkeyPa
     assert sum(line.startswith("Working: sampling") for line in lines) >= 2  # the ticks
     assert lines[-1].startswith("Working: commit")
     assert "\x1b" not in sink.getvalue()  # no escape codes in a log
+
+
+def test_progress_true_on_an_in_process_write_counts_its_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The API's display for a run in this process (no tasks): files written of planned
+    and their rows, here as plain lines (stderr is no terminal under pytest)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import zorder
+
+    monkeypatch.setenv("COLUMNS", "400")  # one line each, however long the path
+    (tmp_path / "s").mkdir()
+    ids = pa.array(range(10_000), pa.int64())
+    pq.write_table(pa.table({"a": ids, "b": ids}), tmp_path / "s" / "part-0.parquet")
+    metrics = zorder.write(
+        str(tmp_path / "s"), str(tmp_path / "t"), by=["a", "b"], num_files=5, progress=True
+    )
+    assert metrics.engine == "arrow"
+    shown = capsys.readouterr().err
+    assert re.search(r"Clustering into .*\.\.\. clustering and writing 0/5 files 0 rows", shown)
+    # The phases after the writing still show what it wrote: all five files, every row.
+    assert re.search(r"\.\.\. [a-z ]+ 5/5 files 10,000 rows", shown), shown
+    assert metrics.files_added == 5

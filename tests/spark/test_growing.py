@@ -269,23 +269,28 @@ def test_progress_shows_and_changes_nothing(
     assert "Traceback" not in capsys.readouterr().err
 
 
-def test_a_size_asked_for_later_replaces_the_recorded_one(
+def test_a_size_asked_for_later_replaces_the_recorded_one_when_set(
     spark: SparkSession, tmp_path: Path
 ) -> None:
-    """A later target_file_size, or num_files laying out what the table holds (an overwrite,
-    an optimize), replaces delta.targetFileSize: the next optimize keeps that size. An
-    append's num_files sizes only its batch and leaves the recorded size as it is."""
+    """A later num_files or target_file_size (an append's, an overwrite's, an optimize's)
+    sizes its own run and leaves delta.targetFileSize as it is; with set_target_size=True it
+    replaces it, and the next optimize keeps that size."""
     path = str(tmp_path / "t")
     zorder.write(rows(spark, 0, 3_000), path, by=BY)  # the default: one file, its size kept
     first = int(properties(path)["delta.targetFileSize"])
     zorder.write(rows(spark, 3_000, 300), path, mode="append", num_files=3)
     assert int(properties(path)["delta.targetFileSize"]) == first
-    overwrite = zorder.write(rows(spark, 0, 3_000), path, mode="overwrite", num_files=6)
-    assert int(properties(path)["delta.targetFileSize"]) == (
-        overwrite.bytes_added // overwrite.files_added
+    zorder.write(rows(spark, 0, 3_000), path, mode="overwrite", num_files=6)
+    assert int(properties(path)["delta.targetFileSize"]) == first
+    overwrite = zorder.write(
+        rows(spark, 0, 3_000), path, mode="overwrite", num_files=6, set_target_size=True
     )
+    kept = overwrite.bytes_added // overwrite.files_added
+    assert int(properties(path)["delta.targetFileSize"]) == kept
     blind_append(path, 3_000, 3_000)
     again = zorder.optimize(spark, path, full=True)  # sized by the recorded target
     assert again.files_added >= 10
     zorder.optimize(spark, path, target_file_size="1MB", full=True)
+    assert int(properties(path)["delta.targetFileSize"]) == kept
+    zorder.optimize(spark, path, target_file_size="1MB", full=True, set_target_size=True)
     assert properties(path)["delta.targetFileSize"] == str(1024 * 1024)

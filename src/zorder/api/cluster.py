@@ -117,7 +117,7 @@ def nothing_to_optimize(
         snapshot, spec, everything, full=False, target_file_size=target, fanout=check_fanout(fanout)
     ):
         return None
-    wanted = Remember(None, target, asked=target_file_size is not None)
+    wanted = Remember(None, target, asked=False)
     if wanted.properties(snapshot, []).items() - snapshot.configuration.items():
         return None
     return ClusterMetrics(
@@ -172,7 +172,8 @@ def write_table(
     """
     check_schema_mode(asked.schema_mode)
     started = time.perf_counter()
-    with timed_phases():
+    shown = progress_of(run.progress, f"Clustering into {storage.uri}...", None)
+    with timed_phases(), shown:
         rows, df, choice = _write_input(source, storage, run)
         schema = df.schema if df is not None else rows.schema if rows is not None else None
         assert schema is not None
@@ -303,7 +304,7 @@ def optimize_table(
     (:mod:`zorder.api.engines`); ``where`` is read in process with ``run``'s zone and
     ANSI meaning where that reads it exactly, else by Spark."""
     started = time.perf_counter()
-    with timed_phases():
+    with timed_phases(), progress_of(run.progress, f"Optimizing {storage.uri}...", None):
         check_engine(run.engine)
         job = optimize_job(storage, snapshot, asked, where=where, fanout=fanout)
         phase("planning")

@@ -98,7 +98,11 @@ class RunWith:
         """The session Spark runs ``what`` in; InvalidArgumentError if none can be had."""
         if self.session is None:
             raise InvalidArgumentError(f"the {what} runs in Spark, and no Spark session was given")
-        return self.session()
+        from zorder.api.progress import watch_session
+
+        spark = self.session()
+        watch_session(spark)  # a status line shows its tasks
+        return spark
 
 
 def check_engine(engine: object) -> Engine:

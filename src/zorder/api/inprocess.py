@@ -27,7 +27,7 @@ from deltalake import Schema as DeltaSchema
 
 from zorder.api.engines import EngineChoice, InProcessWork, RunWith
 from zorder.api.jobs import ClusterJob, file_count
-from zorder.api.progress import phase
+from zorder.api.progress import files_planned, phase
 from zorder.api.runs import ClusterMetrics, RunOutput, commit_run, partition_texts
 from zorder.api.sources import InProcessInput
 from zorder.arrow.files import LegacyCalendarError, read_file, read_in_order
@@ -253,7 +253,15 @@ def _rewrite_files(
     del parts
     stored = stored_rows(snapshot, rows)
     options = parquet_options(job, stored.schema, -(-rows.num_rows // files))
-    write_files(stored, laid_out, storage=job.storage, directory=run.directory, options=options)
+    written = files_planned(len(laid_out.numbers))
+    write_files(
+        stored,
+        laid_out,
+        storage=job.storage,
+        directory=run.directory,
+        options=options,
+        written=written,
+    )
     return files
 
 
@@ -298,6 +306,7 @@ def _rewrite_partitions(
     # the same unless a partition has fewer distinct keys than files).
     asked = PartitionFiles(tuple(partitions), tuple(np.cumsum([0, *per_partition]).tolist()))
     first_file = [0]
+    written = files_planned(sum(per_partition))  # the files asked for; an empty one is not written
     for index, partition in enumerate(partitions):
         phase("clustering and writing")
         parts = _read_files(snapshot, own[index])
@@ -317,6 +326,7 @@ def _rewrite_partitions(
             directory=run.directory,
             options=parquet_options(job, stored.schema, asked.rows_per_file),
             subdirectory=_constant(_partition_directory(job, partition)),
+            written=written,
         )
         del rows, stored  # one partition's rows held at a time
     return PartitionFiles(partitions=tuple(partitions), first_file=tuple(first_file))
@@ -454,7 +464,15 @@ def _write_rows(
         laid_out = curve_files(rows, plan, fitted)
     stored = _stored(job, rows)
     options = parquet_options(job, stored_schema, -(-rows.num_rows // files))
-    write_files(stored, laid_out, storage=job.storage, directory=run.directory, options=options)
+    written = files_planned(len(laid_out.numbers))
+    write_files(
+        stored,
+        laid_out,
+        storage=job.storage,
+        directory=run.directory,
+        options=options,
+        written=written,
+    )
 
 
 def _row_partitions(rows: pa.Table, columns: Sequence[str]) -> tuple[list[Partition], list[Any]]:
@@ -509,6 +527,7 @@ def _write_partitions(
     fitted, first_file = _fitted(job, partitions, samples, sizes, per_partition)
     layout = PartitionFiles(partitions=tuple(partitions), first_file=tuple(first_file))
     phase("clustering and writing")
+    written = files_planned(first_file[-1])  # the files planned; an empty one is not written
     for index, partition in enumerate(partitions):
         own = rows.take(pa.array(members[index]))
         laid_out = curve_files(own, job.plan, fitted[index], first_file=first_file[index])
@@ -520,5 +539,6 @@ def _write_partitions(
             directory=run.directory,
             options=parquet_options(job, stored_schema, layout.rows_per_file),
             subdirectory=_constant(directory),
+            written=written,
         )
     return layout

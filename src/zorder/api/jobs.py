@@ -151,6 +151,9 @@ class ClusterOptions:
     method: KeyMethod | None = None
     num_files: int | None = None
     target_file_size: int | str | None = None
+    # Whether this run's size (num_files' or target_file_size) becomes the table's
+    # delta.targetFileSize; else it sizes this run only (a table without one records it).
+    set_target_size: bool = False
     sample_size: int | None = None
     # Columns whose files carry Parquet bloom filters: names, or names to false-positive
     # rates; None: the table's (as its spec records them), [] none.
@@ -334,20 +337,28 @@ def _job(
         remember=Remember(
             records,
             None if asked.num_files is not None else target,
-            asked=_size_asked(asked, operation[1]),
+            asked=_size_asked(asked),
         ),
         transaction=transaction,
     )
 
 
-def _size_asked(asked: ClusterOptions, commit_mode: CommitMode) -> bool:
-    """Whether the size asked for becomes the table's ``delta.targetFileSize``: a
-    ``target_file_size`` always; ``num_files`` where it lays out what the table holds (a
-    new table, an overwrite, an optimize), not an append's batch (a stream's small batches
-    would otherwise shrink it)."""
-    if asked.target_file_size is not None:
-        return True
-    return asked.num_files is not None and commit_mode != "append"
+def _size_asked(asked: ClusterOptions) -> bool:
+    """Whether the size asked for replaces the table's ``delta.targetFileSize``: only with
+    ``set_target_size=True``. A one-off ``num_files`` or ``target_file_size`` sizes this run
+    and leaves the recorded target as it is (a table that records none, a new one among
+    them, records this run's size)."""
+    if not isinstance(asked.set_target_size, bool):
+        raise InvalidArgumentError(
+            f"set_target_size must be True or False, got {asked.set_target_size!r}"
+        )
+    if asked.set_target_size and asked.num_files is None and asked.target_file_size is None:
+        raise InvalidArgumentError(
+            "set_target_size=True records the size this run is given: give num_files or "
+            "target_file_size with it (CLI: --set-target-size with --num-files or "
+            "--target-file-size)"
+        )
+    return asked.set_target_size
 
 
 def check_size(num_files: int | None, target_file_size: int | str | None) -> None:

@@ -9,7 +9,11 @@ Connect (:func:`zorder.spark.progress.watch_jobs`). The line is redrawn
 four times a second from a thread of its own.
 
 The operations name their phases with :func:`phase`, which does nothing
-when no display is showing, so they call it unconditionally.
+when no display is showing, so they call it unconditionally. A display
+started before Spark is (the CLI starts Spark only when a run needs it) is
+told the session when the run gets it (:func:`watch_session`), and shows
+its tasks from then on. The in-process engine has no tasks: it counts the
+files it writes of those it plans, and their rows (:func:`files_planned`).
 """
 
 from __future__ import annotations
@@ -17,15 +21,40 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from contextvars import ContextVar
+from dataclasses import dataclass
 
 from pyspark.sql import SparkSession
 from rich.console import Console
 
+from zorder.sizes import size_text
 from zorder.spark.progress import JobProgress, watch_jobs
 
-__all__ = ["phase", "phase_seconds", "progress_of", "spark_status", "status_text", "timed_phases"]
+__all__ = [
+    "FileProgress",
+    "files_planned",
+    "phase",
+    "phase_seconds",
+    "progress_of",
+    "spark_status",
+    "status_text",
+    "timed_phases",
+    "watch_session",
+]
+
+
+@dataclass(frozen=True)
+class FileProgress:
+    """The in-process engine's files: written of planned, and the rows written."""
+
+    files_done: int
+    files_total: int
+    rows: int
+
+
+def _no_jobs() -> JobProgress | None:
+    return None
 
 
 class _Phase:
@@ -35,9 +64,15 @@ class _Phase:
     shorter than a quarter second is still seen.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, watches: ExitStack) -> None:
         self.name = ""
         self.redraw: Callable[[], None] = lambda: None
+        # Replaced whole, read by the display's thread.
+        self.jobs: Callable[[], JobProgress | None] = _no_jobs
+        self.session: SparkSession | None = None
+        self.files: FileProgress | None = None
+        self.watches = watches  # the session's watch, ended with the display
+        self.lock = threading.Lock()  # files are counted by the writers' threads
 
 
 _SHOWING: ContextVar[_Phase | None] = ContextVar("zorder_progress_phase", default=None)
@@ -80,13 +115,54 @@ def phase(name: str) -> None:
         current.redraw()
 
 
-def status_text(message: str, step: str, jobs: JobProgress | None, seconds: float) -> str:
-    """The status line: message, phase, tasks done of total, seconds."""
+def watch_session(spark: SparkSession) -> None:
+    """Show the tasks of ``spark``'s jobs on the display that shows now, if any (and watches
+    no session yet): a run calls it when it gets its session."""
+    current = _SHOWING.get()
+    if current is None or current.session is not None:
+        return
+    current.session = spark
+    current.jobs = current.watches.enter_context(watch_jobs(spark))
+    current.redraw()
+
+
+def files_planned(total: int) -> Callable[[int], None]:
+    """Show ``0/total files`` on the display that shows now, if any; the function returned
+    counts one file written and its rows (from any thread)."""
+    current = _SHOWING.get()
+    if current is None:
+        return lambda rows: None
+    shown = current
+    shown.files = FileProgress(0, total, 0)
+    shown.redraw()
+
+    def written(rows: int) -> None:
+        with shown.lock:
+            was = shown.files or FileProgress(0, total, 0)
+            shown.files = FileProgress(was.files_done + 1, was.files_total, was.rows + rows)
+
+    return written
+
+
+def status_text(
+    message: str,
+    step: str,
+    jobs: JobProgress | None,
+    seconds: float,
+    files: FileProgress | None = None,
+) -> str:
+    """The status line: message, phase, tasks done of total (and the bytes they read, where
+    Spark says), or files written of planned and their rows; seconds."""
     parts = [f"[bold]{message}[/]"]
     if step:
         parts.append(step)
     if jobs is not None and jobs.tasks_total:
         parts.append(f"{jobs.tasks_done:,}/{jobs.tasks_total:,} tasks")
+        if jobs.bytes_read:
+            parts.append(f"{size_text(jobs.bytes_read)} read")
+    if files is not None:
+        parts.append(f"{files.files_done:,}/{files.files_total:,} files")
+        parts.append(f"{files.rows:,} rows")
     parts.append(f"{seconds:.0f} s")
     return " ".join(parts)
 
@@ -106,7 +182,16 @@ def spark_status(
 ) -> Iterator[None]:
     """Show ``message``, the phase, the running tasks and the time until the block ends: one
     status line redrawn in a terminal or Jupyter, else (``plain_lines``) plain lines now
-    and then, or nothing."""
+    and then, or nothing.
+
+    ``spark`` None: the session is not known yet (:func:`watch_session` tells it). Inside
+    another display this one adds nothing: the outer line goes on, told the session."""
+    outer = _SHOWING.get()
+    if outer is not None:
+        if spark is not None:
+            watch_session(spark)
+        yield
+        return
     shown = console or Console(stderr=True)
     redrawn = shown.is_terminal or shown.is_jupyter
     if not (redrawn or plain_lines):
@@ -114,17 +199,17 @@ def spark_status(
         return
     started = time.monotonic()
     stop = threading.Event()
-    current = _Phase()
+    watches = ExitStack()
+    current = _Phase(watches)
     token = _SHOWING.set(current)
-    no_jobs: Callable[[], JobProgress | None] = lambda: None  # noqa: E731
-    jobs_context: AbstractContextManager[Callable[[], JobProgress | None]] = (
-        watch_jobs(spark) if spark is not None else nullcontext(no_jobs)
-    )
     try:
-        with jobs_context as jobs, _drawing(shown, message, redrawn) as update:
+        with watches, _drawing(shown, message, redrawn) as update:
+            if spark is not None:
+                watch_session(spark)
 
             def draw() -> None:
-                update(status_text(message, current.name, jobs(), time.monotonic() - started))
+                seconds = time.monotonic() - started
+                update(status_text(message, current.name, current.jobs(), seconds, current.files))
 
             def refresh() -> None:
                 while not stop.wait(0.25 if redrawn else PLAIN_LINE_SECONDS):
@@ -153,6 +238,13 @@ def _drawing(shown: Console, message: str, redrawn: bool) -> Iterator[Callable[[
         yield status.update
 
 
-def progress_of(show: bool, message: str, spark: SparkSession) -> AbstractContextManager[None]:
-    """The display when ``show`` (the API's ``progress=True``), else nothing."""
-    return spark_status(message, spark) if show else nullcontext()
+def progress_of(
+    show: bool, message: str, spark: SparkSession | None
+) -> AbstractContextManager[None]:
+    """The display when ``show`` (the API's ``progress=True``), else nothing; the display
+    showing already (the CLI's) is told ``spark``."""
+    if show:
+        return spark_status(message, spark)
+    if spark is not None:
+        watch_session(spark)
+    return nullcontext()

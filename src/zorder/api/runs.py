@@ -10,6 +10,7 @@ inside :func:`zorder.table.guarded_run`, then hands them here as a
 from __future__ import annotations
 
 import dataclasses
+import shlex
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -222,11 +223,14 @@ def _single_file_notes(
         where, total = f"{len(single)} of {len(counts)} partitions hold one file", len(counts)
     wanted = 8 * total  # eight files a partition: a filter on one column skips most of them
     size = max(1, sum(f.size for f in written) // wanted)
+    # A full optimize: an incremental one leaves a run of the spec as it is. A size, not a
+    # count, so that every partition gets files of it; recorded only when asked.
     return (
         f"{where} after this {job.operation}: no filter on {', '.join(job.plan.names)} can "
-        f"skip inside {'it' if total == 1 else 'them'}. For smaller files give "
-        f"num_files={wanted} (CLI: --num-files {wanted}) or target_file_size={size} "
-        f"(--target-file-size {size})",
+        f"skip inside {'it' if total == 1 else 'them'}. For smaller files run "
+        f"optimize(full=True, target_file_size={size}) (CLI: zorder optimize "
+        f"{shlex.quote(job.uri)} --full --target-file-size {size}); add "
+        f"set_target_size=True (--set-target-size) for later runs to keep that size",
     )
 
 

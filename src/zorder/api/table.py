@@ -322,6 +322,7 @@ class Table:
         curve: Curve | None = None,
         num_files: int | None = None,
         target_file_size: int | str | None = None,
+        set_target_size: bool = False,
         method: KeyMethod | None = None,
         sample_size: int | None = None,
         where: str | None = None,
@@ -355,6 +356,10 @@ class Table:
         written, shared by their partitions' rows (one file each at least);
         otherwise files are sized by ``target_file_size``, else the table's
         ``delta.targetFileSize``, else 128 MB, which the table then records.
+        ``num_files`` and ``target_file_size`` size this run only; with
+        ``set_target_size=True`` this run's size (``target_file_size``, or the mean
+        size of the ``num_files`` written) becomes the table's
+        ``delta.targetFileSize``, which later runs follow.
 
         The new files are added and the files rewritten are removed in a single
         transaction with ``dataChange = false``, checked against anything
@@ -383,6 +388,7 @@ class Table:
             curve=curve,
             num_files=num_files,
             target_file_size=target_file_size,
+            set_target_size=set_target_size,
             method=method,
             sample_size=sample_size,
             bloom_filters=bloom_filters,
@@ -410,6 +416,7 @@ class Table:
         curve: Curve | None = None,
         num_files: int | None = None,
         target_file_size: int | str | None = None,
+        set_target_size: bool = False,
         method: KeyMethod | None = None,
         sample_size: int | None = None,
         partition_by: Sequence[str] | None = None,
@@ -500,6 +507,7 @@ class Table:
             curve=curve,
             num_files=num_files,
             target_file_size=target_file_size,
+            set_target_size=set_target_size,
             method=method,
             sample_size=sample_size,
             bloom_filters=bloom_filters,

@@ -131,10 +131,12 @@ def write_files(
     directory: str,
     options: ParquetOptions,
     subdirectory: Callable[[int], str] = lambda _: "",
+    written: Callable[[int], None] = lambda rows: None,
 ) -> list[str]:
     """Each file of ``files`` (rows of ``rows``, whose columns are ``options.schema``'s)
     written under ``directory`` of the table at ``storage``, in ``subdirectory(number)``;
-    returns their paths relative to the table root."""
+    returns their paths relative to the table root. ``written`` is told each file's rows
+    once it is written (from the writers' threads)."""
     import pyarrow.parquet as pq
 
     filesystem, root = storage.filesystem()
@@ -150,6 +152,7 @@ def write_files(
         filesystem.create_dir(parent, recursive=True)
         part = stored.take(pa.array(files.rows_of(index)))
         pq.write_table(part, location, filesystem=filesystem, **writer_options)
+        written(part.num_rows)
         return relative
 
     with ThreadPoolExecutor(max_workers=_WRITERS) as pool:

@@ -135,6 +135,15 @@ TargetSizeOption = Annotated[
         "delta.targetFileSize, else 128MB)."
     ),
 ]
+SetTargetOption = Annotated[
+    bool,
+    typer.Option(
+        "--set-target-size",
+        help="Record this run's size (--target-file-size, or the mean size of the "
+        "--num-files written) as the table's delta.targetFileSize, which later runs "
+        "follow; without it the sizes given apply to this run only.",
+    ),
+]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
 VersionOption = Annotated[
     int | None, typer.Option("--version", min=0, help="Read this version of the table.")

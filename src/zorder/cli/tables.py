@@ -29,6 +29,7 @@ from zorder.cli.command import (
     NumFilesOption,
     RemoteOption,
     SchemaModeOption,
+    SetTargetOption,
     StorageOption,
     TargetSizeOption,
     VersionOption,
@@ -69,6 +70,7 @@ def write(
     curve: CurveOption = None,
     num_files: NumFilesOption = None,
     target_file_size: TargetSizeOption = None,
+    set_target_size: SetTargetOption = False,
     mode: Annotated[WriteMode, typer.Option(help="If DEST exists: error, append, overwrite.")] = (
         "error"
     ),
@@ -130,6 +132,7 @@ def write(
             curve=curve,
             num_files=num_files,
             target_file_size=target_file_size,
+            set_target_size=set_target_size,
             method=method,
             partition_by=column_list(partition_by) if partition_by else None,
             txn_app_id=txn_app_id,
@@ -150,6 +153,7 @@ def optimize(
     curve: CurveOption = None,
     num_files: NumFilesOption = None,
     target_file_size: TargetSizeOption = None,
+    set_target_size: SetTargetOption = False,
     method: MethodOption = None,
     where: Annotated[
         str | None,
@@ -191,7 +195,7 @@ def optimize(
     blooms = bloom_list(bloom_filters)
     if blooms:
         bloom_columns(blooms)  # names and rates refused before Spark starts
-    if not (by or by_advice or where or full or num_files or blooms is not None):
+    if not (by or by_advice or where or full or num_files or set_target_size or blooms is not None):
         done = _nothing_to_optimize(path, options, target_file_size, fanout)
         if done is not None:  # said without starting Spark
             out.result(done, render.metrics)
@@ -211,6 +215,7 @@ def optimize(
             curve=curve,
             num_files=num_files,
             target_file_size=target_file_size,
+            set_target_size=set_target_size,
             method=method,
             where=where,
             full=full,

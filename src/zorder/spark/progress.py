@@ -20,11 +20,13 @@ __all__ = ["JobProgress", "is_connect", "job_progress", "watch_jobs"]
 
 @dataclass(frozen=True)
 class JobProgress:
-    """The tasks of the stages running now: done of total."""
+    """The tasks of the stages running now: done of total; the bytes they read, where Spark
+    Connect reports them (0: not known)."""
 
     stages: int
     tasks_done: int
     tasks_total: int
+    bytes_read: int = 0
 
 
 def is_connect(spark: SparkSession) -> bool:
@@ -72,6 +74,7 @@ class _ConnectProgress:
             stages=sum(1 for s in known if not s.done),
             tasks_done=sum(int(s.num_completed_tasks) for s in known),
             tasks_total=sum(int(s.num_tasks) for s in known),
+            bytes_read=sum(int(getattr(s, "num_bytes_read", 0) or 0) for s in known),
         )
 
 
