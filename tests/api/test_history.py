@@ -137,10 +137,16 @@ def test_a_size_already_recorded_adds_no_properties_commit(tmp_path: Path) -> No
     zorder.optimize(None, path, full=True, target_file_size="1MB", engine="arrow")
     assert DeltaTable(path).version() == before + 1
     assert _history(path)[before + 1]["operation"] == "WRITE"
-    # Another size is recorded, in a commit of its own after the data's.
-    changed = zorder.optimize(None, path, full=True, target_file_size="2MB", engine="arrow")
-    assert changed.version == changed.data_version + 1 == before + 3  # type: ignore[operator]
-    latest = _history(path)[before + 3]
+    # A one-off size sizes its own run only: one commit, the recorded size kept.
+    once = zorder.optimize(None, path, full=True, target_file_size="2MB", engine="arrow")
+    assert once.version == once.data_version == before + 2
+    assert DeltaTable(path).metadata().configuration["delta.targetFileSize"] == str(1024 * 1024)
+    # Another size, asked to be recorded, is: in a commit of its own after the data's.
+    changed = zorder.optimize(
+        None, path, full=True, target_file_size="2MB", set_target_size=True, engine="arrow"
+    )
+    assert changed.version == changed.data_version + 1 == before + 4  # type: ignore[operator]
+    latest = _history(path)[before + 4]
     assert latest["operation"] == "SET TBLPROPERTIES"
     assert json.loads(latest["operationParameters"]["properties"]) == {
         "delta.targetFileSize": str(2 * 1024 * 1024)
