@@ -22,7 +22,10 @@ oracle, and ``to_arrow`` asked for that mode's meaning (``ansi=``). The
 filters include spellings whose meaning differs between the modes (strings
 Spark casts otherwise, IN lists of strings and numbers, arithmetic that
 overflows, casts that fail, division by zero): with ANSI off skipping must
-keep what they might match and ``to_arrow(ansi=False)`` refuse them.
+keep what they might match and ``to_arrow(ansi=False)`` answer Spark's rows or
+refuse. Strings against dates and timestamps (valid ones around New York's DST
+changes, with ``T``, spaces and zones, and ones Spark does not parse) run in a
+session zone of America/New_York.
 
 ``ZORDER_FUZZ_EXAMPLES`` sets how many filters each table gets (the long
 profile: thousands); ``make test`` runs a quick one.
