@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from zorder.errors import ColumnNotFoundError, UnsupportedFilterError
-from zorder.skipping.ansi import ansi_difference, ansi_enabled, reads_as_ansi
+from zorder.skipping.ansi import ansi_difference, ansi_enabled, as_ansi_off, reads_as_ansi
 from zorder.skipping.predicates import AlwaysTrue, And, Comparison, Or, Unknown, bind
 from zorder.skipping.sql import parse_filter
 
@@ -162,25 +162,28 @@ def _planned(where: str, *, ansi: bool) -> object:
 
 def test_with_ansi_off_skipping_reads_a_mode_dependent_atom_as_unknown() -> None:
     assert not isinstance(_planned("i = '5.5' OR l = 1", ansi=True), AlwaysTrue | Unknown)
-    off = _planned("i = '5.7' OR l = 1", ansi=False)
-    assert off == Or(Unknown("i = '5.7' means another thing with ANSI mode off"), _L1), off
-    kept = _planned("i = '5.7' AND l = 1", ansi=False)
+    off = _planned("i = '5' || '.7' OR l = 1", ansi=False)
+    assert off == Or(Unknown("'5' || '.7' means another thing with ANSI mode off"), _L1), off
+    kept = _planned("i = '5' || '.7' AND l = 1", ansi=False)
     assert kept == And(off.left, _L1), kept  # the other side still skips
     both = _planned("i = 5 OR l = 1", ansi=False)
     assert both == Or(Comparison("=", "i", 5), _L1)
 
 
 def test_with_ansi_off_a_chain_with_a_mode_dependent_term_is_read_term_by_term() -> None:
-    tree = _planned("year(d) = 2024 AND month(d) = 3 AND i = '5.7'", ansi=False)
+    tree = _planned("year(d) = 2024 AND month(d) = 3 AND s = 5", ansi=False)
     assert "ANSI" in str(tree)
     assert "Unknown" in repr(tree)
 
 
 def test_an_evaluator_answering_with_ansi_off_refuses_by_name() -> None:
-    parsed = parse_filter("l = 1 AND i = '5.7'")
-    with pytest.raises(UnsupportedFilterError, match=r"i = '5\.7'.*ANSI mode off"):
+    parsed = parse_filter("l = 1 AND s = 5")
+    with pytest.raises(UnsupportedFilterError, match=r"s = 5.*ANSI mode off"):
         parsed.check_ansi_off(COLUMNS)
+    with pytest.raises(UnsupportedFilterError, match=r"s = 5.*ANSI mode off"):
+        parsed.for_ansi_off(COLUMNS)
     parse_filter("l = 1 AND i = '5'").check_ansi_off(COLUMNS)  # the same: no refusal
+    parse_filter("l = 1 AND i = '5.7'").check_ansi_off(COLUMNS)  # read as ANSI off casts it
 
 
 # AND, OR and NOT of atoms: the same exactly when every atom is.
@@ -200,3 +203,63 @@ def composed(draw: st.DrawFn, depth: int = 3) -> tuple[str, bool]:
 def test_a_composition_is_the_same_exactly_when_each_atom_is(case: tuple[str, bool]) -> None:
     where, same = case
     assert (ansi_difference(parse_filter(where).tree, COLUMNS) is None) is same, where
+
+
+# What Spark 4.1 with ANSI off makes of a string compared with another type (its analyzed
+# plans: ``ts >= cast('..' as timestamp)``, ``cast(n as double) = cast('5.5' as double)``,
+# ``i = cast('5.7' as int)``; BETWEEN as two comparisons), and how it is spelled for ANSI.
+AS_ANSI_OFF = {
+    "t >= '2026-11-02 10:00:00' AND t < '2026-11-03'": (
+        "t >= CAST('2026-11-02 10:00:00' AS TIMESTAMP) AND t < CAST('2026-11-03' AS TIMESTAMP)"
+    ),
+    "'2026-11-02T10:00' <= t": "CAST('2026-11-02T10:00' AS TIMESTAMP) <= t",
+    "t = 'abc'": "t = CAST(NULL AS TIMESTAMP)",
+    "t = '2026-11-02 24:00:00'": "t = CAST(NULL AS TIMESTAMP)",
+    "t BETWEEN '2026-11-03' AND 'abc'": (
+        "(t >= CAST('2026-11-03' AS TIMESTAMP) AND t <= CAST(NULL AS TIMESTAMP))"
+    ),
+    "NOT d BETWEEN '2026-11-3' AND DATE'2026-12-01'": (
+        "NOT (d >= CAST('2026-11-3' AS DATE) AND d <= CAST('2026-12-01' AS DATE))"
+    ),
+    "d = '2026-11-02 anything'": "d = CAST('2026-11-02 anything' AS DATE)",
+    "d = '2026-11-31'": "d = CAST(NULL AS DATE)",
+    "i = '5.7'": "i = CAST(5 AS INT)",
+    "'-5.9' < i": "CAST(-5 AS INT) < i",
+    "b = '300'": "b = CAST(NULL AS TINYINT)",
+    "l <=> 'abc'": "l IS NOT DISTINCT FROM CAST(NULL AS BIGINT)",
+    "x = ' 5.5 '": "x = 5.5e0",
+    "x = '-Infinity'": "x = CAST('-Infinity' AS DOUBLE)",
+    "f = '0.1'": "f = 0.10000000149011612e0",
+    "n > '5.49'": "CAST(n AS DOUBLE) > 5.49e0",
+    "bo = 'yes'": "bo = TRUE",
+    "bo = 'maybe'": "bo = CAST(NULL AS BOOLEAN)",
+}
+# Left as written: not read exactly here (still named), or not coerced.
+LEFT_AS_WRITTEN = {
+    "t = 'T10:00'": "t = 'T10:00'",  # today's date, in Spark
+    "i IN ('5.0')": "i IN ('5.0')",  # compared as strings with ANSI off
+    "x = '0x10'": "x = '0x10'",  # which spellings Java reads is not pinned down
+    "s = 5": "s = 5",  # the string column cast to INT with ANSI off's parser
+    "s = '5'": None,  # two strings: no coercion
+}
+
+
+@pytest.mark.parametrize(("where", "spelled"), AS_ANSI_OFF.items())
+def test_strings_are_cast_as_ansi_off_casts_them(where: str, spelled: str) -> None:
+    tree = as_ansi_off(parse_filter(where).tree, COLUMNS)
+    assert tree.sql(dialect="spark") == spelled
+    assert ansi_difference(tree, COLUMNS) is None, where
+
+
+@pytest.mark.parametrize(("where", "part"), LEFT_AS_WRITTEN.items())
+def test_what_is_not_read_exactly_is_left_as_written(where: str, part: str | None) -> None:
+    tree = as_ansi_off(parse_filter(where).tree, COLUMNS)
+    assert tree == parse_filter(where).tree
+    assert ansi_difference(tree, COLUMNS) == part
+
+
+def test_with_ansi_off_a_timestamp_string_skips_as_a_timestamp_literal() -> None:
+    strings = _planned("t >= '2026-11-02 10:00:00' AND t < '2026-11-03'", ansi=False)
+    typed = _planned("t >= TIMESTAMP'2026-11-02 10:00:00' AND t < TIMESTAMP'2026-11-03'", ansi=True)
+    assert strings == typed, strings
+    assert "Unknown" not in repr(strings)

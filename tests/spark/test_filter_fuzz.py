@@ -22,7 +22,10 @@ oracle, and ``to_arrow`` asked for that mode's meaning (``ansi=``). The
 filters include spellings whose meaning differs between the modes (strings
 Spark casts otherwise, IN lists of strings and numbers, arithmetic that
 overflows, casts that fail, division by zero): with ANSI off skipping must
-keep what they might match and ``to_arrow(ansi=False)`` refuse them.
+keep what they might match and ``to_arrow(ansi=False)`` answer Spark's rows or
+refuse. Strings against dates and timestamps (valid ones around New York's DST
+changes, with ``T``, spaces and zones, and ones Spark does not parse) run in a
+session zone of America/New_York.
 
 ``ZORDER_FUZZ_EXAMPLES`` sets how many filters each table gets (the long
 profile: thousands); ``make test`` runs a quick one.
@@ -474,7 +477,10 @@ FLOATS_AND_INTEGERS = [
     "f IN (16777217, 1)",
     "sm < 1.5F",
 ]
-NUMBER_TEXTS = ["5.7", "-0.5", " 5 ", "1e2", "abc", "300", "2147483648", "0", "-128", "1.0", "5"]
+NUMBER_TEXTS = [
+    *["5.7", "-0.5", " 5 ", "1e2", "abc", "300", "2147483648", "0", "-128", "1.0", "5"],
+    *[".5", "+5", "5.", "-5.9", "0.1", "NaN", "-Infinity", "1.10", "16777217"],
+]
 LIST_ITEMS = ["'5'", "5", "'05'", "5.0", "'k000'", "'2024-01-01'", "DATE'2024-01-01'", "1", "NULL"]
 EDGES = [
     ("b", "127Y"),
@@ -581,13 +587,14 @@ def _check(spark: SparkSession, fuzzed: Fuzzed, where: str, ansi: bool = True) -
     ``meaning`` is the mode whose meaning zorder answers with there."""
     meaning = session_ansi(spark)
     assert meaning == (ansi and PYSPARK_VERSION >= (4, 0))
+    zone = spark.conf.get("spark.sql.session.timeZone") or "UTC"
     expected = _spark_answer(fuzzed, where)
     if isinstance(expected, Exception):
         # zorder.read hands the filter to Spark, which raises, unless every file with a row
         # that makes it raise (s = 5: an ANSI cast of each s) was skipped, as in Delta.
         OUTCOMES[ansi, "spark raised"] += 1
         try:
-            answered = zorder.to_arrow(fuzzed.path, where, ansi=meaning)
+            answered = zorder.to_arrow(fuzzed.path, where, ansi=meaning, time_zone=zone)
         except ZorderError:
             return
         # Skipping may leave out every file whose rows raise (as Delta's does): Spark reading
@@ -622,7 +629,8 @@ def _check(spark: SparkSession, fuzzed: Fuzzed, where: str, ansi: bool = True) -
         return
     assert rows == total, where
     # Without a session, to_arrow answers in the mode it is asked for.
-    assert zorder.to_arrow(fuzzed.path, where, ansi=meaning).num_rows == total, where
+    answered = zorder.to_arrow(fuzzed.path, where, ansi=meaning, time_zone=zone)
+    assert answered.num_rows == total, where
     OUTCOMES[ansi, "answered"] += 1
 
 
@@ -686,6 +694,106 @@ def test_mode_dependent_filters_agree_with_spark(
     spark: SparkSession, unpartitioned: Fuzzed, ansi: bool, where: str
 ) -> None:
     _check(spark, unpartitioned, where, ansi)
+
+
+# ---------------------------------------------------------------------------------------
+# Strings against dates and timestamps, in a session zone with DST (issue 57)
+
+DST_ZONE = "America/New_York"
+# Wall-clock times around New York's DST changes in the table's range (2023-11-05 01:00-02:00
+# happens twice, 2024-03-10 02:00-03:00 never), and others the rows hold.
+TEMPORAL_TEXTS = [
+    "2023-11-05 01:30:00",
+    "2023-11-05 01:00",
+    "2023-11-05 02:00:00",
+    "2024-03-10 02:30:00",
+    "2024-03-10 03:00:00",
+    "2024-03-10 01:59:59.999999",
+    "2024-01-01 00:00:00",
+    "2023-12-15 12:34:56.5",
+    "2024-02-29",
+    "2024-1-5",
+    "2024-03-10",
+    "2023-11-05",
+]
+TEMPORAL_SPELLINGS = [
+    "{}",
+    "{} ",  # trailing space: trimmed
+    " {}",
+    "{}Z",
+    "{}-05:00",
+    "{}+01:00",
+    "{} America/New_York",
+    "{} UTC",
+]
+UNPARSEABLE = [
+    "abc",
+    "2024-02-30",
+    "2024-03-10 24:00:00",
+    "2024-13-01",
+    "2024-03-10T",
+    "2024-03-10 10:00:00 x",
+    "2024-03-10 10:00Z",
+    "",
+]
+
+
+@st.composite
+def temporal_texts(draw: st.DrawFn) -> str:
+    if draw(st.integers(0, 5)) == 0:
+        return _quoted(draw(st.sampled_from(UNPARSEABLE)))
+    text = draw(st.sampled_from(TEMPORAL_TEXTS))
+    if draw(st.booleans()):
+        text = text.replace(" ", "T", 1)
+    if ":" in text:
+        text = draw(st.sampled_from(TEMPORAL_SPELLINGS)).format(text)
+    return _quoted(text)
+
+
+@st.composite
+def temporal_string_leaves(draw: st.DrawFn) -> str:
+    """A date, timestamp or timestamp_ntz column against strings Spark casts to its type."""
+    column = draw(st.sampled_from(["t", "t", "tn", "d", "CAST(t AS DATE)"]))
+    text = temporal_texts()
+    kind = draw(st.integers(0, 5))
+    if kind <= 2:
+        op = draw(st.sampled_from(COMPARISONS))
+        return f"{column} {op} {draw(text)}" if kind else f"{draw(text)} {op} {column}"
+    if kind == 3:
+        return f"{column} >= {draw(text)} AND {column} < {draw(text)}"
+    if kind == 4:
+        negated = draw(st.sampled_from(["", "NOT "]))
+        return f"{column} {negated}BETWEEN {draw(text)} AND {draw(text)}"
+    items = draw(st.lists(text, min_size=1, max_size=3))
+    return f"{column} IN ({', '.join(items)})"
+
+
+@st.composite
+def temporal_string_filters(draw: st.DrawFn) -> str:
+    left = draw(temporal_string_leaves())
+    right = draw(st.one_of(temporal_string_leaves(), leaves()))
+    shapes = [left, f"NOT ({left})", f"({left}) AND ({right})", f"({left}) OR ({right})"]
+    return draw(st.sampled_from(shapes))
+
+
+@contextlib.contextmanager
+def session_zone(spark: SparkSession, zone: str) -> Iterator[None]:
+    previous = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", zone)
+    try:
+        yield
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", previous or "UTC")
+
+
+@pytest.mark.compat
+@FUZZ
+@given(where=temporal_string_filters())
+def test_temporal_string_filters_agree_with_spark(
+    spark: SparkSession, unpartitioned: Fuzzed, ansi: bool, where: str
+) -> None:
+    with session_zone(spark, DST_ZONE):
+        _check(spark, unpartitioned, where, ansi)
 
 
 # ---------------------------------------------------------------------------------------

@@ -139,8 +139,9 @@ class Scan:
     # none: TRUE), which every engine reads, and its tree bound for statistics.
     parsed: ParsedFilter
     bound: Bound
-    # Whose meaning the filter has: a session's with ANSI mode on (True), or off, where
-    # skipping reads what the modes disagree on as unknown and to_arrow refuses it.
+    # Whose meaning the filter has: a session's with ANSI mode on (True), or off, read with
+    # ANSI's rules where that is exact (skipping/ansi.py); skipping reads what is not as
+    # unknown and to_arrow refuses it.
     ansi: bool = True
 
     def explain(self) -> ScanReport:
@@ -161,13 +162,14 @@ class Scan:
         """
         check_where(self.where)
         check_limit(limit)
-        if not self.ansi:  # the evaluators answer with ANSI's rules: only where both agree
-            self.parsed.check_ansi_off(self.snapshot.schema.column_types)
         # The filter as planned, parsed once: its clock already pinned to the plan's instant.
+        parsed = self.parsed
+        if not self.ansi:  # the evaluators answer with ANSI's rules: ANSI off's read as them
+            parsed = parsed.for_ansi_off(self.snapshot.schema.column_types)
         return read_rows(
             self.snapshot,
             self.files,
-            self.parsed,
+            parsed,
             columns=self.columns,
             time_zone=self.time_zone,
             limit=limit,

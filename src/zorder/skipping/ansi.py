@@ -26,21 +26,34 @@ cannot raise; AND, OR and NOT of those.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping
 
 from sqlglot import exp
 
 from zorder.errors import UnsupportedFilterError
+from zorder.skipping.coercion import INTEGER_TYPES, decimal_shape
 from zorder.skipping.constants import FoldContext, NotConstantError, constant
 from zorder.skipping.functions import lookup
 from zorder.skipping.predicates import resolve_column
 from zorder.skipping.rules import DiffersError, Typed
+from zorder.skipping.texts import (
+    UnreadError,
+    nearest_double,
+    nearest_float,
+    spark_boolean,
+    spark_date,
+    spark_double,
+    spark_integer,
+    spark_timestamp,
+)
 
 __all__ = [
     "ANSI_SETTING",
     "ansi_difference",
     "ansi_enabled",
+    "as_ansi_off",
     "check_same_in_ansi_modes",
     "mode_dependent_atoms",
     "reads_as_ansi",
@@ -114,6 +127,34 @@ def mode_dependent_atoms(
     return lambda node: ansi_difference(node, columns, context)
 
 
+def as_ansi_off(
+    node: exp.Expression, columns: Mapping[str, str], context: FoldContext | None = None
+) -> exp.Expression:
+    """The filter ``node`` (not changed) as a session with ANSI mode off reads it, spelled
+    so that it means that with ANSI's rules, wherever this is known exactly: every
+    comparison (and each bound of a BETWEEN) of a string literal with an operand of a
+    date, timestamp, number or boolean type has the string cast as Spark with ANSI off
+    casts it, measured on Spark 4.1 (``findCommonTypeForBinaryComparison``):
+
+    - against a DATE, TIMESTAMP or TIMESTAMP_NTZ, to that type (the session's zone for a
+      timestamp without one): written ``CAST('...' AS TIMESTAMP)``, which ANSI reads
+      alike, where the string parses; NULL where Spark's parser finds no value (ANSI would
+      raise): ``ts >= 'abc'`` is NULL for every row;
+    - against an integral type, to that type, a fraction dropped (``i = '5.7'`` is
+      ``i = 5``), NULL out of its range or malformed;
+    - against a DOUBLE, to a double; against a FLOAT, to a float (ANSI casts both sides
+      to double); against a DECIMAL, both sides to double (``n = '5.5'`` is
+      ``CAST(n AS DOUBLE) = 5.5e0``);
+    - against a BOOLEAN, to a boolean (``'t'``, ``'yes'``...; NULL otherwise).
+
+    The rest is left as written, for :func:`ansi_difference` to vouch for or name: a
+    string it does not read exactly (:mod:`zorder.skipping.texts`), an IN list (ANSI off
+    compares it as strings), a string column against a number.
+    """
+    rewriter = _Rewriter(_Classifier(columns, context))
+    return node.transform(rewriter.rewrite)
+
+
 # Where a string literal inside a constant keeps its meaning: written as the value of a
 # typed literal (DATE'...', INTERVAL '7' DAY) or cast explicitly.
 _STRING_HOLDERS = (exp.Cast, exp.Interval)
@@ -184,3 +225,98 @@ class _Classifier:
         if function is None or function.ansi is None:
             raise DiffersError(node)
         return function.ansi(self, node)
+
+
+_COMPARED = (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE, exp.NullSafeEQ, exp.NullSafeNEQ)
+
+
+def _text(node: exp.Expression) -> str | None:
+    while isinstance(node, exp.Paren):
+        node = node.this
+    return str(node.this) if isinstance(node, exp.Literal) and node.is_string else None
+
+
+def _cast(node: exp.Expression, type_name: str) -> exp.Expression:
+    return exp.Cast(this=node, to=exp.DataType.build(type_name, dialect="spark"))
+
+
+def _double(value: float) -> exp.Expression:
+    """A DOUBLE constant of ``value`` as the parser reads it back."""
+    if math.isnan(value) or math.isinf(value):
+        return _cast(exp.Literal.string(str(value).replace("inf", "Infinity")), "double")
+    shown = repr(abs(value))
+    number = exp.Literal.number(shown if "e" in shown else f"{shown}e0")
+    return exp.Neg(this=number) if math.copysign(1.0, value) < 0 else number
+
+
+class _Rewriter:
+    """:func:`as_ansi_off`'s rewriting of one node (sqlglot's ``transform`` callback)."""
+
+    def __init__(self, classifier: _Classifier) -> None:
+        self.classifier = classifier
+
+    def rewrite(self, node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Between) and (
+            _text(node.args["low"]) is not None or _text(node.args["high"]) is not None
+        ):
+            low = exp.GTE(this=node.this.copy(), expression=node.args["low"].copy())
+            high = exp.LTE(this=node.this.copy(), expression=node.args["high"].copy())
+            return exp.Paren(this=exp.And(this=self.rewrite(low), expression=self.rewrite(high)))
+        if isinstance(node, _COMPARED):
+            return self.comparison(node)
+        return node
+
+    def comparison(self, node: exp.Expression) -> exp.Expression:
+        left, right = _text(node.this), _text(node.expression)
+        if (left is None) == (right is None):
+            return node  # no string, or two: no coercion to read
+        text, other_key, text_key = (
+            (right, "this", "expression") if right is not None else (left, "expression", "this")
+        )
+        assert text is not None
+        try:
+            operand = self.classifier.operand(node.args[other_key])
+            read = _read(text, operand.type)
+        except (DiffersError, UnreadError):
+            return node
+        if read is None:
+            return node
+        other, value = read
+        rewritten = node.copy()
+        if other is not None:
+            rewritten.set(other_key, other(rewritten.args[other_key]))
+        rewritten.set(text_key, value)
+        return rewritten
+
+
+_Read = tuple[Callable[[exp.Expression], exp.Expression] | None, exp.Expression]
+
+
+def _read(text: str, type_name: str | None) -> _Read | None:
+    """What ANSI off compares the string ``text`` as against an operand of ``type_name``:
+    a wrapper of that operand (None: as it is) and the string's value as a constant; None
+    where no coercion is read here. UnreadError where the string is not read exactly."""
+    if type_name is None or type_name == "string":
+        return None
+    if type_name in ("date", "timestamp", "timestamp_ntz"):
+        parsed = spark_date(text) if type_name == "date" else spark_timestamp(text)
+        value = exp.Null() if parsed is None else exp.Literal.string(text)
+        return None, _cast(value, type_name)
+    if type_name in INTEGER_TYPES:
+        number = spark_integer(text, type_name)
+        literal: exp.Expression = exp.Null() if number is None else exp.Literal.number(abs(number))
+        if number is not None and number < 0:
+            literal = exp.Neg(this=literal)
+        return None, _cast(literal, type_name)
+    if type_name == "boolean":
+        truth = spark_boolean(text)
+        return None, _cast(exp.Null(), "boolean") if truth is None else exp.Boolean(this=truth)
+    if type_name in ("double", "float", *([type_name] if decimal_shape(type_name) else [])):
+        exact = spark_double(text)
+        if type_name == "float":  # compared as FLOAT with ANSI off: the string's float
+            return None, _double(nearest_float(exact))
+        double = _double(nearest_double(exact))
+        if type_name == "double":
+            return None, double
+        return (lambda operand: _cast(operand, "double")), double
+    return None

@@ -133,10 +133,8 @@ def _temporal(inner: Operand, target: str, zone: dt.tzinfo | None) -> dt.datetim
     if source != "string":
         raise InexactError(f"CAST of a {source} AS {target}")
     parsed = timestamp_text(value)
-    if target == "timestamp_ntz":
-        if parsed.tzinfo is not None:
-            raise InexactError(f"TIMESTAMP_NTZ of the zoned {value!r}")
-        return parsed
+    if target == "timestamp_ntz":  # a zone named in the string is dropped (Spark 4.1)
+        return parsed.replace(tzinfo=None)
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=SESSION_ZONE)
 
 

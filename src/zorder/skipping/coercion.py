@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from zorder.skipping.nodes import TypedLiteral
+from zorder.skipping.texts import UnreadError, spark_date, spark_timestamp
 
 __all__ = [
     "FLOAT_TYPES",
@@ -75,15 +76,6 @@ _EXACT = decimal.Context(prec=200, Emax=10_000, Emin=-10_000, traps=[decimal.Inv
 _SIGNED_INTEGER = re.compile(r"[+-]?\d+")
 _DECIMAL_TEXT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 _SPECIAL_DOUBLES = {"nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"}
-# What Spark reads as a date the same way in and out of ANSI mode: anything after a space
-# or a T is ignored (stringToDate), as in DATE'2024-06-01 10:00'.
-_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})([ T].*)?", re.DOTALL)
-
-
-# Timestamps in the forms Spark and Python read alike.
-_TIMESTAMP = re.compile(
-    r"\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?)?(Z|[+-]\d{2}:\d{2})?"
-)
 
 
 @dataclass(frozen=True)
@@ -421,13 +413,13 @@ def _integer_text(text: str, type_name: str) -> int:
 
 
 def _date_text(text: str) -> dt.date:
-    match = _DATE.fullmatch(text)
-    if match is None:
-        raise InexactError(f"the string {text!r} as a date (write yyyy-mm-dd)")
     try:
-        return dt.date.fromisoformat(match[1])
-    except ValueError:
-        raise MalformedLiteralError(text, "date") from None
+        day = spark_date(text)
+    except UnreadError as unread:
+        raise InexactError(f"{unread} as a date") from None
+    if day is None:
+        raise MalformedLiteralError(text, "date")
+    return day
 
 
 def date_text(text: str) -> dt.date | None:
@@ -454,14 +446,17 @@ def same_as_text(text: str, column_type: str) -> bool:
 
 
 def timestamp_text(text: str) -> dt.datetime:
-    """A timestamp string as Spark reads it: zoned when it names an offset, else naive
-    (the caller knows which zone, if any, it is in). InexactError for other spellings."""
-    if not _TIMESTAMP.fullmatch(text):
-        raise InexactError(f"the timestamp string {text!r} (write yyyy-mm-dd hh:mm:ss[.ffffff])")
+    """A timestamp string as Spark reads it (:func:`~zorder.skipping.texts.spark_timestamp`):
+    zoned when it names a zone, else naive (the caller knows which zone, if any, it is in).
+    :class:`MalformedLiteralError` where Spark reads none, InexactError where that is not
+    known here."""
     try:
-        return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:  # the form is Spark's: a field is out of its range
-        raise MalformedLiteralError(text, "timestamp") from None
+        parsed = spark_timestamp(text)
+    except UnreadError as unread:
+        raise InexactError(str(unread)) from None
+    if parsed is None:
+        raise MalformedLiteralError(text, "timestamp")
+    return parsed
 
 
 def convert(value: Any, target: str) -> Any:

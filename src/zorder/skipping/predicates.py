@@ -321,6 +321,8 @@ class _Binder(PredicateVisitor[Predicate]):
         raw = literal.value if isinstance(literal, TypedLiteral) else literal
         if isinstance(raw, str):
             raw = timestamp_text(raw)
+            if common == "timestamp_ntz":  # a zone the string names is dropped (Spark 4.1)
+                raw = raw.replace(tzinfo=None)
         elif isinstance(raw, dt.date) and not isinstance(raw, dt.datetime):
             raw = dt.datetime(raw.year, raw.month, raw.day)
         if not isinstance(raw, dt.datetime):

@@ -18,7 +18,7 @@ from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ParseError, TokenError
 
 from zorder.errors import FilterParseError, InvalidArgumentError, InvalidArgumentTypeError
-from zorder.skipping.ansi import check_same_in_ansi_modes, mode_dependent_atoms
+from zorder.skipping.ansi import as_ansi_off, check_same_in_ansi_modes, mode_dependent_atoms
 from zorder.skipping.coercion import number_literal
 from zorder.skipping.constants import FoldContext, NotConstantError, constant, spark_type_name
 from zorder.skipping.guard import check_filter
@@ -98,15 +98,31 @@ class ParsedFilter:
         if key not in self._converted:
             differs = None if ansi_off is None else mode_dependent_atoms(ansi_off, self.context)
             converter = _Converter(fold=True, context=self.context, differs=differs)
-            self._converted[key] = converter.convert(self.tree)
+            tree = self.tree if ansi_off is None else self.ansi_off_tree(ansi_off)
+            self._converted[key] = converter.convert(tree)
         return self._converted[key]
+
+    def ansi_off_tree(self, columns: Mapping[str, str]) -> exp.Expression:
+        """The tree as a session with ANSI mode off reads it against a table of
+        ``columns``, spelled with ANSI's meaning where that is known exactly
+        (:func:`~zorder.skipping.ansi.as_ansi_off`: strings compared with dates,
+        timestamps, numbers and booleans cast as ANSI off casts them)."""
+        return as_ansi_off(self.tree, columns, self.context)
 
     def check_ansi_off(self, columns: Mapping[str, str]) -> None:
         """UnsupportedFilterError naming the part of the filter whose meaning differs
-        between ANSI mode on and off, against a table of ``columns``: for an evaluator
-        asked to answer as a session with ANSI off, which it does with ANSI's rules
-        where the two agree."""
-        check_same_in_ansi_modes(self.tree, columns, self.context)
+        between ANSI mode on and off, against a table of ``columns``, once read as
+        :meth:`ansi_off_tree` reads it."""
+        check_same_in_ansi_modes(self.ansi_off_tree(columns), columns, self.context)
+
+    def for_ansi_off(self, columns: Mapping[str, str]) -> ParsedFilter:
+        """This filter as an evaluator with ANSI's rules answers it for a session with ANSI
+        mode off, against a table of ``columns``: its tree read as :meth:`ansi_off_tree`
+        reads it, the text as given (for errors). UnsupportedFilterError naming a part
+        whose meaning with ANSI off is not known exactly here."""
+        tree = self.ansi_off_tree(columns)
+        check_same_in_ansi_modes(tree, columns, self.context)
+        return ParsedFilter(self.text, tree, self.context, self.given)
 
     def unfolded(self) -> Predicate:
         """:meth:`predicate` without folding: every leaf of the text stays in the tree.

@@ -54,8 +54,8 @@ def partitions_where(
     named = {r: columns.index(c) for r in parsed.columns if (c := match_column(r, columns))}
     types = {r: snapshot.schema.column_types[columns[i]] for r, i in named.items()}
     try:
-        if not ansi:
-            parsed.check_ansi_off(types)  # the evaluator has ANSI's meaning: where both agree
+        if not ansi:  # the evaluator has ANSI's meaning: ANSI off's read as it where exact
+            parsed = parsed.for_ansi_off(types)
         bound = exact_predicate(parsed.unfolded(), types, time_zone=time_zone)
     except UnsupportedFilterError:
         return None
