@@ -24,6 +24,8 @@ from pyspark.sql import DataFrame, SparkSession
 import zorder
 from zorder.errors import ZorderError
 
+pytestmark = pytest.mark.compat  # Spark's ANSI-off casts on the oldest and newest line
+
 ZONE = "America/New_York"
 FILES = 16
 

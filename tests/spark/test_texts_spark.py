@@ -31,6 +31,8 @@ from zorder.skipping.texts import (
     spark_timestamp,
 )
 
+pytestmark = pytest.mark.compat  # Spark's ANSI-off casts on the oldest and newest line
+
 _ZONE = "America/New_York"
 _PIECES = {
     "year": ["2026", "1999", "0001", "9999", "02026", "202", "12026", "+2026", "-2026", ""],
