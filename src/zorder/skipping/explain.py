@@ -18,6 +18,7 @@ from zorder.skipping.nodes import (
     IsNull,
     NullComparison,
     Or,
+    PartComparison,
     StartsWith,
     Unknown,
 )
@@ -66,6 +67,10 @@ class _Planned(PredicateVisitor[str]):
     def visit_starts_with(self, node: StartsWith) -> str:
         call = f"startswith({sql_identifier(node.column)}, {sql_literal(node.prefix)})"
         return f"NOT {call}" if node.negated else call
+
+    def visit_part_comparison(self, node: PartComparison) -> str:
+        call = f"{node.part}({sql_identifier(node.column)})"
+        return f"{call} {node.op} {sql_literal(node.value)} [bounded per file]"
 
     def visit_and(self, left: str, right: str) -> str:
         return f"({left} AND {right})"

@@ -62,6 +62,8 @@ next one in Spark and as itself here. That is the one known difference.
 
 from __future__ import annotations
 
+import datetime as dt
+import functools
 from collections.abc import Callable, Sequence
 
 from sqlglot import exp
@@ -77,13 +79,19 @@ from zorder.skipping.monotone_dates import (
 )
 from zorder.skipping.monotone_prefixes import rewrite_prefix
 from zorder.skipping.monotone_steps import COMPARISONS, Constant, NotHandledError, unparen
+from zorder.skipping.monotone_times import rewrite_unix_timestamp
 from zorder.skipping.nodes import CompareOp, Predicate, TypedLiteral
 
 __all__ = ["COMPARISONS", "Constant", "monotone_comparison", "monotone_conjuncts"]
 
 
 def monotone_comparison(
-    op: CompareOp, side: exp.Expression, value: TypedLiteral, constant: Constant
+    op: CompareOp,
+    side: exp.Expression,
+    value: TypedLiteral,
+    constant: Constant,
+    *,
+    zone: dt.tzinfo | None = None,
 ) -> Predicate | None:
     """``side op value`` as a predicate on the one column ``side`` reads, or None.
 
@@ -92,11 +100,13 @@ def monotone_comparison(
     constant (a NULL is the caller's: ``f(c) <=> NULL`` is not always
     ``c IS NULL``); ``constant`` evaluates the function's own constant
     arguments. None when ``side`` is not a form this module knows, or its
-    arguments or ``value`` are not ones it rewrites exactly.
+    arguments or ``value`` are not ones it rewrites exactly. ``zone`` is the session's,
+    in which ``date_trunc`` below a day reads the wall clock (None: not rewritten).
     """
     side = unparen(side)
     try:
-        for rewrite in _REWRITES:
+        rewrites: list[Rewrite] = [*_REWRITES, functools.partial(rewrite_date_trunc, zone=zone)]
+        for rewrite in rewrites:
             predicate = rewrite(op, side, value, constant)
             if predicate is not None:
                 return predicate
@@ -132,9 +142,10 @@ def monotone_conjuncts(
     return recognised, remaining
 
 
-_REWRITES: list[Callable[[CompareOp, exp.Expression, TypedLiteral, Constant], Predicate | None]] = [
+Rewrite = Callable[[CompareOp, exp.Expression, TypedLiteral, Constant], Predicate | None]
+_REWRITES: list[Rewrite] = [
     rewrite_day,
-    rewrite_date_trunc,
+    rewrite_unix_timestamp,
     rewrite_year,
     rewrite_date_add,
     rewrite_arithmetic,
