@@ -368,3 +368,44 @@ def test_what_is_not_bounded_is_named_in_the_plan(text: str, named: str) -> None
     shown = planned_sql(bound)
     assert "kept by statistics" in shown, shown
     assert named in shown, shown
+
+
+@settings(deadline=None, max_examples=150)
+@given(
+    rows=files(),
+    form=st.sampled_from(["date_trunc('HOUR', ts)", "CAST(ts AS DATE)", "to_date(ts)"]),
+    zone=st.sampled_from(ZONES),
+    data=st.data(),
+)
+def test_monotone_functions_in_lists(
+    rows: list[dt.datetime | None], form: str, zone: str, data: st.DataObject
+) -> None:
+    tz = zoneinfo.ZoneInfo(zone)
+    present = [r for r in rows if r is not None] or [EDGES[0]]
+    picked = data.draw(st.lists(st.sampled_from(present), min_size=1, max_size=3))
+    shift = dt.timedelta(hours=data.draw(st.integers(-2, 2)))
+    if form.startswith("date_trunc"):
+        listed: list[Any] = [java_truncated(p + shift, "HOUR", tz) for p in picked]
+        items = [literal_sql(v) for v in listed]
+
+        def value_of(r: dt.datetime) -> Any:
+            return java_truncated(r, "HOUR", tz)
+    else:
+        listed = [(p + shift).astimezone(tz).date() for p in picked]
+        items = [f"DATE '{v.isoformat()}'" for v in listed]
+
+        def value_of(r: dt.datetime) -> Any:
+            return r.astimezone(tz).date()
+
+    with_null = data.draw(st.booleans())
+    text = f"{form} IN ({', '.join([*items, *(['NULL'] if with_null else [])])})"
+    values = [None if r is None else value_of(r) for r in rows]
+    truths = [
+        None if x is None else (True if x in listed else (None if with_null else False))
+        for x in values
+    ]
+    bound, kept, kept_negated = verdicts(text, zone, rows)
+    if any(t is True for t in truths):
+        assert kept, (text, zone, rows, planned_sql(bound))
+    if any(t is False for t in truths):
+        assert kept_negated, (text, zone, rows, planned_sql(bound))

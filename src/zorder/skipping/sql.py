@@ -475,8 +475,11 @@ class _Converter:
 
     def _in_list(self, node: exp.In) -> Predicate:
         target = _cast_column(node.this)
-        if target is None and node.args.get("query") is None and node.expressions:
-            return self._function_in_list(node)
+        if (target is None or target[1] is not None) and node.args.get("query") is None:
+            # f(c) IN (...): each value rewritten on c (a cast such as CAST(ts AS DATE) too)
+            found = self._function_in_list(node) if node.expressions else None
+            if target is None or not isinstance(found, Unknown | None):
+                return found if found is not None else Unknown("IN on an expression")
         if target is None or node.args.get("query") is not None:
             return Unknown("IN on an expression or a subquery")
         listed, cast = target

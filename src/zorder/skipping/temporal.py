@@ -356,6 +356,27 @@ def of_a_datetime_unit_ansi(c: Classifying, node: exp.Expression) -> Typed:
     return Typed(_RESULT_TYPES.get(type(node), "int"))
 
 
+def a_part_ansi(c: Classifying, node: exp.Expression) -> Typed:
+    """``extract(field FROM c)``, ``date_part('field', c)`` and ``weekday(c)`` of a date or
+    timestamp (an int; a field that is not one is an analysis error in both modes)."""
+    if isinstance(node, exp.Extract):
+        source = node.expression
+    elif isinstance(node, exp.Anonymous) and node.expressions:
+        source = node.expressions[-1]
+        if len(node.expressions) == 2 and not (
+            isinstance(node.expressions[0], exp.Literal) and node.expressions[0].is_string
+        ):
+            raise DiffersError(node)
+    else:
+        raise DiffersError(node)
+    if c.operand(source).type not in ("date", "timestamp", "timestamp_ntz"):
+        raise DiffersError(node)
+    field = node.this if isinstance(node, exp.Extract) else None
+    if isinstance(field, exp.Var) and str(field.this).upper() in ("SECOND", "S", "SEC"):
+        raise DiffersError(node)  # a decimal with the fraction: not vouched for
+    return Typed("int")
+
+
 FUNCTIONS: dict[type[exp.Expression] | str, Function] = {
     exp.Interval: Function(interval_value, interval_sql),
     exp.TsOrDsToDate: Function(to_date_value, to_date_sql, ansi=of_a_datetime_ansi),
@@ -369,6 +390,9 @@ FUNCTIONS: dict[type[exp.Expression] | str, Function] = {
     exp.DateTrunc: Function(trunc_value, ansi=of_a_datetime_unit_ansi),
     exp.TimestampTrunc: Function(date_trunc_value, ansi=of_a_datetime_unit_ansi),
     exp.StrToUnix: Function(ansi=of_a_datetime_unit_ansi),
+    exp.Extract: Function(ansi=a_part_ansi),
+    "date_part": Function(ansi=a_part_ansi),
+    "weekday": Function(ansi=a_part_ansi),
     "make_date": Function(make_date_value),
     exp.CurrentDate: Function(current_date_value),
     exp.CurrentTimestamp: Function(current_timestamp_value),
