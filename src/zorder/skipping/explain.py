@@ -37,6 +37,11 @@ def _operand(column: str, domain: str | None) -> str:
     )
 
 
+# The unit of the wall clock a part is monotone within (parts.py's rule).
+_WITHIN = {"hour": "day", "minute": "hour", "second": "minute", "day": "month"}
+_WITHIN |= {"dayofweek": "week", "weekday": "week"}
+
+
 class _Planned(PredicateVisitor[str]):
     def visit_true(self) -> str:
         return "TRUE"
@@ -70,7 +75,12 @@ class _Planned(PredicateVisitor[str]):
 
     def visit_part_comparison(self, node: PartComparison) -> str:
         call = f"{node.part}({sql_identifier(node.column)})"
-        return f"{call} {node.op} {sql_literal(node.value)} [bounded per file]"
+        within = _WITHIN.get(node.part, "year")
+        return (
+            f"{call} {node.op} {sql_literal(node.value)} [bounded per file: only on files "
+            f"whose {sql_identifier(node.column)} lies within one {within} of the wall clock"
+            f"{' with one UTC offset' if node.part in ('hour', 'minute', 'second') else ''}]"
+        )
 
     def visit_and(self, left: str, right: str) -> str:
         return f"({left} AND {right})"

@@ -31,10 +31,16 @@ What each form means was measured on Spark 4.1 (ANSI on):
   column, which Spark would cast: sound).
 - ``date_trunc(unit, c)`` returns a TIMESTAMP for every input (a date or a
   timestamp_ntz is read in the session's zone first); units YEAR/YYYY/YY,
-  QUARTER, MONTH/MM/MON, WEEK (Monday), DAY/DD are day boundaries (the
-  others, HOUR and below, are not rewritten); an unknown unit gives NULL.
+  QUARTER, MONTH/MM/MON, WEEK (Monday), DAY/DD are day boundaries; HOUR,
+  MINUTE, SECOND, MILLISECOND, MICROSECOND are instants, found by bisection
+  on Spark's truncation in the session's zone
+  (:mod:`~zorder.skipping.monotone_times`); an unknown unit gives NULL (the
+  unit is read as written: sqlglot reads 'D' as DAY, which Spark does not).
+  The constant may be any timestamp (with an offset, or not at a unit's start).
   ``trunc(c, fmt)`` returns a DATE; it knows YEAR/YYYY/YY, QUARTER,
   MONTH/MM/MON, WEEK, and gives NULL for any other fmt (``'DD'`` included).
+- ``unix_timestamp(c)``: the whole seconds of the instant (a timestamp or a
+  date column; not a string, which Spark parses with the format).
 - ``year(c)``; ``month(c)`` and ``quarter(c)`` only inside an AND chain that
   also holds ``year(c) = Y`` (alone they are not monotone).
 - ``date_add(c, n)``/``date_sub(c, n)``: the day of ``c`` moved by ``n``
