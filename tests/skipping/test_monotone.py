@@ -23,12 +23,23 @@ import sqlglot
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlglot import exp
+from sqlglot.dialects.spark import Spark
 
 from zorder.errors import UnsupportedFilterError
 from zorder.skipping.constants import constant
 from zorder.skipping.evaluate import might_match_mask
 from zorder.skipping.monotone import monotone_comparison, monotone_conjuncts
-from zorder.skipping.nodes import And, CompareOp, Not, Predicate, TypedLiteral, Unknown
+from zorder.skipping.monotone_times import record_unit_spellings
+from zorder.skipping.nodes import (
+    AlwaysFalse,
+    And,
+    CompareOp,
+    Not,
+    NullComparison,
+    Predicate,
+    TypedLiteral,
+    Unknown,
+)
 from zorder.skipping.predicates import Bound, bind
 from zorder.skipping.rows import exact_predicate, row_mask
 
@@ -269,10 +280,13 @@ def _not(value: bool | None) -> bool | None:
     return None if value is None else not value
 
 
-def rewrite(sql: str, op: CompareOp, value: TypedLiteral) -> Predicate | None:
+def rewrite(
+    sql: str, op: CompareOp, value: TypedLiteral, zone: dt.tzinfo | None = None
+) -> Predicate | None:
     side = sqlglot.parse_one(sql, dialect="spark")
     assert isinstance(side, exp.Expression)
-    return monotone_comparison(op, side, value, constant)
+    record_unit_spellings(side, Spark().tokenize(sql))  # as the filter's parse does
+    return monotone_comparison(op, side, value, constant, zone=zone)
 
 
 # ------------------------------------------------------------------------------- tests
@@ -456,9 +470,7 @@ def test_forms_only_some_types_take_keep_every_file(column: str, sql: str) -> No
 @pytest.mark.parametrize(
     "sql",
     [
-        "trunc(d, 'dd')",  # NULL in Spark
-        "date_trunc('hour', t)",
-        "date_trunc('bogus', t)",
+        "date_trunc('hour', t)",  # below a day: only with the session's zone
         "to_date(s, 'yyyy')",
         "substring(s, 2, 3)",
         "substring(s, 1, 0)",
@@ -472,6 +484,15 @@ def test_forms_only_some_types_take_keep_every_file(column: str, sql: str) -> No
 def test_other_forms_are_left_alone(sql: str) -> None:
     for value in (TypedLiteral(dt.date(2024, 1, 1), "date"), TypedLiteral(3, "int")):
         assert rewrite(sql, "=", value) is None
+
+
+@pytest.mark.parametrize("sql", ["trunc(d, 'dd')", "date_trunc('bogus', t)", "date_trunc('D', t)"])
+def test_units_spark_does_not_know_are_null_on_every_row(sql: str) -> None:
+    # Spark answers NULL for a unit it does not know (sqlglot reads 'D' as DAY)
+    column = "d" if sql.startswith("trunc") else "t"
+    for op in OPS:
+        expected = AlwaysFalse() if op == "<=>" else NullComparison(op, column)
+        assert rewrite(sql, op, TypedLiteral(dt.date(2024, 1, 1), "date")) == expected
 
 
 STRINGS = st.text(alphabet="ab\u00e9\u4e2d\U0001f600", max_size=6)

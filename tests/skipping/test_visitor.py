@@ -18,6 +18,7 @@ from zorder.skipping.predicates import (
     Not,
     NullComparison,
     Or,
+    PartComparison,
     Predicate,
     StartsWith,
     Unknown,
@@ -64,6 +65,9 @@ class Render(PredicateVisitor[str]):
     def visit_starts_with(self, node: StartsWith) -> str:
         return self._leaf(f"{node.column} LIKE '{node.prefix}%'")
 
+    def visit_part_comparison(self, node: PartComparison) -> str:
+        return self._leaf(f"{node.part}({node.column}) {node.op} {node.value!r}")
+
     def visit_and(self, left: str, right: str) -> str:
         return f"({left} AND {right})"
 
@@ -81,14 +85,23 @@ def test_every_kind_of_node_reaches_its_method_children_first_left_to_right() ->
             And(IsNull("c", negated=True), IsNaN("d")),
             Or(
                 StartsWith("e", "p"),
-                And(AlwaysTrue(), Or(AlwaysFalse(), Or(Unknown("udf"), NullComparison("=", "f")))),
+                And(
+                    AlwaysTrue(),
+                    Or(
+                        AlwaysFalse(),
+                        Or(
+                            Unknown("udf"),
+                            Or(NullComparison("=", "f"), PartComparison("hour", "=", "g", 3)),
+                        ),
+                    ),
+                ),
             ),
         ),
     )
     render = Render()
     assert visit(tree, render) == (
         "((a < 1 OR NOT b IN (1, 2)) AND ((c IS NOT NULL AND isnan(d)) OR "
-        "(e LIKE 'p%' OR (TRUE AND (FALSE OR (?udf OR f = NULL))))))"
+        "(e LIKE 'p%' OR (TRUE AND (FALSE OR (?udf OR (f = NULL OR hour(g) = 3)))))))"
     )
     assert render.met == [
         "a < 1",
@@ -100,11 +113,12 @@ def test_every_kind_of_node_reaches_its_method_children_first_left_to_right() ->
         "FALSE",
         "?udf",
         "f = NULL",
+        "hour(g) = 3",
     ]
 
 
 def test_there_is_one_method_per_kind_of_node() -> None:
-    assert len(PredicateVisitor.__abstractmethods__) == len(get_args(Predicate)) == 12
+    assert len(PredicateVisitor.__abstractmethods__) == len(get_args(Predicate)) == 13
 
 
 def test_a_visitor_that_forgets_a_kind_of_node_cannot_be_made() -> None:

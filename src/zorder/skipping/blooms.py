@@ -33,6 +33,7 @@ from zorder.skipping.nodes import (
     IsNaN,
     IsNull,
     NullComparison,
+    PartComparison,
     StartsWith,
     Unknown,
 )
@@ -121,6 +122,9 @@ class _Lookups(PredicateVisitor[_Asked]):
     def visit_starts_with(self, node: StartsWith) -> _Asked:
         return None
 
+    def visit_part_comparison(self, node: PartComparison) -> _Asked:
+        return None
+
     def visit_and(self, left: _Asked, right: _Asked) -> _Asked:
         if left is None or right is None:
             return right if left is None else left
@@ -176,6 +180,9 @@ class _Excluded(PredicateVisitor[bool]):
         return False
 
     def visit_starts_with(self, node: StartsWith) -> bool:
+        return False
+
+    def visit_part_comparison(self, node: PartComparison) -> bool:
         return False
 
     def visit_and(self, left: bool, right: bool) -> bool:

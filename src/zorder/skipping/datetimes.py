@@ -52,11 +52,13 @@ __all__ = [
     "make_date",
     "negate_interval",
     "next_day",
+    "start_of_day",
     "temporal_arithmetic",
     "to_date",
     "to_timestamp",
     "trunc_date",
     "trunc_timestamp",
+    "truncate_instant",
     "zoned",
 ]
 
@@ -209,7 +211,7 @@ def local_date(value: dt.datetime, zone: dt.tzinfo | None) -> dt.date:
     return _instant(value, zone).astimezone(zone).date()
 
 
-def _start_of_day(day: dt.date, zone: dt.tzinfo | None) -> dt.datetime:
+def start_of_day(day: dt.date, zone: dt.tzinfo | None) -> dt.datetime:
     """``CAST(date AS TIMESTAMP)``: midnight in the session's zone, as an instant."""
     zone = need_zone(zone, "a date as a timestamp")
     midnight = dt.datetime(day.year, day.month, day.day)
@@ -329,7 +331,7 @@ def temporal_arithmetic(op: str, left: Operand, right: Operand, zone: dt.tzinfo 
         return Operand(_plus_days(left.value, micros // MICROS_PER_DAY), "date")
     if lt == "timestamp_ntz":
         return Operand(_check_range(_plus_wall(left.value, months, 0, micros)), lt)
-    start = _start_of_day(left.value, zone) if lt == "date" else _instant(left.value, zone)
+    start = start_of_day(left.value, zone) if lt == "date" else _instant(left.value, zone)
     result = _timestamp_plus(start, zone, months, micros)
     return Operand(_check_range(zoned(result, zone)), "timestamp")
 
@@ -365,7 +367,7 @@ def to_timestamp(operand: Operand, zone: dt.tzinfo | None) -> dt.datetime | None
     if value is None:
         return None
     if operand.type == "date":
-        return _start_of_day(value, zone)
+        return start_of_day(value, zone)
     if operand.type == "timestamp":
         return _instant(value, zone)
     if operand.type == "timestamp_ntz":
@@ -486,3 +488,27 @@ def trunc_timestamp(start: Operand, unit: str, zone: dt.tzinfo | None) -> Operan
     if _in_gap(wall, zone):
         raise InexactError(f"the truncated time {wall} does not exist in the session's zone")
     return Operand(zoned(_resolve(wall, zone, local.utcoffset()), zone), "timestamp")
+
+
+_SUB_SECOND = {"microsecond": 1, "millisecond": 1000, "second": 1_000_000}
+_WALL_UNITS = {
+    "minute": {"second": 0, "microsecond": 0},
+    "hour": {"minute": 0, "second": 0, "microsecond": 0},
+}
+
+
+def truncate_instant(instant: dt.datetime, level: str, zone: dt.tzinfo) -> dt.datetime:
+    """Spark's ``date_trunc`` below a day (``DateTimeUtils.truncTimestamp``), on an instant
+    (UTC): ``second`` and finer floor the instant itself; ``minute`` and ``hour`` truncate
+    the wall clock of ``zone`` and resolve it as Java's ``ZonedDateTime.truncatedTo`` does
+    (the offset kept where the result is ambiguous, moved forward by a gap)."""
+    if level in _SUB_SECOND:
+        step = _SUB_SECOND[level]
+        micros = (instant - _EPOCH_UTC) // dt.timedelta(microseconds=1)
+        return _EPOCH_UTC + dt.timedelta(microseconds=micros - micros % step)
+    local = instant.astimezone(zone)
+    wall = local.replace(tzinfo=None, **_WALL_UNITS[level])
+    return _resolve(wall, zone, local.utcoffset())
+
+
+_EPOCH_UTC = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)

@@ -33,6 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from zorder.skipping.coercion import decimal_shape
+from zorder.skipping.parts import part_holds, part_range
 from zorder.skipping.predicates import (
     FLOAT_TYPES,
     INTEGER_TYPES,
@@ -42,6 +43,7 @@ from zorder.skipping.predicates import (
     IsNaN,
     IsNull,
     NullComparison,
+    PartComparison,
     StartsWith,
     Unknown,
     rewrite_not,
@@ -364,6 +366,23 @@ def _prefix(node: StartsWith, bounds: _Bounds) -> Mask:
     return not_all_null & ~low_beyond & ~high_below
 
 
+def _part(node: PartComparison, bounds: _Bounds) -> Mask:
+    """A part of the column (``hour(ts)``) bounded per file where it is monotone over the
+    file's range (:func:`~zorder.skipping.parts.part_range`); kept elsewhere."""
+    result = ~bounds.all_null
+    if bounds.kind not in ("date", "timestamp", "timestamp_ntz"):
+        return result
+    # The maximum was widened by a millisecond (a writer's cut): the part of the widened
+    # range bounds the true one.
+    decided = np.flatnonzero(result & bounds.low_valid & bounds.high_valid)
+    for index in decided:
+        low, high = int(bounds.low[index]), int(bounds.high[index])
+        found = part_range(node.part, low, high, bounds.kind, node.zone)
+        if found is not None and not part_holds(node.op, found[0], found[1], node.value):
+            result[index] = False
+    return result
+
+
 class _MightMatch(PredicateVisitor[Mask]):
     """Per file, might any row satisfy the node? (Conservative: True when unsure.)"""
 
@@ -418,6 +437,9 @@ class _MightMatch(PredicateVisitor[Mask]):
 
     def visit_starts_with(self, node: StartsWith) -> Mask:
         return _prefix(node, self.bounds(node.column))
+
+    def visit_part_comparison(self, node: PartComparison) -> Mask:
+        return _part(node, self.bounds(node.column))
 
     def visit_and(self, left: Mask, right: Mask) -> Mask:
         return left & right

@@ -18,6 +18,7 @@ from zorder.skipping.nodes import (
     IsNull,
     NullComparison,
     Or,
+    PartComparison,
     StartsWith,
     Unknown,
 )
@@ -34,6 +35,11 @@ def _operand(column: str, domain: str | None) -> str:
         if domain is None
         else f"CAST({sql_identifier(column)} AS {domain.upper()})"
     )
+
+
+# The unit of the wall clock a part is monotone within (parts.py's rule).
+_WITHIN = {"hour": "day", "minute": "hour", "second": "minute", "day": "month"}
+_WITHIN |= {"dayofweek": "week", "weekday": "week"}
 
 
 class _Planned(PredicateVisitor[str]):
@@ -66,6 +72,15 @@ class _Planned(PredicateVisitor[str]):
     def visit_starts_with(self, node: StartsWith) -> str:
         call = f"startswith({sql_identifier(node.column)}, {sql_literal(node.prefix)})"
         return f"NOT {call}" if node.negated else call
+
+    def visit_part_comparison(self, node: PartComparison) -> str:
+        call = f"{node.part}({sql_identifier(node.column)})"
+        within = _WITHIN.get(node.part, "year")
+        return (
+            f"{call} {node.op} {sql_literal(node.value)} [bounded per file: only on files "
+            f"whose {sql_identifier(node.column)} lies within one {within} of the wall clock"
+            f"{' with one UTC offset' if node.part in ('hour', 'minute', 'second') else ''}]"
+        )
 
     def visit_and(self, left: str, right: str) -> str:
         return f"({left} AND {right})"

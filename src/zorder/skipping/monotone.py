@@ -31,10 +31,16 @@ What each form means was measured on Spark 4.1 (ANSI on):
   column, which Spark would cast: sound).
 - ``date_trunc(unit, c)`` returns a TIMESTAMP for every input (a date or a
   timestamp_ntz is read in the session's zone first); units YEAR/YYYY/YY,
-  QUARTER, MONTH/MM/MON, WEEK (Monday), DAY/DD are day boundaries (the
-  others, HOUR and below, are not rewritten); an unknown unit gives NULL.
+  QUARTER, MONTH/MM/MON, WEEK (Monday), DAY/DD are day boundaries; HOUR,
+  MINUTE, SECOND, MILLISECOND, MICROSECOND are instants, found by bisection
+  on Spark's truncation in the session's zone
+  (:mod:`~zorder.skipping.monotone_times`); an unknown unit gives NULL (the
+  unit is read as written: sqlglot reads 'D' as DAY, which Spark does not).
+  The constant may be any timestamp (with an offset, or not at a unit's start).
   ``trunc(c, fmt)`` returns a DATE; it knows YEAR/YYYY/YY, QUARTER,
   MONTH/MM/MON, WEEK, and gives NULL for any other fmt (``'DD'`` included).
+- ``unix_timestamp(c)``: the whole seconds of the instant (a timestamp or a
+  date column; not a string, which Spark parses with the format).
 - ``year(c)``; ``month(c)`` and ``quarter(c)`` only inside an AND chain that
   also holds ``year(c) = Y`` (alone they are not monotone).
 - ``date_add(c, n)``/``date_sub(c, n)``: the day of ``c`` moved by ``n``
@@ -62,6 +68,8 @@ next one in Spark and as itself here. That is the one known difference.
 
 from __future__ import annotations
 
+import datetime as dt
+import functools
 from collections.abc import Callable, Sequence
 
 from sqlglot import exp
@@ -77,13 +85,19 @@ from zorder.skipping.monotone_dates import (
 )
 from zorder.skipping.monotone_prefixes import rewrite_prefix
 from zorder.skipping.monotone_steps import COMPARISONS, Constant, NotHandledError, unparen
+from zorder.skipping.monotone_times import rewrite_unix_timestamp
 from zorder.skipping.nodes import CompareOp, Predicate, TypedLiteral
 
 __all__ = ["COMPARISONS", "Constant", "monotone_comparison", "monotone_conjuncts"]
 
 
 def monotone_comparison(
-    op: CompareOp, side: exp.Expression, value: TypedLiteral, constant: Constant
+    op: CompareOp,
+    side: exp.Expression,
+    value: TypedLiteral,
+    constant: Constant,
+    *,
+    zone: dt.tzinfo | None = None,
 ) -> Predicate | None:
     """``side op value`` as a predicate on the one column ``side`` reads, or None.
 
@@ -92,11 +106,13 @@ def monotone_comparison(
     constant (a NULL is the caller's: ``f(c) <=> NULL`` is not always
     ``c IS NULL``); ``constant`` evaluates the function's own constant
     arguments. None when ``side`` is not a form this module knows, or its
-    arguments or ``value`` are not ones it rewrites exactly.
+    arguments or ``value`` are not ones it rewrites exactly. ``zone`` is the session's,
+    in which ``date_trunc`` below a day reads the wall clock (None: not rewritten).
     """
     side = unparen(side)
     try:
-        for rewrite in _REWRITES:
+        rewrites: list[Rewrite] = [*_REWRITES, functools.partial(rewrite_date_trunc, zone=zone)]
+        for rewrite in rewrites:
             predicate = rewrite(op, side, value, constant)
             if predicate is not None:
                 return predicate
@@ -132,9 +148,10 @@ def monotone_conjuncts(
     return recognised, remaining
 
 
-_REWRITES: list[Callable[[CompareOp, exp.Expression, TypedLiteral, Constant], Predicate | None]] = [
+Rewrite = Callable[[CompareOp, exp.Expression, TypedLiteral, Constant], Predicate | None]
+_REWRITES: list[Rewrite] = [
     rewrite_day,
-    rewrite_date_trunc,
+    rewrite_unix_timestamp,
     rewrite_year,
     rewrite_date_add,
     rewrite_arithmetic,

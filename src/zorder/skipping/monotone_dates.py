@@ -21,6 +21,7 @@ from zorder.skipping.coercion import (
     decimal_shape,
     timestamp_text,
 )
+from zorder.skipping.datetimes import local_date, start_of_day, to_timestamp
 from zorder.skipping.monotone_steps import (
     COMPARISONS,
     SMALL_INTEGERS,
@@ -28,12 +29,28 @@ from zorder.skipping.monotone_steps import (
     NotHandledError,
     column_name,
     day_literal,
+    implied,
     integer_arg,
     literal_of,
     steps,
     unparen,
 )
-from zorder.skipping.nodes import CompareOp, Comparison, Predicate, TypedLiteral
+from zorder.skipping.monotone_times import (
+    DATE_TRUNC_LEVELS,
+    SUB_DAY,
+    TRUNC_LEVELS,
+    rewrite_time_trunc,
+    unit_spelling,
+)
+from zorder.skipping.nodes import (
+    AlwaysFalse,
+    CompareOp,
+    Comparison,
+    NullComparison,
+    Predicate,
+    TypedLiteral,
+)
+from zorder.skipping.numbers import Operand
 from zorder.skipping.predicates import flip
 from zorder.skipping.zones import SESSION_ZONE
 
@@ -62,23 +79,17 @@ def _next(start: dt.date, unit: str) -> dt.date:
     return start + dt.timedelta(days=7 if unit == "week" else 1)
 
 
-def _unit_steps(op: CompareOp, column: str, value: dt.date, unit: str) -> Predicate:
+def _unit_steps(
+    op: CompareOp, column: str, value: dt.date, unit: str, *, on_boundary: bool = True
+) -> Predicate:
+    """``f(c) op v`` for ``f`` the start of ``c``'s unit: ``v`` in day ``value``, at its
+    start (``on_boundary``) or after it."""
     start = _floor(value, unit)
     try:
         after = _next(start, unit)
     except (OverflowError, ValueError):
         raise NotHandledError from None
-    return steps(op, column, value if start == value else after, after)
-
-
-_DATE_TRUNC_UNITS = {
-    **dict.fromkeys(["YEAR", "YYYY", "YY"], "year"),
-    "QUARTER": "quarter",
-    **dict.fromkeys(["MONTH", "MM", "MON"], "month"),
-    "WEEK": "week",
-    **dict.fromkeys(["DAY", "DD"], "day"),
-}
-_TRUNC_UNITS = {k: v for k, v in _DATE_TRUNC_UNITS.items() if v != "day"}
+    return steps(op, column, value if start == value and on_boundary else after, after)
 
 
 def _as_date(value: TypedLiteral) -> dt.date:
@@ -144,26 +155,61 @@ def rewrite_day(
     return _unit_steps(op, column, _as_date(value), "day")
 
 
+def _midnight_of(value: TypedLiteral, zone: dt.tzinfo | None) -> tuple[dt.date, bool]:
+    """A constant compared with a TIMESTAMP as (the day it falls on in the session's zone,
+    whether it is that day's first instant); NotHandledError where that is not sure."""
+    try:
+        return _as_midnight(value), True
+    except NotHandledError:
+        if zone is None:
+            raise
+    try:
+        instant = to_timestamp(Operand(value.value, value.type), zone)
+        if instant is None:
+            raise NotHandledError
+        day = local_date(instant, zone)
+        first, after = start_of_day(day, zone), start_of_day(_shift(day, 1), zone)
+    except (InexactError, OverflowError, ValueError):
+        raise NotHandledError from None
+    if not first <= instant < after:
+        raise NotHandledError  # a zone whose clock went back past midnight
+    return day, instant == first
+
+
 def rewrite_date_trunc(
-    op: CompareOp, side: exp.Expression, value: TypedLiteral, constant: Constant
+    op: CompareOp,
+    side: exp.Expression,
+    value: TypedLiteral,
+    constant: Constant,
+    zone: dt.tzinfo | None = None,
 ) -> Predicate | None:
     if isinstance(side, exp.TimestampTrunc):  # date_trunc(unit, c): a TIMESTAMP
-        units, day = _DATE_TRUNC_UNITS, _as_midnight
+        levels = DATE_TRUNC_LEVELS
     elif isinstance(side, exp.DateTrunc):  # trunc(c, fmt): a DATE
-        units, day = _TRUNC_UNITS, _as_date
+        levels = TRUNC_LEVELS
     else:
         return None
     column = column_name(side.this)
     unit_node = side.args.get("unit")
     if column is None or unit_node is None:
         return None
-    if not isinstance(unit_node, exp.Var | exp.Literal):
-        raise NotHandledError
-    unit_text = str(unit_node.this)
-    unit = units.get(unit_text.upper())
-    if unit is None or set(side.args) - {"this", "unit"}:
-        raise NotHandledError  # an unknown unit is NULL in Spark; a zone argument, other
-    return _unit_steps(op, column, day(value), unit)
+    if not isinstance(unit_node, exp.Var | exp.Literal) or set(side.args) - {"this", "unit"}:
+        raise NotHandledError  # a unit that is not a literal; a zone argument
+    written = unit_spelling(side)
+    level = levels.get(written if written is not None else str(unit_node.this).upper())
+    if level is None:
+        if written is None:
+            raise NotHandledError
+        # An unknown unit: NULL in Spark on every row (and NULL <=> v is FALSE).
+        return AlwaysFalse() if op == "<=>" else NullComparison(op, column)
+    if level in ("hour", "minute", *SUB_DAY):
+        return rewrite_time_trunc(op, column, value, level, zone, exact=written is not None)
+    if isinstance(side, exp.DateTrunc):
+        day, on_boundary = _as_date(value), True
+    else:
+        day, on_boundary = _midnight_of(value, zone)
+    predicate = _unit_steps(op, column, day, level, on_boundary=on_boundary)
+    return predicate if written is not None else implied(predicate, "a unit as sqlglot reads it")
 
 
 def _year_value(value: TypedLiteral) -> decimal.Decimal:

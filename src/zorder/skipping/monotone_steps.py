@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
+from typing import TypeVar
 
 from sqlglot import exp
 
@@ -26,6 +27,8 @@ from zorder.skipping.nodes import (
     TypedLiteral,
     Unknown,
 )
+
+T = TypeVar("T")
 
 Constant = Callable[[exp.Expression], TypedLiteral | None]
 """The literal a constant subexpression stands for (None for NULL); raises
@@ -99,13 +102,23 @@ def day_literal(value: dt.date) -> TypedLiteral:
     return TypedLiteral(value, "date")
 
 
-def steps(op: CompareOp, column: str, low: dt.date, high: dt.date) -> Predicate:
+def steps(
+    op: CompareOp,
+    column: str,
+    low: T,
+    high: T,
+    *,
+    literal: Callable[[T], TypedLiteral] = day_literal,  # type: ignore[assignment]
+    cast: str | None = None,
+) -> Predicate:
     """``f(c) op v`` for a step function ``f``: ``low`` starts the first step whose value
     is at least ``v``, ``high`` the first step whose value is above ``v`` (the two are
-    equal when no step has the value ``v``). Equivalent, NULLs included."""
+    equal when no step has the value ``v``). Equivalent, NULLs included. The bounds are
+    days unless ``literal`` makes them otherwise (instants); ``cast`` is the type the
+    column is compared as (``CAST(c AS cast)``)."""
 
-    def at(comparison: CompareOp, day: dt.date) -> Comparison:
-        return Comparison(comparison, column, day_literal(day))
+    def at(comparison: CompareOp, bound: T) -> Comparison:
+        return Comparison(comparison, column, literal(bound), cast=cast)
 
     inside = And(at(">=", low), at("<", high))
     match op:

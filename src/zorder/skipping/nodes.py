@@ -23,6 +23,7 @@ __all__ = [
     "Not",
     "NullComparison",
     "Or",
+    "PartComparison",
     "Predicate",
     "StartsWith",
     "TypedLiteral",
@@ -114,6 +115,20 @@ class StartsWith:
 
 
 @dataclass(frozen=True)
+class PartComparison:
+    """``part(column) op value``: a part of a date or timestamp column's value on the wall
+    clock (``hour``, ``dayofweek``...; :mod:`zorder.skipping.parts`) compared with a number.
+    Not monotone in the column: statistics bound it only over a file whose range the
+    part is monotone on."""
+
+    part: str
+    op: CompareOp
+    column: str
+    value: Any  # unbound: a TypedLiteral; bound: an int or a Decimal
+    zone: Any = None  # bound only: the session's tzinfo, for a timestamp column
+
+
+@dataclass(frozen=True)
 class And:
     left: Predicate
     right: Predicate
@@ -140,6 +155,7 @@ Predicate: TypeAlias = (
     | IsNull
     | IsNaN
     | StartsWith
+    | PartComparison
     | And
     | Or
     | Not

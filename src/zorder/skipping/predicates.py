@@ -43,11 +43,13 @@ from zorder.skipping.nodes import (
     Not,
     NullComparison,
     Or,
+    PartComparison,
     Predicate,
     StartsWith,
     TypedLiteral,
     Unknown,
 )
+from zorder.skipping.parts import TIME_PARTS, part_value
 from zorder.skipping.visitor import PredicateVisitor, visit
 from zorder.skipping.zones import SESSION_ZONE, session_zone
 
@@ -66,6 +68,7 @@ __all__ = [
     "Not",
     "NullComparison",
     "Or",
+    "PartComparison",
     "Predicate",
     "StartsWith",
     "TypedLiteral",
@@ -167,6 +170,11 @@ class _NotPusher(PredicateVisitor[_Signed]):
 
     def visit_starts_with(self, node: StartsWith) -> _Signed:
         return _Signed(node, replace(node, negated=not node.negated))
+
+    def visit_part_comparison(self, node: PartComparison) -> _Signed:
+        if node.op == "<=>":
+            return _Signed(node, Unknown("NOT <=>"))
+        return _Signed(node, replace(node, op=_NEGATED[node.op]))
 
     def visit_and(self, left: _Signed, right: _Signed) -> _Signed:
         return _Signed(and_(left.plain, right.plain), or_(left.negated, right.negated))
@@ -403,6 +411,23 @@ class _Binder(PredicateVisitor[Predicate]):
         if self.columns[name] != "string":
             return self._unknown(f"prefix match on {self.columns[name]} column {name}")
         return StartsWith(name, node.prefix, node.negated)
+
+    def visit_part_comparison(self, node: PartComparison) -> Predicate:
+        name = resolve_column(node.column, self.columns)
+        shown = f"{node.part}({name})"
+        if self.strict:
+            raise unsupported(f"{shown} (a part of a date or timestamp column)")
+        column_type = self.columns[name]
+        value = part_value(node.value)
+        if value is None:
+            return Unknown(f"{shown} compared with a {getattr(node.value, 'type', '?')}")
+        if column_type not in ("timestamp", "timestamp_ntz", "date") or (
+            column_type == "date" and node.part in TIME_PARTS
+        ):
+            return Unknown(f"{shown} of a {column_type} column")
+        if column_type == "timestamp" and self.zone is None:
+            return Unknown(f"{shown} in an unknown session zone")
+        return PartComparison(node.part, node.op, name, value, self.zone)
 
     # Strict binding keeps every node: the row evaluator must see (and refuse) each leaf.
     def visit_and(self, left: Predicate, right: Predicate) -> Predicate:

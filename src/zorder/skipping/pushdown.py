@@ -19,6 +19,7 @@ from zorder.skipping.predicates import (
     IsNaN,
     IsNull,
     NullComparison,
+    PartComparison,
     StartsWith,
     Unknown,
 )
@@ -50,6 +51,9 @@ class _Referenced(PredicateCollector[set[str]]):
         return {node.column}
 
     def visit_starts_with(self, node: StartsWith) -> set[str]:
+        return {node.column}
+
+    def visit_part_comparison(self, node: PartComparison) -> set[str]:
         return {node.column}
 
 
@@ -131,6 +135,9 @@ class _Prefilter(PredicateVisitor[list[str]]):
         return []
 
     def visit_starts_with(self, node: StartsWith) -> list[str]:
+        return []
+
+    def visit_part_comparison(self, node: PartComparison) -> list[str]:
         return []
 
     def visit_and(self, left: list[str], right: list[str]) -> list[str]:

@@ -42,6 +42,7 @@ from zorder.skipping.predicates import (
     IsNaN,
     IsNull,
     NullComparison,
+    PartComparison,
     Predicate,
     StartsWith,
     Unknown,
@@ -275,6 +276,9 @@ class _RowMask(PredicateVisitor[Bools]):
 
     def visit_in_list(self, node: InList) -> Bools:
         return _in_list(self.table.column(node.column), self.columns[node.column], node)
+
+    def visit_part_comparison(self, node: PartComparison) -> Bools:
+        raise unsupported(f"{node.part}({node.column})")  # bind_exact refuses it first
 
     def visit_and(self, left: Bools, right: Bools) -> Bools:
         return pc.and_kleene(left, right)

@@ -29,6 +29,8 @@ from zorder.skipping.lexical import (
     unary_plus_literals,
 )
 from zorder.skipping.monotone import COMPARISONS, monotone_comparison, monotone_conjuncts
+from zorder.skipping.monotone_times import record_unit_spellings
+from zorder.skipping.parts import part_comparison
 from zorder.skipping.predicates import (
     AlwaysFalse,
     AlwaysTrue,
@@ -198,6 +200,7 @@ def _parse(text: str) -> exp.Expression:
         )
     check_filter(tree, text)  # subqueries, UDFs, reflection...: refused before any engine
     check_interval_units(tokens, text)  # what the tree no longer tells: units and suffixes
+    record_unit_spellings(tree, tokens)  # date_trunc's and trunc's units as written
     tree = negative_edge_literals(tree, tokens, text)
     tree = unary_plus_literals(tree, tokens)
     for identifier in tree.find_all(exp.Identifier):
@@ -389,9 +392,13 @@ class _Converter:
             except NotConstantError:
                 continue
             if value is not None:  # f(c) <=> NULL is not always c IS NULL: left as before
-                rewritten = monotone_comparison(side_op, side, value, self.constant)
+                zone = self.context.zone if self.context is not None else None
+                rewritten = monotone_comparison(side_op, side, value, self.constant, zone=zone)
                 if rewritten is not None:
                     return rewritten
+                part = part_comparison(side_op, side, value)
+                if part is not None:
+                    return part
             break
         target, other = _cast_column(left), right
         if target is None:
@@ -484,6 +491,11 @@ class _Converter:
 
     def _in_list(self, node: exp.In) -> Predicate:
         target = _cast_column(node.this)
+        if (target is None or target[1] is not None) and node.args.get("query") is None:
+            # f(c) IN (...): each value rewritten on c (a cast such as CAST(ts AS DATE) too)
+            found = self._function_in_list(node) if node.expressions else None
+            if target is None or not isinstance(found, Unknown | None):
+                return found if found is not None else Unknown("IN on an expression")
         if target is None or node.args.get("query") is not None:
             return Unknown("IN on an expression or a subquery")
         listed, cast = target
@@ -493,6 +505,37 @@ class _Converter:
             return Unknown("IN list with non-literals")
         present = tuple(v for v in values if v is not None)
         return InList(listed, present, has_null=len(present) < len(values), cast=cast)
+
+    def _function_in_list(self, node: exp.In) -> Predicate:
+        """``f(c) IN (v, ...)`` as ``f(c) = v OR ...`` where each equality is rewritten on
+        ``c`` (:mod:`zorder.skipping.monotone`); a NULL in the list is NULL on every row,
+        as in Spark (TRUE where another value matches, never FALSE)."""
+        either = or_ if self.fold else Or
+        column = next(node.this.find_all(exp.Column), None)
+        terms: list[Predicate] = []
+        for listed in node.expressions:
+            try:
+                value = self.constant(listed)
+            except NotConstantError:
+                return Unknown("IN list with non-literals")
+            zone = self.context.zone if self.context is not None else None
+            if value is None:
+                if column is None:
+                    return Unknown("IN on an expression")
+                terms.append(NullComparison("=", str(column.name)))
+                continue
+            rewritten = monotone_comparison(
+                "=", node.this, value, self.constant, zone=zone
+            ) or part_comparison("=", node.this, value)
+            if rewritten is None:
+                return Unknown("IN on an expression or a subquery")
+            terms.append(rewritten)
+        if all(isinstance(term, NullComparison) for term in terms):
+            return Unknown("IN on an expression")  # no value read f: leave it to Spark
+        while len(terms) > 1:  # balanced: a long list nests as deep as its logarithm
+            pairs = zip(terms[::2], terms[1::2], strict=False)
+            terms = [either(a, b) for a, b in pairs] + ([terms[-1]] if len(terms) % 2 else [])
+        return terms[0]
 
     def _starts_with(self, node: exp.StartsWith) -> Predicate:
         column = _column_name(node.this)

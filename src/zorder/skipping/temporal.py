@@ -334,18 +334,65 @@ def of_a_datetime_ansi(c: Classifying, node: exp.Expression) -> Typed:
     return Typed("date" if isinstance(node, exp.TsOrDsToDate) else "int")
 
 
+_RESULT_TYPES: dict[type[exp.Expression], str] = {
+    exp.TimestampTrunc: "timestamp",
+    exp.DateTrunc: "date",
+    exp.StrToUnix: "bigint",
+}
+
+
+def of_a_datetime_unit_ansi(c: Classifying, node: exp.Expression) -> Typed:
+    """``date_trunc``, ``trunc``, ``unix_timestamp`` and the time parts of a date or a
+    timestamp, with a literal unit or format, cannot raise: the same in both modes (of a
+    string, Spark's parse differs between them)."""
+    for argument in ("unit", "format"):
+        given = node.args.get(argument)
+        if given is not None and not isinstance(given, exp.Literal | exp.Var):
+            raise DiffersError(node)
+    if set(node.args) - {"this", "unit", "format"}:
+        raise DiffersError(node)
+    if c.operand(node.this).type not in ("date", "timestamp", "timestamp_ntz"):
+        raise DiffersError(node)
+    return Typed(_RESULT_TYPES.get(type(node), "int"))
+
+
+def a_part_ansi(c: Classifying, node: exp.Expression) -> Typed:
+    """``extract(field FROM c)``, ``date_part('field', c)`` and ``weekday(c)`` of a date or
+    timestamp (an int; a field that is not one is an analysis error in both modes)."""
+    if isinstance(node, exp.Extract):
+        source = node.expression
+    elif isinstance(node, exp.Anonymous) and node.expressions:
+        source = node.expressions[-1]
+        if len(node.expressions) == 2 and not (
+            isinstance(node.expressions[0], exp.Literal) and node.expressions[0].is_string
+        ):
+            raise DiffersError(node)
+    else:
+        raise DiffersError(node)
+    if c.operand(source).type not in ("date", "timestamp", "timestamp_ntz"):
+        raise DiffersError(node)
+    field = node.this if isinstance(node, exp.Extract) else None
+    if isinstance(field, exp.Var) and str(field.this).upper() in ("SECOND", "S", "SEC"):
+        raise DiffersError(node)  # a decimal with the fraction: not vouched for
+    return Typed("int")
+
+
 FUNCTIONS: dict[type[exp.Expression] | str, Function] = {
     exp.Interval: Function(interval_value, interval_sql),
     exp.TsOrDsToDate: Function(to_date_value, to_date_sql, ansi=of_a_datetime_ansi),
     **{node: Function(sql=date_part_sql, ansi=of_a_datetime_ansi) for node in DATE_PARTS},
-    **{node: Function(sql=time_part_sql) for node in TIME_PARTS},
+    **{node: Function(sql=time_part_sql, ansi=of_a_datetime_unit_ansi) for node in TIME_PARTS},
     exp.DateDiff: Function(sql=date_diff_sql),
     exp.TsOrDsAdd: Function(date_add_value, date_add_sql),
     exp.AddMonths: Function(add_months_value, add_months_sql),
     exp.LastDay: Function(last_day_value),
     exp.NextDay: Function(next_day_value),
-    exp.DateTrunc: Function(trunc_value),
-    exp.TimestampTrunc: Function(date_trunc_value),
+    exp.DateTrunc: Function(trunc_value, ansi=of_a_datetime_unit_ansi),
+    exp.TimestampTrunc: Function(date_trunc_value, ansi=of_a_datetime_unit_ansi),
+    exp.StrToUnix: Function(ansi=of_a_datetime_unit_ansi),
+    exp.Extract: Function(ansi=a_part_ansi),
+    "date_part": Function(ansi=a_part_ansi),
+    "weekday": Function(ansi=a_part_ansi),
     "make_date": Function(make_date_value),
     exp.CurrentDate: Function(current_date_value),
     exp.CurrentTimestamp: Function(current_timestamp_value),

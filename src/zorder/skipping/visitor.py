@@ -31,6 +31,7 @@ from zorder.skipping.nodes import (
     Not,
     NullComparison,
     Or,
+    PartComparison,
     Predicate,
     StartsWith,
     Unknown,
@@ -74,6 +75,9 @@ class PredicateVisitor(ABC, Generic[T]):
 
     @abstractmethod
     def visit_starts_with(self, node: StartsWith) -> T: ...
+
+    @abstractmethod
+    def visit_part_comparison(self, node: PartComparison) -> T: ...
 
     @abstractmethod
     def visit_and(self, left: T, right: T) -> T: ...
@@ -125,6 +129,9 @@ class PredicateCollector(PredicateVisitor[T]):
     def visit_starts_with(self, node: StartsWith) -> T:
         return self.empty()
 
+    def visit_part_comparison(self, node: PartComparison) -> T:
+        return self.empty()
+
     def visit_and(self, left: T, right: T) -> T:
         return self.combine(left, right)
 
@@ -168,6 +175,8 @@ def visit(predicate: Predicate, visitor: PredicateVisitor[T]) -> T:
             return visitor.visit_is_nan(predicate)
         case StartsWith():
             return visitor.visit_starts_with(predicate)
+        case PartComparison():
+            return visitor.visit_part_comparison(predicate)
     raise TypeError(
         f"cannot visit {predicate!r} ({type(predicate).__name__}): not a predicate node; "
         "build predicates with zorder.skipping.parse_predicate or the classes in "
