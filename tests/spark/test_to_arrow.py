@@ -225,14 +225,20 @@ def test_unsupported_filters_are_refused_by_name(
             zorder.to_arrow(path, where)
     refused = {
         "s RLIKE '(?i)a'": "(?i)a",
-        "ts = '2024-01-01T00'": "2024-01-01T00",
+        "ts = '10:00:00'": "10:00:00",  # a time without a date: today's, to Spark
     }
     for where, named in refused.items():
         with pytest.raises(UnsupportedFilterError, match=r"zorder\.read") as error:
             zorder.to_arrow(path, where)
         assert named in str(error.value), where
     # Refused before the translation to DuckDB (skipping/translate.py) answered them:
-    for where in ["abs(i32) > 5", "s LIKE 'a%b'", "NOT (i32 = NULL)", "i32 < i64"]:
+    for where in [
+        "abs(i32) > 5",
+        "s LIKE 'a%b'",
+        "NOT (i32 = NULL)",
+        "i32 < i64",
+        "ts = '2024-01-01T00'",  # read as Spark casts it (skipping/texts.py), once refused
+    ]:
         assert check_same_rows(spark, path, where), where
     with pytest.raises(FilterEvaluationError, match="five"):  # as Spark: CAST_INVALID_INPUT
         zorder.to_arrow(path, "i32 = 'five'")
