@@ -131,7 +131,9 @@ def test_an_optimize_of_chosen_partitions_records_its_predicate(tmp_path: Path) 
 
 def test_a_size_already_recorded_adds_no_properties_commit(tmp_path: Path) -> None:
     path = _delta_rs_table(tmp_path)
-    zorder.optimize(None, path, by=["a", "b"], target_file_size="1MB", engine="arrow")
+    zorder.optimize(
+        None, path, by=["a", "b"], target_file_size="1MB", set_target_size=True, engine="arrow"
+    )
     operations = [h["operation"] for h in DeltaTable(path).history()]
     before = DeltaTable(path).version()
     zorder.optimize(None, path, full=True, target_file_size="1MB", engine="arrow")

@@ -140,6 +140,25 @@ def test_a_one_off_num_files_leaves_the_recorded_target(tmp_path: Path) -> None:
     assert _recorded(path) == str(2**20)
 
 
+def test_a_one_off_num_files_on_a_table_another_writer_made_records_nothing(
+    tmp_path: Path,
+) -> None:
+    """The issue's case: a delta-rs table (no delta.targetFileSize) optimized once with
+    num_files keeps recording none, so the next optimize without a size writes the default
+    size's files, not the one-off's; one without a size records the default."""
+    from deltalake import write_deltalake
+
+    path = str(tmp_path / "t")
+    write_deltalake(path, pq.read_table(_source(tmp_path / "s")))
+    zorder.optimize(None, path, by=["a", "b"], num_files=24)
+    assert _recorded(path) is None
+    zorder.optimize(None, path, by=["a", "b"], full=True, target_file_size="10KB")
+    assert _recorded(path) is None
+    merged = zorder.optimize(None, path, full=True)  # the default size: one file here
+    assert merged.files_added == 1
+    assert _recorded(path) == str(128 * 2**20)
+
+
 def test_set_target_size_needs_a_size(tmp_path: Path) -> None:
     path = str(tmp_path / "t")
     zorder.write(_source(tmp_path / "s"), path, by=["a", "b"])

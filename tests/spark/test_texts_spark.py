@@ -61,6 +61,17 @@ _PIECES = {
         "z",
         " EST",
         "UTC",
+        # Java's ZoneOffset.of reads offsets by length alone (+h, +hh, +hhmm, +hh:mm, ...).
+        "+530",
+        "+123",
+        "+05:3",
+        "+05:3045",
+        "+0530:45",
+        "+05:30:45",
+        "+053045",
+        "UTC+530",
+        " posix/Asia/Kolkata",
+        " right/America/New_York",
     ],
     "pad": ["", " ", "  "],
 }
@@ -105,7 +116,7 @@ def _number_text(rng: random.Random) -> str:
         ]
     )
     fraction = rng.choice(["", "", ".", ".5", ".7", ".99", ".x", ".5.5"])
-    exponent = rng.choice(["", "", "", "e0", "E3", "e-2", "e400", "e"])
+    exponent = rng.choice(["", "", "", "e0", "E3", "e-2", "e400", "e", "e-400", "e99999999"])
     suffix = rng.choice(["", "", "", "d", "F", "L"])
     word = rng.choice(
         [

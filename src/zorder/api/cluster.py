@@ -117,7 +117,7 @@ def nothing_to_optimize(
         snapshot, spec, everything, full=False, target_file_size=target, fanout=check_fanout(fanout)
     ):
         return None
-    wanted = Remember(None, target, asked=False)
+    wanted = Remember(None, target, one_off=target_file_size is not None)
     if wanted.properties(snapshot, []).items() - snapshot.configuration.items():
         return None
     return ClusterMetrics(

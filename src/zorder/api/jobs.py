@@ -71,15 +71,18 @@ class Remember:
 
     spec: ClusteringSpec | None  # None: leave the recorded spec as it is
     target_file_size: int | None  # None: the mean size of the files written (num_files)
-    # The size was asked for (target_file_size, or num_files laying out what the table
-    # holds): it replaces a recorded one. Else only a table without one records it.
+    # The size was asked to be recorded (set_target_size=True): it replaces a recorded one.
     asked: bool = False
+    # The size is this run's alone (num_files or target_file_size without set_target_size):
+    # only a new table records it. Else (the default size) a table without one records it.
+    one_off: bool = False
 
     def properties(
         self, snapshot: TableSnapshot | None, written: Sequence[WrittenFile]
     ) -> dict[str, str]:
         wanted = spec_properties(self.spec) if self.spec is not None else {}
-        if self.asked or snapshot is None or snapshot.recorded_target_file_size is None:
+        unrecorded = snapshot is not None and snapshot.recorded_target_file_size is None
+        if self.asked or snapshot is None or (unrecorded and not self.one_off):
             size = self.target_file_size
             if size is None and written:
                 size = max(1, sum(f.size for f in written) // len(written))
@@ -338,6 +341,7 @@ def _job(
             records,
             None if asked.num_files is not None else target,
             asked=_size_asked(asked),
+            one_off=asked.num_files is not None or asked.target_file_size is not None,
         ),
         transaction=transaction,
     )
@@ -346,8 +350,8 @@ def _job(
 def _size_asked(asked: ClusterOptions) -> bool:
     """Whether the size asked for replaces the table's ``delta.targetFileSize``: only with
     ``set_target_size=True``. A one-off ``num_files`` or ``target_file_size`` sizes this run
-    and leaves the recorded target as it is (a table that records none, a new one among
-    them, records this run's size)."""
+    and leaves the recorded target as it is (a new table records this run's size; an
+    existing one that records none keeps recording none)."""
     if not isinstance(asked.set_target_size, bool):
         raise InvalidArgumentError(
             f"set_target_size must be True or False, got {asked.set_target_size!r}"

@@ -356,6 +356,10 @@ def of_a_datetime_unit_ansi(c: Classifying, node: exp.Expression) -> Typed:
     return Typed(_RESULT_TYPES.get(type(node), "int"))
 
 
+# Spark's names of the seconds field (``date_part``, ``extract``): a DECIMAL(8, 6), not an int.
+_SECOND_FIELDS = frozenset({"SECOND", "S", "SEC", "SECONDS", "SECS"})
+
+
 def a_part_ansi(c: Classifying, node: exp.Expression) -> Typed:
     """``extract(field FROM c)``, ``date_part('field', c)`` and ``weekday(c)`` of a date or
     timestamp (an int; a field that is not one is an analysis error in both modes)."""
@@ -371,9 +375,14 @@ def a_part_ansi(c: Classifying, node: exp.Expression) -> Typed:
         raise DiffersError(node)
     if c.operand(source).type not in ("date", "timestamp", "timestamp_ntz"):
         raise DiffersError(node)
-    field = node.this if isinstance(node, exp.Extract) else None
-    if isinstance(field, exp.Var) and str(field.this).upper() in ("SECOND", "S", "SEC"):
-        raise DiffersError(node)  # a decimal with the fraction: not vouched for
+    if isinstance(node, exp.Extract):
+        field = str(node.this.this) if isinstance(node.this, exp.Var) else None
+    elif len(node.expressions) == 2:  # date_part('field', c)
+        field = str(node.expressions[0].this)
+    else:  # weekday(c)
+        field = "WEEKDAY"
+    if field is None or field.strip().upper() in _SECOND_FIELDS:
+        raise DiffersError(node)  # a decimal with the fraction (or unknown): not vouched for
     return Typed("int")
 
 

@@ -17,6 +17,7 @@ Pure: the standard library only, so :mod:`zorder.skipping.coercion` builds on it
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 import math
 import re
 import zoneinfo
@@ -145,24 +146,41 @@ def _timestamp_parts(chars: str) -> tuple[list[int], str | None] | None:
     return segments, zone
 
 
-_OFFSET = re.compile(r"(?:UTC|GMT|UT)?([+-])(\d{1,2})(?::?(\d{2}))?(?::?(\d{2}))?")
+# Java's ZoneOffset.of: +h, +hh, +hhmm, +hh:mm, +hhmmss, +hh:mm:ss (by length, nothing else).
+_OFFSET = re.compile(r"(?:UTC|GMT|UT)?([+-])(\d{1,2}|\d{4}|\d{2}:\d{2}|\d{6}|\d{2}:\d{2}:\d{2})")
 _REGION = re.compile(r"[A-Za-z][A-Za-z_]+(?:/[A-Za-z][A-Za-z_+-]*)+")
+# Directories of the tz database Python may install that Java's ZoneId does not know.
+_NOT_JAVA_REGIONS = ("posix/", "right/", "SystemV/")
+
+
+def _spark_zone_text(name: str) -> str:
+    """The zone text as Spark hands it to Java (``DateTimeUtils.getZoneId``): ``+5:30`` is
+    read as ``+05:30``, ``+05:3`` as ``+05:03``."""
+    name = re.sub(r"([+-])(\d):", r"\g<1>0\2:", name, count=1)
+    return re.sub(r"([+-])(\d\d):(\d)$", r"\1\2:0\3", name, count=1)
 
 
 def _zone(text: str) -> dt.tzinfo | None:
     """The zone a timestamp string names after its time (Java's ``ZoneId.of``); None for
     one Java refuses."""
-    name = text.strip(" ")
+    name = _spark_zone_text(text.strip(" "))
     if name in ("Z", "UTC", "GMT", "UT", ""):
         return dt.UTC
     offset = _OFFSET.fullmatch(name)
     if offset:
-        sign, hours, minutes, seconds = offset.groups()
-        total = dt.timedelta(hours=int(hours), minutes=int(minutes or 0), seconds=int(seconds or 0))
-        if total > dt.timedelta(hours=18) or int(minutes or 0) > 59 or int(seconds or 0) > 59:
+        sign, digits = offset.groups()
+        if ":" in digits or len(digits) <= 2:
+            fields = [int(part) for part in digits.split(":")]
+        else:  # hhmm or hhmmss
+            fields = [int(digits[i : i + 2]) for i in range(0, len(digits), 2)]
+        hours, minutes, seconds = (*fields, 0, 0)[:3]
+        total = dt.timedelta(hours=hours, minutes=minutes, seconds=seconds)
+        if total > dt.timedelta(hours=18) or minutes > 59 or seconds > 59:
             return None
         return dt.timezone(-total if sign == "-" else total)
-    if _REGION.fullmatch(name):
+    if re.fullmatch(r"(?:UTC|GMT|UT)?[+-][\d:]+", name):
+        return None  # an offset Java's ZoneOffset.of refuses (+530): Spark reads no timestamp
+    if _REGION.fullmatch(name) and not name.startswith(_NOT_JAVA_REGIONS):
         try:
             return zoneinfo.ZoneInfo(name)
         except (zoneinfo.ZoneInfoNotFoundError, ValueError):
@@ -212,6 +230,8 @@ def spark_integer(text: str, type_name: str) -> int | None:
     return number
 
 
+# A decimal exponent past which a string is no finite, non-zero double (10^308 and 4.9e-324).
+_DOUBLE_DIGITS = 400
 _JAVA_DOUBLE = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?[fFdD]?")
 # Java's parseDouble reads NaN and Infinity (signed); Spark then reads these, in any case.
 _SPECIAL = {
@@ -230,7 +250,12 @@ def spark_double(text: str) -> Fraction | float:
     here: which of them Java reads is not pinned down."""
     chars = _trimmed(text)
     if _JAVA_DOUBLE.fullmatch(chars):
-        return Fraction(chars.rstrip("fFdD"))
+        number = decimal.Decimal(chars.rstrip("fFdD"))  # read in time whatever its exponent
+        if number and number.adjusted() > _DOUBLE_DIGITS:  # beyond every double: infinite
+            return -math.inf if number < 0 else math.inf
+        if not number or number.adjusted() < -_DOUBLE_DIGITS:  # below every double: zero
+            return Fraction(0)
+        return Fraction(number)
     special = _SPECIAL.get(chars if chars[1:] in ("NaN", "Infinity") else chars.lower())
     if special is None:
         raise UnreadError(f"the string {text!r} as a double")
