@@ -277,6 +277,9 @@ _FLOAT_MAX = Fraction(2**128 - 2**104)
 _FLOAT_LIMIT = _FLOAT_MAX + 2**103  # half a step past the largest FLOAT: an infinity there
 
 
+_FLOAT_HALF_TINY = Fraction(1, 2**150)
+
+
 def nearest_float(value: Fraction | float) -> float:
     """The FLOAT nearest ``value`` (as a Python float), ties to even, an infinity past the
     largest (Java's ``parseFloat``: rounded once, from the decimal)."""
@@ -284,8 +287,8 @@ def nearest_float(value: Fraction | float) -> float:
         return value
     if abs(value) >= _FLOAT_LIMIT:
         return -math.inf if value < 0 else math.inf
-    if value == 0:
-        return 0.0
+    if abs(value) <= _FLOAT_HALF_TINY:  # at most half the least subnormal: zero (ties even)
+        return -0.0 if value < 0 else 0.0
     exponent = max(math.floor(math.log2(abs(value))) - 23, -149) if value else -149
     while abs(value) >= 2 ** (exponent + 24) and exponent > -149:
         exponent += 1
