@@ -5,6 +5,7 @@ tests/spark/test_schema_evolution.py."""
 
 from __future__ import annotations
 
+import datetime
 import json
 from collections import Counter
 from pathlib import Path
@@ -15,12 +16,21 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable, write_deltalake
+from deltalake import Schema as DeltaSchema
 from typer.testing import CliRunner
 
 import zorder
 from tests.delta_writer import enable_deletion_vectors
 from zorder.cli import app
-from zorder.errors import InvalidArgumentError, SchemaMismatchError, UnsupportedTableError
+from zorder.errors import (
+    ConcurrentCommitError,
+    InvalidArgumentError,
+    SchemaMismatchError,
+    UnsupportedTableError,
+)
+from zorder.table import evolution
+from zorder.table.snapshot import load_snapshot
+from zorder.table.storage import Storage
 
 COLUMNS = ["day", "x", "extra"]
 
@@ -277,3 +287,105 @@ def test_merge_refuses_a_batch_without_a_not_null_column(tmp_path: Path) -> None
         )
     assert DeltaTable(str(path)).version() == 0
     assert DeltaTable(str(path)).schema().to_arrow().names == ["day", "x"]
+
+
+@pytest.mark.parametrize(
+    ("kind", "values"),
+    [
+        # Each holds the value the filters that replace no partition are on, and NULL.
+        ("int", pa.array([0, 7, None] * 4, pa.int32())),
+        ("date", pa.array([datetime.date(1970, 1, 1), datetime.date(2024, 5, 1), None] * 4)),
+    ],
+)
+def test_merge_on_a_column_mapped_table_partitioned_by_a_typed_column(
+    tmp_path: Path, kernel: duckdb.DuckDBPyConnection, kind: str, values: pa.Array
+) -> None:
+    # The partition filters are parsed by the partition column's type: a value of it.
+    path = tmp_path / "t"
+    write_deltalake(
+        path,
+        pa.table({"day": values, "x": list(range(12))}),
+        partition_by=["day"],
+        configuration={"delta.columnMapping.mode": "name"},
+    )
+    table_id = DeltaTable(str(path)).metadata().id
+    before = DeltaTable(str(path)).version()
+    batch = tmp_path / "two.parquet"
+    pq.write_table(
+        pa.table({"day": values, "x": list(range(12, 24)), "extra": [f"s{i}" for i in range(12)]}),
+        batch,
+    )
+    metrics = zorder.write(
+        str(batch), str(path), by=["x"], mode="append", engine="arrow", schema_mode="merge"
+    )
+    assert metrics.data_version == before + 3  # maxColumnId, the schema, the data
+    for version in (before + 1, before + 2):
+        assert not any("add" in a or "remove" in a for a in log_entries(path, version))
+    assert DeltaTable(str(path)).metadata().id == table_id
+    days = values.to_pylist()
+    expected = Counter(
+        [(d, x, None) for d, x in zip(days, range(12), strict=True)]
+        + [(d, x, f"s{x - 12}") for d, x in zip(days, range(12, 24), strict=True)]
+    )
+    kernel_found = kernel.sql(f"SELECT day, x, extra FROM delta_scan('{path}')").fetchall()
+    assert Counter(kernel_found) == expected
+    found = zorder.to_arrow(str(path))
+    assert Counter(zip(*[found.column(c).to_pylist() for c in COLUMNS], strict=True)) == expected
+
+
+def test_merge_refuses_when_another_writer_commits_between_its_two_commits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another writer (zorder itself, adding "other") commits right after the
+    # maxColumnId commit: the overwrite, based on the old schema, would drop "other".
+    path = tmp_path / "t"
+    write_deltalake(
+        path,
+        pa.table({"day": ["a", "b"], "x": [1, 2]}),
+        partition_by=["day"],
+        configuration={"delta.columnMapping.mode": "name"},
+    )
+    original = evolution._raise_max_id
+    storage = Storage.of(str(path))
+    calls = []
+
+    def then_another_writer(table: DeltaTable, max_id: int) -> None:
+        original(table, max_id)
+        calls.append(max_id)
+        if len(calls) == 1:
+            other = DeltaSchema.from_arrow(pa.schema([("other", pa.int64())]))
+            evolution.add_columns(storage, load_snapshot(storage), other)
+
+    monkeypatch.setattr(evolution, "_raise_max_id", then_another_writer)
+    before = DeltaTable(str(path)).version()
+    with pytest.raises(ConcurrentCommitError, match="run again"):
+        zorder.write(
+            with_extra(tmp_path),
+            str(path),
+            by=["x"],
+            mode="append",
+            engine="arrow",
+            schema_mode="merge",
+        )
+    table = DeltaTable(str(path))
+    assert table.version() == before + 3  # ours (maxColumnId), the other's two
+    assert table.schema().to_arrow().names == ["day", "x", "other"]
+    found = zorder.to_arrow(str(path))  # (delta-rs reads this mapped table's x as NULL)
+    assert Counter(zip(*[found.column(c).to_pylist() for c in ("x", "other")], strict=True)) == (
+        Counter([(1, None), (2, None)])
+    )
+    # Run again: on the new version, both columns kept.
+    zorder.write(
+        with_extra(tmp_path),
+        str(path),
+        by=["x"],
+        mode="append",
+        engine="arrow",
+        schema_mode="merge",
+    )
+    assert DeltaTable(str(path)).schema().to_arrow().names == ["day", "x", "other", "extra"]
+    found = zorder.to_arrow(str(path))
+    kept = ("x", "other", "extra")
+    assert Counter(zip(*[found.column(c).to_pylist() for c in kept], strict=True)) == Counter(
+        [(1, None, None), (2, None, None)] + [(x, None, f"s{x}") for x in range(10, 20)]
+    )

@@ -14,10 +14,15 @@ NULL), so a failure between the two commits loses nothing.
   physical name ``col-<uuid>``, as Delta Spark gives them; the maximum is
   raised first (``set_table_properties``: an id reserved and unused harms no
   one), then the schema is committed by an overwrite that replaces no
-  partition (two contradicting partition filters). Refused where that cannot
-  be done without other changes: an unpartitioned table (no partition filter
-  to replace nothing with), a protocol of table features (deltalake's
-  ``set_table_properties`` adds features to it).
+  partition (two contradicting filters, ``=`` and ``!=`` on one value of the
+  partition column's type, which deltalake parses by that type). The overwrite
+  goes ahead only if the table is then at exactly the properties commit's
+  version with the snapshot's schema; else another writer came between, whose
+  schema would be lost, and it is a ConcurrentCommitError (run again). Refused,
+  before any commit, where that cannot be done without other changes: an
+  unpartitioned table (no partition filter to replace nothing with), a
+  partition column of a type with no such value, a protocol of table features
+  (deltalake's ``set_table_properties`` adds features to it).
 
 Every path is checked afterwards: the newest version must hold each column
 as asked, else nothing of the data is written.
@@ -26,11 +31,12 @@ as asked, else nothing of the data is written.
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from deltalake import Field
+from deltalake import DeltaTable, Field
 from deltalake import Schema as DeltaSchema
 from deltalake.exceptions import CommitFailedError, DeltaError
 
@@ -95,6 +101,8 @@ def _add_mapped(
             "ADD COLUMNS (...)), then append. Nothing was written"
         )
     schema = json.loads(snapshot.schema.json)
+    column = snapshot.partition_columns[0]
+    value = _nowhere_value(schema, column, uri, names)
     configured = snapshot.configuration.get(MAX_COLUMN_ID)
     next_id = max(int(configured or 0), _max_id(schema)) + 1
     mapped = []
@@ -102,19 +110,58 @@ def _add_mapped(
         field, next_id = _with_ids(field, next_id)
         mapped.append(field)
     table = snapshot.table
-    table.alter.set_table_properties({MAX_COLUMN_ID: str(next_id - 1)}, raise_if_not_exists=False)
-    evolved = {**schema, "fields": [*schema["fields"], *mapped]}
-    column = snapshot.partition_columns[0]
-    nowhere = [(column, "=", "zorder"), (column, "!=", "zorder")]  # no partition satisfies both
+    _raise_max_id(table, next_id - 1)
     table.update_incremental()
+    if table.version() != snapshot.version + 1 or json.loads(table.schema().to_json()) != schema:
+        raise ConcurrentCommitError(
+            f"adding columns {list(names)} to {uri}: another commit came after version "
+            f"{snapshot.version} (the table is at version {table.version()}), and its schema "
+            "may differ; only delta.columnMapping.maxColumnId was raised (an id reserved and "
+            "unused). Nothing of the data was written; run again on the new version."
+        )
+    evolved = {**schema, "fields": [*schema["fields"], *mapped]}
     table.create_write_transaction(
         [],
         mode="overwrite",
         schema=DeltaSchema.from_json(json.dumps(evolved)),
         partition_by=list(snapshot.partition_columns),
-        partition_filters=nowhere,
+        # No partition satisfies both, NULL included: nothing is replaced.
+        partition_filters=[(column, "=", value), (column, "!=", value)],
     )
     return mapped
+
+
+def _raise_max_id(table: DeltaTable, max_id: int) -> None:
+    """The properties commit: ``delta.columnMapping.maxColumnId`` raised to ``max_id``."""
+    table.alter.set_table_properties({MAX_COLUMN_ID: str(max_id)}, raise_if_not_exists=False)
+
+
+def _nowhere_value(schema: dict[str, Any], column: str, uri: str, names: Sequence[str]) -> str:
+    """A value of partition column ``column``'s type, as Delta writes partition values,
+    for the filters that replace no partition (deltalake parses them by that type)."""
+    kind = next((f["type"] for f in schema["fields"] if f["name"] == column), None)
+    if kind in ("string", "binary"):
+        return "zorder"
+    if kind in ("byte", "short", "integer", "long", "float", "double"):
+        return "0"
+    if kind == "boolean":
+        return "true"
+    if kind == "date":
+        return "1970-01-01"
+    if kind in ("timestamp", "timestamp_ntz"):
+        return "1970-01-01 00:00:00"
+    decimal = re.fullmatch(r"decimal\(\d+,\s*(\d+)\)", kind) if isinstance(kind, str) else None
+    if decimal is not None:
+        scale = int(decimal.group(1))
+        return "0." + "0" * scale if scale else "0"
+    raise UnsupportedTableError(
+        f"cannot add columns {list(names)} to the column-mapped table {uri}: its partition "
+        f"column {column!r} is of type {json.dumps(kind)}, for which zorder has no partition "
+        "filter to replace nothing with (accepted: string, binary, byte, short, integer, "
+        "long, float, double, boolean, date, timestamp, timestamp_ntz, decimal). Add them "
+        f"with Delta Spark (ALTER TABLE delta.`{uri}` ADD COLUMNS (...)), then append. "
+        "Nothing was written"
+    )
 
 
 def _with_ids(kind: Any, next_id: int) -> tuple[Any, int]:
