@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 from pyspark.sql import SparkSession
 from rich.console import Console
+from rich.live import Live
+from rich.spinner import Spinner
 
 from zorder.sizes import size_text
 from zorder.spark.progress import JobProgress, watch_jobs
@@ -140,6 +142,7 @@ def files_planned(total: int) -> Callable[[int], None]:
         with shown.lock:
             was = shown.files or FileProgress(0, total, 0)
             shown.files = FileProgress(was.files_done + 1, was.files_total, was.rows + rows)
+        shown.redraw()
 
     return written
 
@@ -234,8 +237,16 @@ def _drawing(shown: Console, message: str, redrawn: bool) -> Iterator[Callable[[
         shown.print(status_text(message, "", None, 0), highlight=False)
         yield lambda text: shown.print(text, highlight=False)
         return
-    with shown.status(status_text(message, "", None, 0)) as status:
-        yield status.update
+    # rich's Status draws a new text only at its next tick: a Live of one spinner is
+    # refreshed at once, so a phase or a file count shorter than a tick is still seen.
+    spinner = Spinner("dots", text=status_text(message, "", None, 0))
+    with Live(spinner, console=shown, refresh_per_second=12.5, transient=True) as live:
+
+        def update(text: str) -> None:
+            spinner.update(text=text)
+            live.refresh()
+
+        yield update
 
 
 def progress_of(
