@@ -35,7 +35,7 @@ from zorder.errors import (
     UnsupportedTableError,
 )
 from zorder.skipping import Bound, Mask, ParsedFilter, bind, might_match_mask, parse_filter
-from zorder.skipping.ansi import ANSI_SETTING, reads_as_ansi
+from zorder.skipping.ansi import ANSI_SETTING, ansi_enabled, reads_as_ansi
 from zorder.skipping.blooms import bloom_lookups, excluded_by_blooms
 from zorder.skipping.clock import in_zone, parse_with_clock
 from zorder.skipping.constants import FoldContext
@@ -165,7 +165,9 @@ class Scan:
         # The filter as planned, parsed once: its clock already pinned to the plan's instant.
         parsed = self.parsed
         if not self.ansi:  # the evaluators answer with ANSI's rules: ANSI off's read as them
-            parsed = parsed.for_ansi_off(self.snapshot.schema.column_types)
+            parsed = parsed.for_ansi_off(
+                self.snapshot.schema.column_types, cast_strings=not legacy_ansi_session(None)
+            )
         return read_rows(
             self.snapshot,
             self.files,
@@ -238,7 +240,10 @@ def plan_scan(
         text = parsed.text
     else:
         text, parsed = _predicate(where, snapshot, spark, zone)
-    bound = bind(parsed.predicate(ansi_off=None if ansi else types), types, time_zone=zone)
+    predicate = parsed.predicate(
+        ansi_off=None if ansi else types, cast_strings=not legacy_ansi_session(spark)
+    )
+    bound = bind(predicate, types, time_zone=zone)
     mask = might_match_mask(
         bound, snapshot.actions, types, nan_free_bounds=lambda: snapshot.nan_free_bounds
     )
@@ -415,6 +420,20 @@ def _session(spark: SparkSession | None) -> SparkSession | None:
     from pyspark.sql import SparkSession
 
     return spark or SparkSession.getActiveSession()
+
+
+def legacy_ansi_session(spark: SparkSession | None) -> bool:
+    """Whether ``spark`` (else the active session) is a Spark 3.5 session with ANSI mode on:
+    read as one with it off (:func:`session_ansi`), except that its strings compared with
+    numbers are cast otherwise (to BIGINT or DOUBLE, raising where malformed), so no string
+    is read as ANSI off casts it (:meth:`ParsedFilter.for_ansi_off`)."""
+    session = _session(spark)
+    if session is None:
+        return False
+    setting = session.conf.get(ANSI_SETTING)
+    version = str(session.version)
+    text = None if setting is None else str(setting)
+    return ansi_enabled(text, version) and not reads_as_ansi(text, version)
 
 
 def required_session(spark: SparkSession | None, what: str) -> SparkSession:

@@ -85,7 +85,9 @@ class ParsedFilter:
         default_factory=dict, init=False, repr=False, compare=False
     )
 
-    def predicate(self, *, ansi_off: Mapping[str, str] | None = None) -> Predicate:
+    def predicate(
+        self, *, ansi_off: Mapping[str, str] | None = None, cast_strings: bool = True
+    ) -> Predicate:
         """The unbound predicate tree, folded: what file skipping evaluates.
 
         Anything that parses but that statistics cannot decide becomes
@@ -96,11 +98,16 @@ class ParsedFilter:
         does: each part whose meaning may differ between the modes
         (:mod:`zorder.skipping.ansi`) becomes :class:`Unknown`.
         """
-        key = ("folded", None if ansi_off is None else tuple(sorted(ansi_off.items())))
+        key = (
+            "folded",
+            None if ansi_off is None else tuple(sorted(ansi_off.items())),
+            cast_strings,
+        )
         if key not in self._converted:
             differs = None if ansi_off is None else mode_dependent_atoms(ansi_off, self.context)
             converter = _Converter(fold=True, context=self.context, differs=differs)
-            tree = self.tree if ansi_off is None else self.ansi_off_tree(ansi_off)
+            rewritten = ansi_off is not None and cast_strings
+            tree = self.ansi_off_tree(ansi_off) if rewritten and ansi_off else self.tree
             self._converted[key] = converter.convert(tree)
         return self._converted[key]
 
@@ -117,12 +124,16 @@ class ParsedFilter:
         :meth:`ansi_off_tree` reads it."""
         check_same_in_ansi_modes(self.ansi_off_tree(columns), columns, self.context)
 
-    def for_ansi_off(self, columns: Mapping[str, str]) -> ParsedFilter:
+    def for_ansi_off(
+        self, columns: Mapping[str, str], *, cast_strings: bool = True
+    ) -> ParsedFilter:
         """This filter as an evaluator with ANSI's rules answers it for a session with ANSI
         mode off, against a table of ``columns``: its tree read as :meth:`ansi_off_tree`
         reads it, the text as given (for errors). UnsupportedFilterError naming a part
-        whose meaning with ANSI off is not known exactly here."""
-        tree = self.ansi_off_tree(columns)
+        whose meaning with ANSI off is not known exactly here. ``cast_strings=False`` (a
+        Spark 3.5 session with ANSI on, whose strings are cast otherwise) leaves the tree as
+        written: every string compared with another type is then mode-dependent."""
+        tree = self.ansi_off_tree(columns) if cast_strings else self.tree
         check_same_in_ansi_modes(tree, columns, self.context)
         return ParsedFilter(self.text, tree, self.context, self.given)
 
