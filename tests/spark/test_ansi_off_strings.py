@@ -23,6 +23,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 import zorder
 from zorder.errors import ZorderError
+from zorder.spark.compat import PYSPARK_VERSION
 
 pytestmark = pytest.mark.compat  # Spark's ANSI-off casts on the oldest and newest line
 
@@ -112,9 +113,13 @@ def test_strings_skip_as_their_typed_twins_with_ansi_off(
     assert read == expected
     arrow = zorder.to_arrow(path, written, ansi=False, time_zone=ZONE)
     assert arrow.num_rows == len(expected)
-    if written.startswith(("ts", "day")):  # ANSI on casts these strings alike
+    if written.startswith(("ts", "day")):
         with _session(spark, ansi=True):
-            assert zorder.explain(path, written, spark=spark).files_scanned == twin.files_scanned
+            on = zorder.explain(path, written, spark=spark).files_scanned
+        if PYSPARK_VERSION >= (4, 0):  # ANSI on casts these strings alike
+            assert on == twin.files_scanned
+        else:  # 3.5 with ANSI on: its strings are read conservatively (legacy_ansi_session)
+            assert twin.files_scanned <= on <= FILES
 
 
 @pytest.mark.parametrize("written", UNPARSEABLE)
