@@ -143,7 +143,9 @@ def test_optimize_rewrites_in_one_commit_and_keeps_rows(
     before = DeltaTable(path)
     old_files = set(before.file_uris())
     assert len(old_files) == 6
-    metrics = zorder.optimize(spark, path, by=["x", "y"], curve="hilbert", num_files=4)
+    metrics = zorder.optimize(
+        spark, path, by=["x", "y"], curve="hilbert", num_files=4, set_target_size=True
+    )
     after = DeltaTable(path)
     assert metrics.data_version == before.version() + 1 == 6
     # Then the spec and file size go into the table's properties, in a commit of their own.

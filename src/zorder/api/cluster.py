@@ -109,8 +109,8 @@ def nothing_to_optimize(
     partition, when it would rewrite no file and record nothing, decided from the log alone
     (the CLI answers so before Spark starts); None when it would do something."""
     spec = snapshot.recorded_spec
-    if spec is None or (target_file_size is None and snapshot.recorded_target_file_size is None):
-        return None  # it would record a spec or a size: the optimize itself does that
+    if spec is None:
+        return None  # it would record a spec: the optimize itself does that
     target = target_size(target_file_size, snapshot)
     everything = set(snapshot.files_by_partition())
     if files_to_optimize(

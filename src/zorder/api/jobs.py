@@ -74,7 +74,8 @@ class Remember:
     # The size was asked to be recorded (set_target_size=True): it replaces a recorded one.
     asked: bool = False
     # The size is this run's alone (num_files or target_file_size without set_target_size):
-    # only a new table records it. Else (the default size) a table without one records it.
+    # only a new table records it. Else (the default size) a table without one records it
+    # with the first run that writes files (a run with nothing to do commits no size).
     one_off: bool = False
 
     def properties(
@@ -82,7 +83,8 @@ class Remember:
     ) -> dict[str, str]:
         wanted = spec_properties(self.spec) if self.spec is not None else {}
         unrecorded = snapshot is not None and snapshot.recorded_target_file_size is None
-        if self.asked or snapshot is None or (unrecorded and not self.one_off):
+        defaulted = unrecorded and not self.one_off and bool(written)
+        if self.asked or snapshot is None or defaulted:
             size = self.target_file_size
             if size is None and written:
                 size = max(1, sum(f.size for f in written) // len(written))
