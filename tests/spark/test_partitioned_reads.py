@@ -17,7 +17,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, write_deltalake
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
@@ -236,6 +236,8 @@ fuzz_filters = st.recursive(
 
 @settings(max_examples=30, deadline=None)
 @given(where=fuzz_filters)
+# NaN in the in-process optimize's files: pyarrow's bounds leave NaN out (found by this test).
+@example(where="NOT (`x` <= 2.5e0)")
 def test_fuzzed_filters_equal_a_deltalake_full_scan(
     spark: SparkSession, fuzz_table: str, where: str
 ) -> None:

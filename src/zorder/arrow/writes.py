@@ -102,6 +102,26 @@ def _leaf_paths(schema: pa.Schema) -> list[str]:
     return [p for f in schema for p in leaves(f.name, f.type)]
 
 
+def nan_leaves(rows: pa.Table) -> set[str]:
+    """The dotted paths of the floating columns (top level or in structs) holding a NaN."""
+    found: set[str] = set()
+
+    def visit(name: str, column: pa.Array | pa.ChunkedArray) -> None:
+        kind = column.type
+        if pa.types.is_floating(kind):
+            if pc.any(pc.is_nan(column)).as_py():
+                found.add(name)
+        elif pa.types.is_struct(kind):
+            chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+            for i in range(kind.num_fields):
+                child = pa.chunked_array([c.field(i) for c in chunks], type=kind.field(i).type)
+                visit(f"{name}.{kind.field(i).name}", child)
+
+    for name, column in zip(rows.column_names, rows.columns, strict=True):
+        visit(name, column)
+    return found
+
+
 _ANCIENT_DATE = dt.date(1582, 10, 15)
 _ANCIENT_INSTANT = dt.datetime(1900, 1, 1, tzinfo=dt.UTC)
 
@@ -151,7 +171,13 @@ def write_files(
         parent = location.rsplit("/", 1)[0]
         filesystem.create_dir(parent, recursive=True)
         part = stored.take(pa.array(files.rows_of(index)))
-        pq.write_table(part, location, filesystem=filesystem, **writer_options)
+        options_here = writer_options
+        if holding_nan := nan_leaves(part):
+            # pyarrow leaves NaN out of its bounds, Spark's readers (and zorder's trust in its
+            # own runs' bounds) count it in: such a column is written without statistics.
+            kept = [p for p in _leaf_paths(part.schema) if p not in holding_nan]
+            options_here = {**writer_options, "write_statistics": kept}
+        pq.write_table(part, location, filesystem=filesystem, **options_here)
         written(part.num_rows)
         return relative
 
