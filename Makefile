@@ -77,6 +77,7 @@ bench: java $(VENV)/.installed-dev
 	$(BIN)/python -m benchmarks.cold --write-markdown
 	$(BIN)/python -m benchmarks.growth --write-markdown
 	$(BIN)/python -m benchmarks.tpch_filters --write-markdown
+	$(BIN)/python -m benchmarks.analyst --write-markdown
 	$(BIN)/python -m benchmarks.advise --write-markdown
 
 # A venv with exactly pyspark $(PYSPARK) beside zorder and its dev extras; pip refuses rather
