@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -35,6 +36,24 @@ def test_deletion_vectors_and_plain_tables_are_readable_and_writable() -> None:
     assert unwritable(mapped, named, schema(a={}), "optimize") == []
     for operation in ("append", "optimize"):
         assert unwritable(MODERN, {}, schema(a={}), operation) == []
+
+
+@pytest.mark.parametrize(
+    "protocol",
+    [
+        Protocol(1, 2),  # column mapping needs reader version 2
+        Protocol(2, 4),  # and writer version 5
+        Protocol(3, 7, ("timestampNtz",), ("timestampNtz",)),  # deltalake 1.6 writes these
+        Protocol(3, 7, ("columnMapping",), ("timestampNtz",)),  # listed for readers only
+    ],
+)
+def test_a_mapping_mode_the_protocol_does_not_enable_is_refused(protocol: Protocol) -> None:
+    # Delta Spark refuses such tables (DELTA_FEATURES_PROTOCOL_METADATA_MISMATCH); their
+    # files may hold logical names, and read by physical names every column is NULL.
+    (reason,) = unreadable(protocol, {"delta.columnMapping.mode": "name"})
+    assert "does not enable it" in reason
+    assert protocol.describe() in reason
+    assert unreadable(protocol, {"delta.columnMapping.mode": "none"}) == []
 
 
 @pytest.mark.parametrize(
@@ -216,3 +235,28 @@ def test_nested_type_changes_are_named_by_their_path() -> None:
         "column 'c.value.element' changed from double to float",
         "column 'c.value.element.x' changed from byte to decimal(4,1)",
     ]
+
+
+def test_deltalakes_mapped_table_without_the_feature_is_refused_before_anything_is_read(
+    tmp_path: Path,
+) -> None:
+    """deltalake 1.6 sets name mode but lists only timestampNtz when the rows need it."""
+    import pyarrow as pa
+    from deltalake import DeltaTable, write_deltalake
+
+    import zorder
+
+    path = str(tmp_path)
+    rows = pa.table({"a": pa.array([1, 2], pa.int32()), "t": pa.array([1, 2], pa.timestamp("us"))})
+    write_deltalake(path, rows, configuration={"delta.columnMapping.mode": "name"})
+    assert "columnMapping" not in (DeltaTable(path).protocol().writer_features or [])
+    assert DeltaTable(path).to_pyarrow_table().column("a").to_pylist() == [1, 2]  # logical names
+    before = sorted(p.name for p in (tmp_path / "_delta_log").iterdir())
+    for call in (
+        lambda: zorder.to_arrow(path, "a = 1"),
+        lambda: zorder.explain(path, "a = 1"),
+        lambda: zorder.optimize(None, path, by=["a", "t"], engine="arrow"),
+    ):
+        with pytest.raises(zorder.UnsupportedTableError, match="does not enable it"):
+            call()
+    assert sorted(p.name for p in (tmp_path / "_delta_log").iterdir()) == before

@@ -86,6 +86,15 @@ class Protocol:
     reader_features: tuple[str, ...] = ()
     writer_features: tuple[str, ...] = ()
 
+    def describe(self) -> str:
+        """``reader 3, writer 7, reader features [...]``."""
+        text = f"reader {self.min_reader_version}, writer {self.min_writer_version}"
+        if self.reader_features:
+            text += f", reader features {sorted(self.reader_features)}"
+        if self.writer_features:
+            text += f", writer features {sorted(self.writer_features)}"
+        return text
+
     @classmethod
     def of(cls, protocol: Any) -> Protocol:
         return cls(
@@ -104,9 +113,27 @@ def unreadable(protocol: Protocol, configuration: Mapping[str, Any]) -> list[str
     mode = str(configuration.get(COLUMN_MAPPING_MODE) or "none")
     if mode not in _MAPPING_MODES:
         reasons.append(f"columnMapping (mode {mode!r}): {_WHY['columnMapping']}")
+    elif mode != "none" and not _mapping_enabled(protocol):
+        # deltalake 1.6 makes such tables (a mapped table that also needs timestampNtz): its
+        # files hold logical names. Delta Spark refuses them (DELTA_FEATURES_PROTOCOL_
+        # METADATA_MISMATCH); read by physical name, every column would come back NULL.
+        reasons.append(
+            f"columnMapping (mode {mode!r}) is set in the table's configuration but its "
+            f"protocol ({protocol.describe()}) does not enable it, so whether the files hold "
+            "physical or logical names is not decided; Delta Spark refuses such tables too"
+        )
     for feature in sorted(set(protocol.reader_features) - _READABLE - {"columnMapping"}):
         reasons.append(_reason(feature))
     return reasons
+
+
+def _mapping_enabled(protocol: Protocol) -> bool:
+    """PROTOCOL.md, Column Mapping, Enablement: reader 2 and writer 5 or newer, or reader 3
+    and writer 7 with the columnMapping feature listed for both."""
+    if protocol.min_reader_version >= 3 or protocol.min_writer_version >= 7:
+        features = set(protocol.reader_features) & set(protocol.writer_features)
+        return protocol.min_reader_version >= 2 and "columnMapping" in features
+    return protocol.min_reader_version >= 2 and protocol.min_writer_version >= 5
 
 
 def unwritable(
