@@ -41,14 +41,48 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.spark)
 
 
+DELTA: dict[str, str | None] = {}  # what the run's session loaded: coordinate and reason
+
+
 @pytest.fixture(scope="session")
 def spark() -> Iterator[object]:
+    """The run's session, built as users build theirs: with Delta Spark's jars, SQL extension
+    and catalog (tests/delta_spark.py), except on a Spark line Delta has no release for."""
+    import pyspark
+
+    from tests import delta_spark
     from zorder.spark import local_session
 
-    session = local_session(app_name="zorder-tests", conf={"spark.sql.shuffle.partitions": "4"})
+    conf, coordinate, reason = delta_spark.session_conf(pyspark.__version__)
+    DELTA.update(coordinate=coordinate, reason=reason)
+    try:
+        with delta_spark.resolving():
+            session = local_session(
+                app_name="zorder-tests", conf={"spark.sql.shuffle.partitions": "4", **conf}
+            )
+        if coordinate is not None:  # the extension is loaded when the first query plans
+            session.sql("SELECT 1").collect()
+    except Exception as error:
+        if coordinate is None:
+            raise
+        pytest.exit(
+            f"Delta Spark's jars ({coordinate}) could not be had from Maven Central through "
+            f"spark.jars.packages (Ivy cache {delta_spark.ivy_home()}): {error}. The tests use "
+            "Delta Spark as their reference reader and writer; ZORDER_TEST_DELTA=none runs "
+            "without it (its tests then skip).",
+            returncode=3,
+        )
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def delta(spark: Any) -> Any:
+    """The run's session, where it has Delta Spark; else the test skips, saying why."""
+    if DELTA.get("coordinate") is None:
+        pytest.skip(f"needs Delta Spark: {DELTA.get('reason')}")
+    return spark
 
 
 @pytest.fixture
