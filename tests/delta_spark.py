@@ -78,5 +78,12 @@ def session_conf(spark_version: str) -> tuple[dict[str, str], str | None, str]:
     coordinate, reason = package(spark_version)
     if coordinate is None:
         return {}, None, reason
-    conf = {"spark.jars.packages": coordinate, "spark.jars.ivy": str(ivy_home()), **EXTENSIONS}
+    conf = {
+        "spark.jars.packages": coordinate,
+        "spark.jars.ivy": str(ivy_home()),
+        **EXTENSIONS,
+        # Delta rebuilds a snapshot's state in 50 tasks by default: on the tests' small
+        # tables that is most of every command's time.
+        "spark.databricks.delta.snapshotPartitions": "2",
+    }
     return conf, coordinate, reason

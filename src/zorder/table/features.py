@@ -63,7 +63,12 @@ _WRITABLE = (_READABLE - {"typeWidening", "typeWidening-preview"}) | {
 _WHY = {
     "columnMapping": "a column mapping mode zorder does not know",
     "rowTracking": "rewritten rows must keep their row ids, which zorder does not carry",
-    "clustering": "the table is liquid-clustered by Delta, which owns its layout",
+    "clustering": (
+        "the table is liquid-clustered by Delta, which owns its layout (and deltalake cannot "
+        "commit the clustering's domain metadata): cluster it with Delta's own OPTIMIZE "
+        "(OPTIMIZE <table>, or OPTIMIZE <table> FULL) and append to it with Delta Spark; "
+        "zorder reads it, skipping files on its statistics"
+    ),
     "icebergCompatV1": "UniForm's Iceberg metadata would not follow zorder's commits",
     "icebergCompatV2": "UniForm's Iceberg metadata would not follow zorder's commits",
     "typeWidening": "deltalake, which makes zorder's commits, does not write to them",
