@@ -800,6 +800,10 @@ def test_temporal_string_filters_agree_with_spark(
 # The reproductions of issue 31, each with Spark's count as the oracle
 
 REGRESSIONS = [
+    # ANSI off compares an IN list with a string as strings: an impossible date matches
+    # nothing there (ANSI raises); to_arrow(ansi=False) had answered with ANSI's error.
+    "d IN ('2024-02-30')",
+    "d IN ('2024-02-28', '2023-02-29')",
     "s NOT LIKE 'k000%'",
     "NOT (s LIKE 'k000%')",
     "m = -9999999999999999999999999999.9999999999",

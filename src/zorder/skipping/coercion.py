@@ -442,7 +442,14 @@ def same_as_text(text: str, column_type: str) -> bool:
     rows when compared as a string (Spark with ANSI off widens such a list to strings:
     ``d IN ('2024-1-1')`` then matches nothing) as when cast (ANSI: it matches a date)."""
     pattern = _CANONICAL.get(column_type)
-    return pattern is not None and pattern.fullmatch(text) is not None
+    if pattern is None or pattern.fullmatch(text) is None:
+        return False
+    if column_type == "date":  # '2024-02-30' matches nothing as text, and ANSI raises on it
+        try:
+            return dt.date.fromisoformat(text).isoformat() == text
+        except ValueError:
+            return False
+    return True
 
 
 def timestamp_text(text: str) -> dt.datetime:
