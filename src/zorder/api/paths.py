@@ -18,10 +18,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from zorder.api.catalog import is_table_name, lookup, new_table_location, register
 from zorder.api.describe import TableDescription
 from zorder.api.modes import Engine, InputFormat, SchemaMode, WriteMode
 from zorder.api.restore import RestoreResult
-from zorder.api.scanning import Scan, Where
+from zorder.api.scanning import Scan, Where, active_session
 from zorder.api.table import Table
 from zorder.api.vacuum import VacuumResult
 from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError
@@ -207,9 +208,16 @@ def write(
     storage_options: Mapping[str, str] | None = None,
     progress: bool = False,
     schema_mode: SchemaMode | None = None,
+    location: str | None = None,
 ) -> ClusterMetrics:
     """Cluster ``df`` by the columns ``by`` along ``curve`` into the Delta table at ``path``
-    (a location, or a :class:`~zorder.Table`).
+    (a location, a table name in the session's catalog, or a :class:`~zorder.Table`).
+
+    A name the catalog does not know yet creates the table there (the session needs
+    Delta's catalog): its files go to ``location`` when given, else where the catalog
+    puts a managed table of that name, and the table is registered with ``CREATE TABLE
+    name USING delta LOCATION``, so the catalog lists it as an external table. ``location``
+    is for new names only.
 
     ``df`` is a DataFrame, or the path of Parquet files, CSV files or a Delta table
     (``format`` says which; None: what is found there), which ``engine`` may read and
@@ -265,10 +273,13 @@ def write(
                 "open Table(location, storage_options=...) instead"
             )
         table = path
+        created = None
     else:
         session = spark if isinstance(df, str | os.PathLike) else df.sparkSession
-        table = Table._unread(path, storage_options=storage_options, spark=session)
-    return table.write(
+        created = _new_catalog_table(session, path, location)
+        target = path if created is None else created[0]
+        table = Table._unread(target, storage_options=storage_options, spark=session)
+    result = table.write(
         df,
         by=by,
         mode=mode,
@@ -287,6 +298,36 @@ def write(
         progress=progress,
         schema_mode=schema_mode,
     )
+    if created is not None and not result.skipped:
+        register(created[1], str(path), created[0])
+    return result
+
+
+def _new_catalog_table(
+    spark: SparkSession | Callable[[], SparkSession] | None,
+    path: str | os.PathLike[str],
+    location: str | None,
+) -> tuple[str, SparkSession] | None:
+    """Where a write to a table name the catalog does not know yet puts the new table, and
+    the session that registers it (None: ``path`` is a path, or a name the catalog has);
+    refused before anything is written."""
+    if not is_table_name(path):
+        if location is not None:
+            raise InvalidArgumentError(
+                f"location= is for a new table given by name; {os.fspath(path)!r} is a path "
+                "already (leave location out)"
+            )
+        return None
+    session = spark() if callable(spark) else spark
+    session = session or active_session(None)
+    if lookup(session, str(path)) is not None:
+        if location is not None:
+            raise InvalidArgumentError(
+                f"table {path} exists in the session's catalog; location= is for new ones"
+            )
+        return None
+    assert session is not None  # lookup refuses without one
+    return new_table_location(session, str(path), location), session
 
 
 def advise(

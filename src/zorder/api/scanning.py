@@ -48,6 +48,7 @@ __all__ = [
     "Scan",
     "ScanReport",
     "Where",
+    "active_session",
     "plan_scan",
     "required_session",
     "session_ansi",
@@ -404,7 +405,7 @@ def table_storage(
     Without pyspark imported no session can be active: nothing loads it to ask.
     """
     uri = normalize_uri(location)
-    session = _session(spark)
+    session = active_session(spark)
     if session is None:
         return Storage.of(uri, dict(storage_options or {}))
     from zorder.spark.storage import session_storage_options
@@ -412,7 +413,7 @@ def table_storage(
     return Storage.of(uri, session_storage_options(session, uri, storage_options))
 
 
-def _session(spark: SparkSession | None) -> SparkSession | None:
+def active_session(spark: SparkSession | None) -> SparkSession | None:
     """``spark``, else the active session; None, without loading pyspark, when it is not
     loaded (no session can then be active)."""
     if spark is None and "pyspark.sql" not in sys.modules:
@@ -427,7 +428,7 @@ def legacy_ansi_session(spark: SparkSession | None) -> bool:
     read as one with it off (:func:`session_ansi`), except that its strings compared with
     numbers are cast otherwise (to BIGINT or DOUBLE, raising where malformed), so no string
     is read as ANSI off casts it (:meth:`ParsedFilter.for_ansi_off`)."""
-    session = _session(spark)
+    session = active_session(spark)
     if session is None:
         return False
     setting = session.conf.get(ANSI_SETTING)
@@ -438,7 +439,7 @@ def legacy_ansi_session(spark: SparkSession | None) -> bool:
 
 def required_session(spark: SparkSession | None, what: str) -> SparkSession:
     """``spark``, else the active session; InvalidArgumentError saying ``what`` needs one."""
-    session = _session(spark)
+    session = active_session(spark)
     if session is None:
         raise InvalidArgumentError(f"{what} needs Spark: pass spark= or start a SparkSession")
     return session
@@ -449,7 +450,7 @@ def session_time_zone(spark: SparkSession | None) -> str:
 
     Without pyspark imported no session can be active: a lookup does not load it to ask.
     """
-    session = _session(spark)
+    session = active_session(spark)
     if session is None:
         return "UTC"
     return str(session.conf.get("spark.sql.session.timeZone", "UTC") or "UTC")
@@ -465,7 +466,7 @@ def session_ansi(spark: SparkSession | None) -> bool:
 
     Without pyspark imported no session can be active: a lookup does not load it to ask.
     """
-    session = _session(spark)
+    session = active_session(spark)
     if session is None:
         return True
     setting = session.conf.get(ANSI_SETTING)

@@ -35,12 +35,14 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from zorder.api.catalog import is_table_name, lookup
 from zorder.api.describe import FileDescription, TableDescription, describe_snapshot
 from zorder.api.modes import Engine, InputFormat, SchemaMode, WriteMode
 from zorder.api.restore import RestoreResult, check_restore_target, restore_snapshot
 from zorder.api.scanning import (
     Scan,
     Where,
+    active_session,
     plan_scan,
     required_session,
     session_ansi,
@@ -144,6 +146,19 @@ class Table:
         # work done in process starts no JVM).
         self._start_session = spark if callable(spark) else None
         spark = None if callable(spark) else spark
+        self.name: str | None = None  # the catalog name it was opened by, if any
+        if is_table_name(uri):
+            assert isinstance(uri, str)
+            if spark is None and self._start_session is not None:
+                spark = self._start_session()
+            found = lookup(active_session(spark), uri)
+            if found is None:
+                raise NotADeltaTableError(
+                    f"the session's catalog has no table named {uri} (and no directory of "
+                    "that name exists): zorder.write(df, name) creates one; for a path, "
+                    f"write ./{uri}"
+                )
+            self.name, uri = uri, found.location
         self.spark = spark
         self.storage = table_storage(uri, storage_options, spark)
         self.time_zone = time_zone if time_zone is not None else session_time_zone(spark)
