@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from zorder.columns import match_column
-from zorder.errors import InvalidArgumentError, UnsupportedFilterError
+from zorder.errors import FilterEvaluationError, InvalidArgumentError, UnsupportedFilterError
 from zorder.skipping.rows import exact_predicate, row_mask
 from zorder.skipping.sql import ParsedFilter, parse_filter
 from zorder.table.snapshot import TableSnapshot
@@ -57,7 +57,9 @@ def partitions_where(
         if not ansi:  # the evaluator has ANSI's meaning: ANSI off's read as it where exact
             parsed = parsed.for_ansi_off(types)
         bound = exact_predicate(parsed.unfolded(), types, time_zone=time_zone)
-    except UnsupportedFilterError:
+    except (UnsupportedFilterError, FilterEvaluationError):
+        # An ANSI error (d = 'abc'): Spark raises it too, unless its optimizer drops the part
+        # that raises (x AND FALSE). Spark decides, so the answer is always Spark's.
         return None
     arrow = snapshot.schema.arrow
     values = pa.table(
@@ -68,5 +70,8 @@ def partitions_where(
     )
     if not named:  # a filter of no column: one value for every partition
         values = pa.table({"_": pa.nulls(len(partitions))})
-    keep = pc.fill_null(row_mask(bound, values, types), False).to_pylist()
+    try:
+        keep = pc.fill_null(row_mask(bound, values, types), False).to_pylist()
+    except FilterEvaluationError:
+        return None  # as above: Spark decides what raises
     return {p for p, kept in zip(partitions, keep, strict=True) if kept}
