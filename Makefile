@@ -82,6 +82,7 @@ bench: java $(VENV)/.installed-dev
 	$(BIN)/python -m benchmarks.growth --write-markdown
 	$(BIN)/python -m benchmarks.tpch_filters --write-markdown
 	$(BIN)/python -m benchmarks.analyst --write-markdown
+	$(BIN)/python -m benchmarks.delta_reads --write-markdown
 	$(BIN)/python -m benchmarks.advise --write-markdown
 
 # A venv with exactly pyspark $(PYSPARK) beside zorder and its dev extras; pip refuses rather
