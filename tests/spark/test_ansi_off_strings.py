@@ -56,7 +56,7 @@ TWINS = [
     ),
     ("user_id = '5.7'", "user_id = 5"),
     ("user_id BETWEEN '10' AND '12.9'", "user_id BETWEEN 10 AND 12"),
-    ("amount > '99.5'", "CAST(amount AS DOUBLE) > 99.5D"),
+    ("amount > '130.5'", "CAST(amount AS DOUBLE) > 130.5D"),
 ]
 UNPARSEABLE = ["ts >= 'abc'", "ts = '2026-11-31 10:00:00'", "day < 'never' OR user_id = 'x'"]
 

@@ -2,8 +2,9 @@
 
 What is a name (:func:`is_table_name`) is decided without Spark: a string with
 a URI scheme (``s3://``, ``file:``), a ``/``, or naming an existing directory is
-a path; anything else is a catalog identifier (``events``, ``db.events``,
-``spark_catalog.db.events``, parts in backticks as Spark writes them). The rest
+a path; anything else that an identifier spells is a catalog identifier
+(``events``, ``db.events``, ``spark_catalog.db.events``, parts in backticks as
+Spark writes them), and other text a relative path. The rest
 asks the session: ``DESCRIBE TABLE EXTENDED`` gives a table's provider and
 location, whichever catalog serves it (Delta's ``DeltaCatalog``, a Hive
 metastore, Glue or Unity through their connectors); a new table is registered
@@ -36,7 +37,8 @@ def is_table_name(location: str | os.PathLike[str]) -> bool:
         return False
     if _SCHEME.match(location) or "/" in location or "\\" in location:
         return False
-    return not os.path.isdir(location)
+    # Text no identifier spells (brk[x], a%41) is a relative path, checked as paths are.
+    return _NAME.fullmatch(location) is not None and not os.path.isdir(location)
 
 
 def _check_name(name: str) -> None:
