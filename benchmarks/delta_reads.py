@@ -170,8 +170,8 @@ def markdown(payload: dict[str, Any]) -> str:
             "Neither skips on c39, the 40th column: without `delta.dataSkippingStatsColumns`, "
             "Delta's rule (which zorder's writer follows) gives statistics to the first 32 "
             "columns only, so a clustering column beyond them clusters files that no reader "
-            "can tell apart. Setting the property to name the clustering columns is an open "
-            "item.",
+            "can tell apart. zorder's run notes now name such a column and the property; "
+            "setting the property itself is an open item.",
         ]
     return "\n".join(lines)
 

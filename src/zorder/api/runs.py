@@ -187,6 +187,7 @@ def commit_run(
     final = recorded if recorded is not None else version
     metrics = run_metrics(job, final, run.id, written, removed, output.files, started)
     notes = _single_file_notes(job, written, removed, output.partitioned)
+    notes += _unbounded_notes(job, written)
     return dataclasses.replace(
         metrics,
         data_version=version,
@@ -232,6 +233,34 @@ def _single_file_notes(
         f"{shlex.quote(job.uri)} --full --target-file-size {size}); add "
         f"set_target_size=True (--set-target-size) for later runs to keep that size",
     )
+
+
+def _unbounded_notes(job: ClusterJob, written: Sequence[WrittenFile]) -> tuple[str, ...]:
+    """Clustering columns that got no min/max statistics in any file written: no reader can
+    skip on them, however the files are laid out. Delta gives statistics to a table's first
+    32 columns (``delta.dataSkippingNumIndexedCols``) unless ``delta.dataSkippingStatsColumns``
+    names others, and zorder's writers follow that rule, as Delta Spark's readers do."""
+    if job.commit_mode == "append" or not written:
+        return ()
+    snapshot = job.snapshot
+    notes = []
+    for column in job.plan.names:
+        try:
+            key = snapshot.schema.stored_name(column) if snapshot is not None else column
+        except KeyError:  # not a top-level column
+            continue
+        if any(key in f.stats.min_values or key in f.stats.max_values for f in written):
+            continue
+        notes.append(
+            f"clustering column {column!r} has no min/max statistics in the files this "
+            f"{job.operation} wrote, so no reader can skip files on it: Delta gives statistics "
+            "to a table's first 32 columns (delta.dataSkippingNumIndexedCols) unless "
+            "delta.dataSkippingStatsColumns names others, and binary columns none. Name it "
+            f"there (ALTER TABLE delta.`{job.uri}` SET TBLPROPERTIES "
+            f"('delta.dataSkippingStatsColumns' = '...,{column}')) and run "
+            "optimize(full=True), or cluster by a column that gets statistics"
+        )
+    return tuple(notes)
 
 
 def _check_rows_kept(
