@@ -6,7 +6,7 @@ the way a pipeline makes it: SQL ``CREATE TABLE``, ``INSERT``, ``DELETE``,
 ``explain``, ``describe``, ``optimize`` and an append must either be exact (the
 row multiset Delta Spark reads) or be refused with a ``ZorderError`` before
 anything is written (the log is unchanged). Delta Spark then reads the result,
-and its own next ``DELETE`` and ``OPTIMIZE`` on it succeed.
+and its own next ``DELETE``, ``MERGE`` and ``OPTIMIZE`` on it succeed.
 
 ``OUTCOMES`` gathers what happened to each operation on each table; the run
 prints it as the matrix ``docs/tables.md`` shows.
@@ -317,6 +317,11 @@ def test_delta_sparks_table_is_read_and_optimized_exactly_or_refused(
             for row, n in truth.items()
             if row[columns.index(by[0])] is None or row[columns.index(by[0])] < 900
         }
+    )
+    assert delta_rows(delta, str(path), columns) == kept
+    delta.sql(
+        f"MERGE INTO {table} t USING (SELECT id FROM range(0, 2000, 3)) m ON t.id = m.id "
+        "WHEN MATCHED THEN UPDATE SET t.id = m.id"  # rewrites the files it matches, same rows
     )
     assert delta_rows(delta, str(path), columns) == kept
     delta.sql(f"OPTIMIZE {table}")
