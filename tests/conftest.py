@@ -11,6 +11,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -58,7 +59,13 @@ def spark() -> Iterator[object]:
     try:
         with delta_spark.resolving():
             session = local_session(
-                app_name="zorder-tests", conf={"spark.sql.shuffle.partitions": "4", **conf}
+                app_name="zorder-tests",
+                conf={
+                    "spark.sql.shuffle.partitions": "4",
+                    # The catalog's default database lives outside the checkout.
+                    "spark.sql.warehouse.dir": tempfile.mkdtemp(prefix="zorder-warehouse-"),
+                    **conf,
+                },
             )
         if coordinate is not None:  # the extension is loaded when the first query plans
             session.sql("SELECT 1").collect()
