@@ -89,19 +89,16 @@ def lookup(spark: SparkSession | None, name: str) -> CatalogTable | None:
     return CatalogTable(name, provider, location, details.get("Type", "").upper())
 
 
-def _catalog_of(spark: SparkSession) -> str:
-    return str(spark.conf.get("spark.sql.catalog.spark_catalog", "") or "")
-
-
 def new_table_location(spark: SparkSession, name: str, location: str | None) -> str:
     """Where a new table ``name`` is written: ``location``, else where the catalog puts a
     managed table of that name (its database's location, then the table's name). Refused
     before anything is written where the session cannot register a Delta table."""
     _check_name(name)
-    if _catalog_of(spark) != DELTA_CATALOG:
+    catalog = str(spark.conf.get("spark.sql.catalog.spark_catalog", "") or "")
+    if catalog != DELTA_CATALOG:
         raise InvalidArgumentError(
             f"cannot create table {name}: the session's catalog is not Delta's "
-            f"(spark.sql.catalog.spark_catalog={_catalog_of(spark) or 'unset'}; set it to "
+            f"(spark.sql.catalog.spark_catalog={catalog or 'unset'}; set it to "
             f"{DELTA_CATALOG} with spark.sql.extensions=io.delta.sql.DeltaSparkSessionExtension"
             "), or write to a path"
         )

@@ -276,8 +276,9 @@ def write(
         created = None
     else:
         session = spark if isinstance(df, str | os.PathLike) else df.sparkSession
-        created = _new_catalog_table(session, path, location)
-        target = path if created is None else created[0]
+        resolved = _catalog_target(session, path, location)
+        target = path if resolved is None else resolved[0]
+        created = resolved if resolved is not None and resolved[2] else None
         table = Table._unread(target, storage_options=storage_options, spark=session)
     result = table.write(
         df,
@@ -303,14 +304,14 @@ def write(
     return result
 
 
-def _new_catalog_table(
+def _catalog_target(
     spark: SparkSession | Callable[[], SparkSession] | None,
     path: str | os.PathLike[str],
     location: str | None,
-) -> tuple[str, SparkSession] | None:
-    """Where a write to a table name the catalog does not know yet puts the new table, and
-    the session that registers it (None: ``path`` is a path, or a name the catalog has);
-    refused before anything is written."""
+) -> tuple[str, SparkSession, bool] | None:
+    """For a write to a table name: the location to write, the session, and whether the
+    table is new (the write then registers it); None where ``path`` is a path. Looked up
+    once, and refused before anything is written."""
     if not is_table_name(path):
         if location is not None:
             raise InvalidArgumentError(
@@ -320,14 +321,15 @@ def _new_catalog_table(
         return None
     session = spark() if callable(spark) else spark
     session = session or active_session(None)
-    if lookup(session, str(path)) is not None:
+    found = lookup(session, str(path))
+    assert session is not None  # lookup refuses without one
+    if found is not None:
         if location is not None:
             raise InvalidArgumentError(
                 f"table {path} exists in the session's catalog; location= is for new ones"
             )
-        return None
-    assert session is not None  # lookup refuses without one
-    return new_table_location(session, str(path), location), session
+        return found.location, session, False
+    return new_table_location(session, str(path), location), session, True
 
 
 def advise(
