@@ -133,9 +133,9 @@ def describe_snapshot(
 ) -> TableDescription:
     """What :meth:`zorder.Table.describe` says of one version of the table."""
     clustering = snapshot.latest_clustering
-    # As an optimize resolves it: the properties', else the newest zorder commit's (a
-    # write's version holds its rows; the properties follow in the next commit).
-    spec = snapshot.recorded_spec or (clustering.spec if clustering else None)
+    # As an optimize resolves it: the properties', else the log's (a write's version
+    # holds its rows; the properties follow in the next commit).
+    spec = snapshot.recorded_spec or snapshot.logged_spec
     shown = _shown_columns(snapshot, columns, spec)
     lows = {c: _values(snapshot, "min", c) for c in shown}
     highs = {c: _values(snapshot, "max", c) for c in shown}

@@ -406,9 +406,9 @@ def _table_spec(asked: ClusterOptions, snapshot: TableSnapshot | None) -> Cluste
     """The table's spec, as clustering reads it.
 
     The table's spec is the one its properties record; a table whose
-    properties record none (written before zorder recorded specs, or a crash
-    between a run's commit and its properties) falls back on the newest
-    zorder commit in its history.
+    properties record none (on Delta's table-features protocol, written
+    before zorder recorded specs, or a crash between a run's commit and its
+    properties) goes by its log (:attr:`~zorder.table.TableSnapshot.logged_spec`).
     """
     if snapshot is None:
         return None
@@ -418,10 +418,7 @@ def _table_spec(asked: ClusterOptions, snapshot: TableSnapshot | None) -> Cluste
         if asked.by is None:
             raise
         recorded = None  # properties that do not parse: the new by= replaces them
-    if recorded is None:
-        latest = snapshot.latest_clustering
-        recorded = latest.spec if latest is not None else None
-    return recorded
+    return recorded if recorded is not None else snapshot.logged_spec
 
 
 def _asked_spec(

@@ -12,6 +12,16 @@
   kept by checkpoints and log cleanup, and only zorder's own commits write
   it, so it is what zorder trusts about a run's files (a directory name
   anyone can imitate).
+- The table's **spec** is kept where it lasts: in the table's properties
+  (``zorder.clustering.*``) on the protocol (1, 2) and older, and on every
+  table in a file of its own, ``_zorder/specs/<fingerprint>.json`` (its
+  properties, as JSON; ``_``-prefixed names are hidden from every vacuum),
+  named by a ``txn`` of app id ``zorder.spec`` whose version is the
+  fingerprint, which each zorder commit records. Commits go when the log is
+  cleaned up; a ``txn`` is kept by every checkpoint. On tables with table
+  features, which zorder gives no properties (deltalake would add features
+  to them), this is where the spec is found once the commits that recorded
+  it are gone.
 """
 
 from __future__ import annotations
@@ -22,6 +32,8 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
+
+import pyarrow.fs as pafs
 
 from zorder.curves.cuts import CutTree
 from zorder.curves.kinds import BloomColumn, ClusteringSpec, as_curve, as_key_method
@@ -34,6 +46,7 @@ __all__ = [
     "COMMIT_METADATA_KEY",
     "SPARK_PART_FILE",
     "SPEC_PROPERTIES",
+    "SPEC_TRANSACTION",
     "TARGET_FILE_SIZE_PROPERTY",
     "USER_METADATA_KEY",
     "CommitClustering",
@@ -41,10 +54,12 @@ __all__ = [
     "Run",
     "file_number",
     "is_run_transaction",
+    "read_spec_file",
     "recorded_spec",
     "recorded_target_file_size",
     "spec_properties",
     "trusted_runs",
+    "write_spec_file",
 ]
 
 # Spark names each file it writes after its task's partition and the write job:
@@ -62,6 +77,9 @@ COMMIT_METADATA_KEY = "zorder"
 USER_METADATA_KEY = "userMetadata"
 _RUN_DIRECTORY = re.compile(r"^zorder-(?P<fingerprint>[0-9a-f]{8})-(?P<id>[0-9a-f]{12})$")
 _RUN_TRANSACTION_PREFIX = "zorder.run."
+# The txn naming the table's spec (version: its fingerprint), and where the spec's file lives.
+SPEC_TRANSACTION = "zorder.spec"
+_SPEC_DIRECTORY = "_zorder/specs"
 
 Operation = Literal["write", "optimize"]
 
@@ -152,6 +170,39 @@ def recorded_spec(configuration: Mapping[str, str | None]) -> ClusteringSpec | N
             f'{_COLUMNS_PROPERTY} takes a JSON list of column names such as \'["a", "b"]\'. '
             "Pass by=... to record a new spec"
         ) from error
+
+
+def _spec_path(storage: Storage, fingerprint: str) -> tuple[pafs.FileSystem, str]:
+    filesystem, root = storage.filesystem()
+    return filesystem, f"{root.rstrip('/')}/{_SPEC_DIRECTORY}/{fingerprint}.json"
+
+
+def read_spec_file(storage: Storage, fingerprint: str) -> ClusteringSpec | None:
+    """The spec ``_zorder/specs/<fingerprint>.json`` records; None when there is none, or
+    it is damaged or names another spec (it is then written again with the next commit)."""
+    filesystem, path = _spec_path(storage, fingerprint)
+    try:
+        with filesystem.open_input_stream(path) as stream:
+            properties = json.loads(stream.read())
+        spec = recorded_spec(properties) if isinstance(properties, dict) else None
+    except (OSError, ValueError, ZorderError):
+        return None
+    return spec if spec is not None and spec.fingerprint == fingerprint else None
+
+
+def write_spec_file(storage: Storage, spec: ClusteringSpec) -> None:
+    """Keep ``spec`` in ``_zorder/specs/<fingerprint>.json`` unless it is there already.
+
+    Written before the commit that names it: a run that fails leaves at most
+    this file, which names nothing. Its bytes depend on the spec alone, so
+    writers that race write the same file.
+    """
+    if read_spec_file(storage, spec.fingerprint) == spec:
+        return
+    filesystem, path = _spec_path(storage, spec.fingerprint)
+    filesystem.create_dir(path.rsplit("/", 1)[0], recursive=True)
+    with filesystem.open_output_stream(path) as stream:
+        stream.write(json.dumps(spec_properties(spec), sort_keys=True, indent=1).encode())
 
 
 def recorded_target_file_size(configuration: Mapping[str, str | None]) -> int | None:

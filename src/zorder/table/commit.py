@@ -36,8 +36,19 @@ from deltalake.transaction import (
 )
 
 from zorder.errors import ConcurrentCommitError, InvalidArgumentError, UnsupportedTableError
-from zorder.table.clustering import CommitClustering, commit_clustering
-from zorder.table.conflicts import check_purged, check_rewritable, purge_filters
+from zorder.table.clustering import (
+    SPEC_TRANSACTION,
+    CommitClustering,
+    commit_clustering,
+    write_spec_file,
+)
+from zorder.table.conflicts import (
+    append_still_fits,
+    check_purgeable,
+    check_purged,
+    check_rewritable,
+    purge_filters,
+)
 from zorder.table.outcome import CommitAttempt, Watched, adding, setting
 from zorder.table.runs import WrittenFile, delete_directory
 from zorder.table.snapshot import DataFile, TableSnapshot, load_snapshot
@@ -106,10 +117,15 @@ def _add_actions(files: Sequence[WrittenFile], *, data_change: bool) -> list[Add
 
 
 def _commit_properties(
-    request: CommitRequest, *, max_commit_retries: int | None = None
+    request: CommitRequest, *, max_commit_retries: int | None = None, blind_append: bool = False
 ) -> CommitProperties:
     """The run's ``commitInfo`` keys (``zorder``, ``userMetadata``, its
     ``operationParameters``) and ``txn``, and the writer's own ``txn`` if any.
+
+    An append says it is blind (``isBlindAppend``, as Delta Spark's appends
+    do): it read no rows, so Delta Spark's DELETE, UPDATE and MERGE running
+    meanwhile under ``WriteSerializable`` isolation, its default, need not
+    fail on it. Left out, Delta takes it for a write that read the table.
 
     Each ``txn`` says when it was made (``lastUpdated``, as Delta Spark writes
     it), so that a table's ``delta.setTransactionRetentionDuration`` can expire it.
@@ -126,11 +142,16 @@ def _commit_properties(
             bytes_removed=sum(f.size for f in request.removed),
         )
         transactions.append(Transaction(run.transaction_id, run.transaction_version, now))
+        # The table's spec from now on, kept where the log's cleanup does not reach.
+        transactions.append(Transaction(SPEC_TRANSACTION, run.transaction_version, now))
     if request.transaction is not None:
         app = request.transaction
         transactions.append(Transaction(app.app_id, app.version, now))
+    custom: dict[str, object] | None = dict(metadata) if metadata is not None else None
+    if blind_append:
+        custom = {**(custom or {}), "isBlindAppend": True}
     return CommitProperties(
-        custom_metadata=metadata,
+        custom_metadata=custom,
         max_commit_retries=max_commit_retries,
         app_transactions=transactions or None,
     )
@@ -185,6 +206,8 @@ def commit_files(request: CommitRequest, attempt: CommitAttempt | None = None) -
     commit is logged, not raised: the commit stands and its version is returned.
     """
     snapshot = request.snapshot
+    if request.clustering is not None:
+        write_spec_file(request.storage, request.clustering.spec)
     watched = Watched(
         attempt if attempt is not None else CommitAttempt(),
         request.storage,
@@ -224,28 +247,45 @@ def _commit_create(request: CommitRequest, watched: Watched) -> int:
 
 
 def _commit_data(request: CommitRequest, snapshot: TableSnapshot, watched: Watched) -> int:
-    """An append or overwrite, whose conflicts delta-rs resolves by its own rules."""
+    """An append or overwrite, whose conflicts delta-rs resolves by its own rules.
+
+    delta-rs counts every file of the snapshot as read by an append, so a
+    concurrent DELETE, UPDATE, MERGE or OPTIMIZE that removed any file fails
+    it. A blind append read none of them: it is committed again on the newer
+    version, as Delta Spark's are, while the table's schema, partitioning,
+    configuration and protocol are still those its files were written for
+    (:func:`~zorder.table.conflicts.append_still_fits`).
+    """
     table, mode = snapshot.table, request.mode
-    try:
-        adds: list[AddAction | RemoveAction] = [*_add_actions(request.files, data_change=True)]
-        with watched.call():
-            table.create_write_transaction(
-                adds,
-                mode=mode,
-                schema=request.delta_schema,
-                partition_by=list(snapshot.partition_columns) or None,
-                commit_properties=_commit_properties(request),
-            )
-    except CommitFailedError as error:
-        _refuse_unsupported(request.uri, error)
-        _refuse_done(request)
-        raise ConcurrentCommitError(
-            f"the commit to {request.uri} conflicts with a concurrent commit made after version "
-            f"{snapshot.version}: {error}. Nothing was committed; run again on the new version."
-        ) from error
-    return watched.version(
-        lambda: _committed_version(request.storage, snapshot.version, request.clustering)
-    )
+    adds: list[AddAction | RemoveAction] = [*_add_actions(request.files, data_change=True)]
+    attempts = 0
+    while True:
+        attempts += 1
+        try:
+            with watched.call():
+                table.create_write_transaction(
+                    adds,
+                    mode=mode,
+                    schema=request.delta_schema,
+                    partition_by=list(snapshot.partition_columns) or None,
+                    commit_properties=_commit_properties(request, blind_append=mode == "append"),
+                )
+        except CommitFailedError as error:
+            _refuse_unsupported(request.uri, error)
+            _refuse_done(request)
+            if mode == "append" and attempts < _REWRITE_ATTEMPTS:
+                latest = load_snapshot(request.storage)
+                if append_still_fits(snapshot, latest):
+                    table = latest.table  # the same files, on the newer version
+                    continue
+            raise ConcurrentCommitError(
+                f"the commit to {request.uri} conflicts with a concurrent commit made after "
+                f"version {snapshot.version}: {error}. Nothing was committed; run again on the "
+                "new version."
+            ) from error
+        return watched.version(
+            lambda: _committed_version(request.storage, snapshot.version, request.clustering)
+        )
 
 
 def _commit_purge(request: CommitRequest, snapshot: TableSnapshot, watched: Watched) -> int:
@@ -253,38 +293,43 @@ def _commit_purge(request: CommitRequest, snapshot: TableSnapshot, watched: Watc
 
     deltalake's ``RemoveAction`` carries no deletion vector, and a remove
     without it leaves the logical file (path, vector) live: its rows would
-    be read twice. An overwrite of the partitions, made from ``snapshot``,
-    removes each of its files with its vector. delta-rs checks it against
-    what was committed meanwhile: blind appends stay, and a commit that
-    removed or changed a file read here (a DELETE's new vector, another
-    optimize) fails it. The removes say ``dataChange = true`` (deltalake sets
-    it), the adds ``false``.
+    be read twice. An overwrite of the partitions removes each of its files
+    with its vector. delta-rs does not know what the rewrite read, so its
+    own check lets through a commit that removed those files meanwhile
+    (Delta Spark's OPTIMIZE: both copies of the rows would stay live). As in
+    :func:`_commit_rewrite`, the check is made here: on the newest version V
+    the filter must select exactly the files read
+    (:func:`~zorder.table.conflicts.check_purgeable`), and the overwrite is
+    made on V and committed as exactly V + 1. The removes say
+    ``dataChange = true`` (deltalake sets it), the adds ``false``.
     """
     uri, removed = request.uri, request.removed
     filters = purge_filters(snapshot, removed)
     adds: list[AddAction | RemoveAction] = [*_add_actions(request.files, data_change=False)]
-    try:
-        with watched.call():
-            snapshot.table.create_write_transaction(
-                adds,
-                mode="overwrite",
-                schema=request.delta_schema,
-                partition_by=list(snapshot.partition_columns) or None,
-                partition_filters=filters,
-                commit_properties=_commit_properties(request),
-            )
-    except CommitFailedError as error:
-        _refuse_unsupported(uri, error)
-        raise ConcurrentCommitError(
-            f"a concurrent commit to {uri} after version {snapshot.version} removed or "
-            f"changed files this optimize rewrote ({error}). Nothing was committed; the table is "
-            "as the other writer left it. Run again on the new version."
-        ) from error
-    version = watched.version(
-        lambda: _committed_version(request.storage, snapshot.version, request.clustering)
+    exact = _commit_properties(request, max_commit_retries=0)
+    for _ in range(_REWRITE_ATTEMPTS):
+        latest = load_snapshot(request.storage)
+        check_purgeable(snapshot, latest, removed, filters)
+        try:
+            with watched.call():
+                latest.table.create_write_transaction(
+                    adds,
+                    mode="overwrite",
+                    schema=request.delta_schema,
+                    partition_by=list(snapshot.partition_columns) or None,
+                    partition_filters=filters,
+                    commit_properties=exact,
+                )
+        except CommitFailedError as error:
+            _refuse_unsupported(uri, error)
+            continue  # another commit took version V + 1 first: check against it
+        version = watched.version(latest.version + 1)
+        check_purged(request.storage, version, removed)
+        return version
+    raise ConcurrentCommitError(
+        f"gave up committing to {uri} after {_REWRITE_ATTEMPTS} attempts: other writers kept "
+        "committing first. Nothing was committed; run again."
     )
-    check_purged(request.storage, version, removed)
-    return version
 
 
 def _refuse_unsupported(uri: str, error: CommitFailedError) -> None:

@@ -20,7 +20,32 @@ from zorder.table.actions import PartitionFilter, overwrite_filters, satisfies
 from zorder.table.snapshot import DataFile, TableSnapshot, load_snapshot
 from zorder.table.storage import Storage
 
-__all__ = ["check_purged", "check_rewritable", "purge_filters", "rewrite_scope"]
+__all__ = [
+    "append_still_fits",
+    "check_purgeable",
+    "check_purged",
+    "check_rewritable",
+    "purge_filters",
+    "rewrite_scope",
+]
+
+
+def append_still_fits(snapshot: TableSnapshot, latest: TableSnapshot) -> bool:
+    """Whether files written for ``snapshot`` may be appended, as they are, to ``latest``.
+
+    A blind append reads no rows: what others committed meanwhile (deletes,
+    updates, merges, rewrites) cannot make its rows wrong, as Delta's own
+    blind appends are let through them. What it depends on is what the files
+    were written for: the schema, the partition columns, the table's
+    configuration (constraints, column mapping, its properties) and protocol.
+    A change to any of them fails it, as Delta fails it (``MetadataChangedException``).
+    """
+    return (
+        json.loads(latest.schema.json) == json.loads(snapshot.schema.json)
+        and latest.partition_columns == snapshot.partition_columns
+        and dict(latest.configuration) == dict(snapshot.configuration)
+        and latest.table.protocol() == snapshot.table.protocol()
+    )
 
 
 def check_rewritable(
@@ -59,6 +84,42 @@ def purge_filters(
             "partitions"
         )
     return filters
+
+
+def check_purgeable(
+    snapshot: TableSnapshot,
+    latest: TableSnapshot,
+    removed: Sequence[DataFile],
+    filters: Sequence[PartitionFilter] | None,
+) -> None:
+    """Refuse a purge of ``removed`` (files of ``snapshot``) onto ``latest`` unless the files
+    its partition filter selects there are exactly ``removed``, as read (no vector changed,
+    none removed, none added), under the schema read.
+
+    Its overwrite removes what the filter selects in the version it is made
+    on: a file another writer removed meanwhile (Delta's OPTIMIZE) would
+    leave that writer's copy of its rows live beside this run's, and a file
+    appended meanwhile would be removed unread.
+    """
+    now = set(_files_matching(latest, filters))
+    read = set(removed)
+    if now == read and json.loads(latest.schema.json) == json.loads(snapshot.schema.json):
+        return
+    changed = sorted(f.path for f in read - now)
+    added = sorted(f.path for f in now - read)
+    what = (
+        f"removed or changed {len(changed)} of the {len(read)} files it rewrote (e.g. "
+        f"{changed[0]!r})"
+        if changed
+        else f"added {len(added)} file(s) to the partitions it rewrote (e.g. {added[0]!r})"
+        if added
+        else "changed the table's schema"
+    )
+    raise ConcurrentCommitError(
+        f"a concurrent commit to {snapshot.uri} after version {snapshot.version} {what} (now "
+        f"at version {latest.version}). Nothing was committed; the table is as the other "
+        "writer left it. Run again on the new version."
+    )
 
 
 def check_purged(storage: Storage, version: int, removed: Sequence[DataFile]) -> None:

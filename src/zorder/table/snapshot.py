@@ -37,9 +37,11 @@ from zorder.table.actions import (
     with_partition_values,
 )
 from zorder.table.clustering import (
+    SPEC_TRANSACTION,
     CommitClustering,
     Run,
     latest_clustering,
+    read_spec_file,
     recorded_spec,
     recorded_target_file_size,
     trusted_runs,
@@ -50,7 +52,7 @@ from zorder.table.schema import TableSchema
 from zorder.table.storage import Storage, normalize_uri
 from zorder.table.timestamps import instant, is_zoned, wall_clocks_in_zone
 from zorder.table.vectors import deleted_positions
-from zorder.table.versions import AsOf, open_table
+from zorder.table.versions import AsOf, log_is_whole, open_table
 
 __all__ = [
     "DataFile",
@@ -342,18 +344,45 @@ class TableSnapshot:
 
     @functools.cached_property
     def clustering_spec(self) -> ClusteringSpec | None:
-        """The table's spec: the one its properties record, else, where zorder's runs hold
-        files, the newest zorder commit's. A table on Delta's table-features protocol keeps
-        no properties from zorder (see :func:`~zorder.table.record_properties`): its spec
-        is in the commits only. A table no zorder run wrote is not walked back for one."""
+        """The table's spec as reads see it: the one its properties record, else
+        :attr:`logged_spec` where zorder has written (its runs hold files, or it kept a
+        spec); a table zorder never wrote is not walked back for one. A table on Delta's
+        table-features protocol keeps no properties from zorder (see
+        :func:`~zorder.table.record_properties`)."""
         recorded = self.recorded_spec
         if recorded is not None:
             return recorded
         paths = self.actions.column("path").to_pylist()
-        if not any(Run.of_path(str(p)) for p in paths):
-            return None
+        if self.kept_fingerprint is not None or any(Run.of_path(str(p)) for p in paths):
+            return self.logged_spec
+        return None
+
+    @property
+    def logged_spec(self) -> ClusteringSpec | None:
+        """What a table whose properties record no spec goes by: the newest zorder commit's
+        still in the log (a restore's undoing seen), else, once the log's cleanup removed
+        its first commits, the spec zorder kept (:attr:`kept_spec`). With every commit
+        still there, none records a spec: a restore undid them, and took the spec back."""
         latest = self.latest_clustering
-        return latest.spec if latest is not None else None
+        if latest is not None:
+            return latest.spec
+        if self.kept_fingerprint is None or log_is_whole(self.storage):
+            return None
+        return self.kept_spec
+
+    @functools.cached_property
+    def kept_fingerprint(self) -> str | None:
+        """The fingerprint the ``zorder.spec`` txn names (see :mod:`zorder.table.clustering`),
+        None without one."""
+        version = self.table.transaction_version(SPEC_TRANSACTION)
+        return f"{version:08x}" if version is not None and 0 <= version < 16**8 else None
+
+    @functools.cached_property
+    def kept_spec(self) -> ClusteringSpec | None:
+        """The spec zorder kept outside the log, from its file; None without one. It
+        outlasts the commits that recorded it."""
+        fingerprint = self.kept_fingerprint
+        return read_spec_file(self.storage, fingerprint) if fingerprint is not None else None
 
     @functools.cached_property
     def latest_clustering(self) -> CommitClustering | None:

@@ -30,6 +30,7 @@ __all__ = [
     "AsOf",
     "check_version",
     "commit_infos",
+    "log_is_whole",
     "open_table",
     "restored_version",
 ]
@@ -190,6 +191,13 @@ def commit_infos(
         if (up_to is not None and version > up_to) or (after is not None and version <= after):
             continue
         yield version, _commit_info(filesystem, commits[version].path)
+
+
+def log_is_whole(storage: Storage) -> bool:
+    """Whether the log still holds the table's first commit (version 0): no cleanup of
+    expired commits has removed any (``delta.logRetentionDuration``)."""
+    _, commits = _commit_files(storage)
+    return 0 in commits
 
 
 def restored_version(info: dict[str, Any]) -> int | None:
