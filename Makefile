@@ -31,7 +31,7 @@ DUCKDB_NEWEST := 2.0.1
 IN_PROCESS_TESTS := -m "not spark" tests/arrow tests/api tests/skipping tests/table tests/test_table_handle.py tests/test_cli.py tests/test_cli_rows.py
 COMPAT_VENV = .venv-pyspark-$(PYSPARK)
 
-.PHONY: demo test check lint typecheck unit bench clean java jar compat compat-matrix compat-duckdb
+.PHONY: demo test check lint typecheck unit bench races clean java jar compat compat-matrix compat-duckdb
 
 java:
 	@sh scripts/check-java.sh
@@ -88,6 +88,11 @@ bench: java $(VENV)/.installed-dev
 	$(BIN)/python -m benchmarks.analyst --write-markdown
 	$(BIN)/python -m benchmarks.delta_reads --write-markdown
 	$(BIN)/python -m benchmarks.advise --write-markdown
+
+# Delta Spark writers racing zorder, 200 operations and the kills (tests/spark/races.py; a short
+# run is in make test): the figures go into RELIABILITY.md.
+races: java $(VENV)/.installed-dev
+	$(BIN)/python -m tests.spark.races --operations 200 --write-markdown
 
 # A venv with exactly pyspark $(PYSPARK) beside zorder and its dev extras; pip refuses rather
 # than replace it, and the check below says so if anything did.

@@ -106,17 +106,14 @@ def ansi_on(spark: Any) -> Iterator[None]:
 @pytest.fixture(scope="session")
 def kernel() -> Iterator[object]:
     """A DuckDB connection with the Delta extension (the Delta kernel's reader), loaded offline."""
-    import pathlib
-
     import duckdb
-    import duckdb_extension_delta
+
+    from tests.spark.helpers import connect_kernel
 
     extension = metadata.version("duckdb-extension-delta")
     if duckdb.__version__ != extension:  # `make compat-duckdb` runs a newer DuckDB than dev's
         pytest.skip(f"the delta extension {extension} loads only into DuckDB {extension}")
-    connection = duckdb.connect()
-    package = pathlib.Path(duckdb_extension_delta.__file__).parent
-    connection.load_extension(str(next(package.glob("extensions/*/delta.duckdb_extension"))))
+    connection = connect_kernel()
     yield connection
     connection.close()
 

@@ -163,6 +163,17 @@ def within(value: Any, bound: Any, *, lower: bool) -> bool:
 # kernel, through the `kernel` fixture's connection) and delta-rs's DataFusion scan.
 
 
+def connect_kernel() -> duckdb.DuckDBPyConnection:
+    """A DuckDB connection with the Delta extension (the Delta kernel's reader), loaded offline
+    from the ``duckdb-extension-delta`` wheel."""
+    import duckdb_extension_delta
+
+    connection = duckdb.connect()
+    package = Path(duckdb_extension_delta.__file__).parent
+    connection.load_extension(str(next(package.glob("extensions/*/delta.duckdb_extension"))))
+    return connection
+
+
 def kernel_rows(
     kernel: duckdb.DuckDBPyConnection, path: str, columns: list[str], where: str = "TRUE"
 ) -> Counter[tuple[Any, ...]]:
