@@ -85,5 +85,7 @@ def session_conf(spark_version: str) -> tuple[dict[str, str], str | None, str]:
         # Delta rebuilds a snapshot's state in 50 tasks by default: on the tests' small
         # tables that is most of every command's time.
         "spark.databricks.delta.snapshotPartitions": "2",
+        # VACUUM lists and compares files in this many tasks (10,000 by default).
+        "spark.sql.sources.parallelPartitionDiscovery.parallelism": "4",
     }
     return conf, coordinate, reason
