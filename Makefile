@@ -59,8 +59,17 @@ lint: $(VENV)/.installed-dev
 typecheck: $(VENV)/.installed-dev
 	$(BIN)/mypy
 
+# The tests that need no JVM run beside the Spark ones, in a process of their own: the
+# Spark tests leave a core idle much of the time (a driver planning, a child JVM
+# starting). Their report follows the Spark tests'; either failing fails the target.
 unit: java $(VENV)/.installed-dev
-	$(BIN)/pytest
+	@rm -f .pytest-pure.log
+	$(BIN)/pytest -m "not spark" -p no:cacheprovider > .pytest-pure.log 2>&1 & pure=$$!; \
+	$(BIN)/pytest -m spark --durations=30; spark=$$?; \
+	wait $$pure; pure=$$?; \
+	echo "=== the tests that need no JVM (run beside the Spark tests) ==="; \
+	cat .pytest-pure.log; rm -f .pytest-pure.log; \
+	test $$spark -eq 0 && test $$pure -eq 0
 
 test: lint typecheck unit
 

@@ -19,12 +19,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 from pyspark.sql import SparkSession
 
 import zorder
 from tests.spark.delta_oracle import delta_rows
-from tests.spark.helpers import arrow_rows, row_multiset
+from tests.spark.helpers import arrow_rows, delta_rs_rows, kernel_rows, row_multiset
 from zorder.spark.compat import PYSPARK_VERSION
 
 pytestmark = pytest.mark.spark
@@ -259,7 +260,7 @@ COMPAT = {"deletion vectors", "column mapping (name)", "liquid clustering"}
     "kind", [pytest.param(k, marks=pytest.mark.compat) if k in COMPAT else k for k in TABLES]
 )
 def test_delta_sparks_table_is_read_and_optimized_exactly_or_refused(
-    delta: SparkSession, tmp_path: Path, kind: str
+    delta: SparkSession, kernel: duckdb.DuckDBPyConnection, tmp_path: Path, kind: str
 ) -> None:
     make, by = TABLES[kind]
     if kind == "variant" and PYSPARK_VERSION < (4, 0):
@@ -308,6 +309,9 @@ def test_delta_sparks_table_is_read_and_optimized_exactly_or_refused(
     exact = zorder.to_arrow(str(path), columns=columns) if arrow is not None else None
     if exact is not None:
         assert arrow_rows(exact, columns) == truth
+        # The other engines that read what zorder left: DuckDB's Delta reader, delta-rs.
+        assert kernel_rows(kernel, str(path), columns) == truth
+        assert delta_rs_rows(str(path), columns) == truth
 
     # Delta Spark's own next commands on what zorder left.
     delta.sql(f"DELETE FROM {table} WHERE `{by[0]}` >= 900")

@@ -68,7 +68,7 @@ class TableDescription:
 
     table_uri: str
     version: int
-    spec: ClusteringSpec | None  # the properties' spec, else the newest zorder commit's
+    spec: ClusteringSpec | None  # the properties' spec, else the log's (TableSnapshot.logged_spec)
     target_file_size: int | None  # delta.targetFileSize, bytes
     clustering: CommitClustering | None  # the newest zorder commit still in the history
     columns: tuple[str, ...]
