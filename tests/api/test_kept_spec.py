@@ -9,6 +9,7 @@ cleanup of such a table is in ``tests/spark/test_delta_spark_maintenance.py``.
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from pathlib import Path
 
@@ -104,3 +105,19 @@ def test_the_spec_file_is_written_once_and_read_back(tmp_path: Path) -> None:
     write_spec_file(storage, SPEC)
     assert kept.stat().st_mtime_ns == written  # already there: not written again
     assert read_spec_file(storage, SPEC.fingerprint) == SPEC
+
+
+def test_delta_rs_vacuum_leaves_the_spec_file(tmp_path: Path) -> None:
+    path = _copy("table-with-dv-small", tmp_path)
+    _commit_run(path, SPEC)
+    kept = Path(path, "_zorder", "specs", f"{SPEC.fingerprint}.json")
+    aged = kept.stat().st_mtime - 30 * 86_400
+    os.utime(kept, (aged, aged))
+    orphan = Path(path, "orphan.parquet")
+    orphan.write_bytes(b"not a table's file")
+    os.utime(orphan, (aged, aged))
+    listed = DeltaTable(path).vacuum(
+        retention_hours=0, enforce_retention_duration=False, dry_run=True, full=True
+    )
+    assert "orphan.parquet" in listed  # it does delete what no version references...
+    assert not [f for f in listed if f.startswith("_zorder")]  # ...but not under _zorder/

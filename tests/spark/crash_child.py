@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from unittest.mock import patch
@@ -84,8 +84,9 @@ def appended_rows() -> pa.Table:
     )
 
 
-def main(operation: str, path: str, moment: str) -> None:
-    engine = ENGINES.get(moment, "auto")
+def announcing_commit(moment: str) -> Callable[..., int]:
+    """zorder's commit, announced on stdout (COMMITTING, COMMITTED), and held where
+    ``moment`` says a kill must land: ``before-commit`` or ``after-commit``."""
 
     def commit(*args: Any, **kwargs: Any) -> int:
         _say("COMMITTING")
@@ -96,6 +97,13 @@ def main(operation: str, path: str, moment: str) -> None:
         if moment == "after-commit":
             time.sleep(600)
         return version
+
+    return commit
+
+
+def main(operation: str, path: str, moment: str) -> None:
+    engine = ENGINES.get(moment, "auto")
+    commit = announcing_commit(moment)
 
     def slowed(laid_out: Any) -> Any:
         frame = laid_out.frame.mapInArrow(_slow, laid_out.frame.schema)

@@ -16,34 +16,18 @@ Test code only: the hooks wrap zorder's commit from outside.
 from __future__ import annotations
 
 import sys
-import time
-from typing import Any
 from unittest.mock import patch
 
 import zorder
 import zorder.api.runs as runs_module
-from zorder.table.commit import commit_files
+from tests.spark.crash_child import announcing_commit
 
 BY = ["a", "b"]
 
 
-def _say(line: str) -> None:
-    print(line, flush=True)
-
-
 def main(operation: str, path: str, moment: str) -> None:
-    def commit(*args: Any, **kwargs: Any) -> int:
-        _say("COMMITTING")
-        if moment == "before-commit":
-            time.sleep(600)
-        version = commit_files(*args, **kwargs)
-        _say("COMMITTED")
-        if moment == "after-commit":
-            time.sleep(600)
-        return version
-
-    patch.object(runs_module, "commit_files", commit).start()
-    _say("STARTED")
+    patch.object(runs_module, "commit_files", announcing_commit(moment)).start()
+    print("STARTED", flush=True)
     op, _, app = operation.partition(":")
     if op == "append":
         zorder.write(
@@ -58,7 +42,7 @@ def main(operation: str, path: str, moment: str) -> None:
         )
     else:
         zorder.optimize(None, path, by=BY, num_files=4, full=True, engine="arrow")
-    _say("DONE")
+    print("DONE", flush=True)
 
 
 if __name__ == "__main__":

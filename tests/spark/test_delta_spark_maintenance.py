@@ -77,6 +77,19 @@ def unclustered(path: str) -> list[str]:
     return [f.path for f in zorder.describe(path).files if f.run is None]
 
 
+def reclustered(spark: SparkSession, kernel: duckdb.DuckDBPyConnection, path: str) -> None:
+    """zorder's ``optimize`` without ``by`` rewrites exactly the files no run of it wrote,
+    by the table's recorded spec, and every reader's rows stay as they were."""
+    rows = read_everywhere(spark, kernel, path)
+    rewritten = unclustered(path)
+    assert rewritten
+    metrics = zorder.optimize(spark, path)
+    assert metrics.by == tuple(BY)
+    assert metrics.files_removed == len(rewritten)
+    assert unclustered(path) == []
+    assert read_everywhere(spark, kernel, path) == rows
+
+
 @pytest.fixture
 def settings(delta: SparkSession) -> Iterator[dict[str, str | None]]:
     """Session settings changed by one test (by :func:`set_conf`): their values before,
@@ -108,16 +121,10 @@ def test_files_deltas_optimize_rewrote_are_clustered_again_by_the_recorded_spec(
     assert unclustered(path) == []
     delta.sql(f"{command.replace('OPTIMIZE', f'OPTIMIZE delta.`{path}`', 1)}")
     assert read_everywhere(delta, kernel, path) == before
-    rewritten = unclustered(path)
-    assert rewritten  # Delta's files: no run of zorder's wrote them
     description = zorder.describe(path)
     assert description.spec is not None
     assert description.spec.columns == tuple(BY)  # still known, though no run holds a file
-    metrics = zorder.optimize(delta, path)  # no by: the table's recorded spec
-    assert metrics.files_removed == len(rewritten)
-    assert metrics.by == tuple(BY)
-    assert unclustered(path) == []
-    assert read_everywhere(delta, kernel, path) == before
+    reclustered(delta, kernel, path)
 
 
 def test_restore_reorg_checkpoints_and_vacuum_by_delta_leave_a_zorder_table_right(
@@ -159,6 +166,7 @@ def test_restore_reorg_checkpoints_and_vacuum_by_delta_leave_a_zorder_table_righ
     assert read_everywhere(delta, kernel, path) == grown
     # Delta's vacuum left nothing behind, and zorder's spec file is hidden from it.
     assert zorder.vacuum(path, retain_hours=0, force=True).files == ()
+    assert list((tmp_path / "t" / "_zorder" / "specs").glob("*.json"))
     spec = zorder.describe(path).spec
     assert spec is not None
     assert spec.columns == tuple(BY)
@@ -170,10 +178,7 @@ def test_restore_reorg_checkpoints_and_vacuum_by_delta_leave_a_zorder_table_righ
     detail = delta.sql(f"DESCRIBE DETAIL {name}").collect()[0]
     assert detail["numFiles"] == len(zorder.describe(path).files)
 
-    metrics = zorder.optimize(delta, path)  # what Delta rewrote or appended, by the spec
-    assert metrics.files_removed > 0
-    assert unclustered(path) == []
-    assert read_everywhere(delta, kernel, path) == grown
+    reclustered(delta, kernel, path)  # what Delta rewrote or appended, by the spec
 
 
 def test_the_spec_outlasts_the_log_cleanup_on_a_table_with_features(
@@ -198,17 +203,10 @@ def test_the_spec_outlasts_the_log_cleanup_on_a_table_with_features(
     new_rows(delta, 20_100, 100).write.format("delta").mode("append").save(path)
     assert not (log / f"{0:020d}.json").exists()  # the cleanup ran
     assert not any(info.get("zorder") for _, info in commit_infos(Storage.of(path)))
-    rows = read_everywhere(delta, kernel, path)
-
     spec = zorder.describe(path).spec
     assert spec is not None
     assert spec.columns == tuple(BY)
-    appended = unclustered(path)  # Delta's two appends' files
-    assert appended
-    metrics = zorder.optimize(delta, path)  # no by: the spec the table kept
-    assert metrics.by == tuple(BY)
-    assert metrics.files_removed == len(appended)
-    assert read_everywhere(delta, kernel, path) == rows
+    reclustered(delta, kernel, path)  # Delta's two appends, by the spec the table kept
 
 
 def test_files_auto_compaction_rewrote_are_noticed(
@@ -226,13 +224,7 @@ def test_files_auto_compaction_rewrote_are_noticed(
     new_rows(delta, 10_000, 200).write.format("delta").mode("append").save(path)
     history = delta.sql(f"DESCRIBE HISTORY delta.`{path}` LIMIT 1").collect()
     assert history[0]["operation"] == "OPTIMIZE"  # Delta compacted after the append
-    rows = read_everywhere(delta, kernel, path)
-    rewritten = unclustered(path)
-    assert rewritten
-    metrics = zorder.optimize(delta, path)
-    assert metrics.files_removed == len(rewritten)
-    assert unclustered(path) == []
-    assert read_everywhere(delta, kernel, path) == rows
+    reclustered(delta, kernel, path)
 
 
 def _streamed(spark: SparkSession, path: str, **options: str) -> tuple[Any, list[Any]]:

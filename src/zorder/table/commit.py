@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -36,6 +36,7 @@ from deltalake.transaction import (
 )
 
 from zorder.errors import ConcurrentCommitError, InvalidArgumentError, UnsupportedTableError
+from zorder.table.actions import PartitionFilter
 from zorder.table.clustering import (
     SPEC_TRANSACTION,
     CommitClustering,
@@ -303,33 +304,20 @@ def _commit_purge(request: CommitRequest, snapshot: TableSnapshot, watched: Watc
     made on V and committed as exactly V + 1. The removes say
     ``dataChange = true`` (deltalake sets it), the adds ``false``.
     """
-    uri, removed = request.uri, request.removed
+    removed = request.removed
     filters = purge_filters(snapshot, removed)
     adds: list[AddAction | RemoveAction] = [*_add_actions(request.files, data_change=False)]
-    exact = _commit_properties(request, max_commit_retries=0)
-    for _ in range(_REWRITE_ATTEMPTS):
-        latest = load_snapshot(request.storage)
-        check_purgeable(snapshot, latest, removed, filters)
-        try:
-            with watched.call():
-                latest.table.create_write_transaction(
-                    adds,
-                    mode="overwrite",
-                    schema=request.delta_schema,
-                    partition_by=list(snapshot.partition_columns) or None,
-                    partition_filters=filters,
-                    commit_properties=exact,
-                )
-        except CommitFailedError as error:
-            _refuse_unsupported(uri, error)
-            continue  # another commit took version V + 1 first: check against it
-        version = watched.version(latest.version + 1)
-        check_purged(request.storage, version, removed)
-        return version
-    raise ConcurrentCommitError(
-        f"gave up committing to {uri} after {_REWRITE_ATTEMPTS} attempts: other writers kept "
-        "committing first. Nothing was committed; run again."
+    version = _commit_as_next(
+        request,
+        snapshot,
+        watched,
+        adds,
+        check=lambda latest: check_purgeable(snapshot, latest, removed, filters),
+        mode="overwrite",
+        partition_filters=filters,
     )
+    check_purged(request.storage, version, removed)
+    return version
 
 
 def _refuse_unsupported(uri: str, error: CommitFailedError) -> None:
@@ -376,34 +364,58 @@ def _commit_rewrite(request: CommitRequest, snapshot: TableSnapshot, watched: Wa
     commit as exactly V + 1 (no retries inside delta-rs); if another writer
     took V + 1 first, check again on the newer version.
     """
-    uri, removed = request.uri, request.removed
+    removed = request.removed
     now = int(time.time() * 1000)
     actions: list[AddAction | RemoveAction] = [*_add_actions(request.files, data_change=False)]
     actions += [
         RemoveAction(path=f.path, data_change=False, deletion_timestamp=now, size=f.size)
         for f in removed
     ]
+    return _commit_as_next(
+        request,
+        snapshot,
+        watched,
+        actions,
+        check=lambda latest: check_rewritable(snapshot, latest, removed),
+        mode="append",
+    )
+
+
+def _commit_as_next(
+    request: CommitRequest,
+    snapshot: TableSnapshot,
+    watched: Watched,
+    actions: list[AddAction | RemoveAction],
+    *,
+    check: Callable[[TableSnapshot], None],
+    mode: Literal["append", "overwrite"],
+    partition_filters: list[PartitionFilter] | None = None,
+) -> int:
+    """Commit ``actions`` onto the newest version V as exactly V + 1, once ``check(V)`` has
+    passed (it raises :class:`ConcurrentCommitError` otherwise); when another writer took
+    V + 1 first, check again on the newer version. No retries inside delta-rs, whose own
+    check does not know what the run read."""
     exact = _commit_properties(request, max_commit_retries=0)
     for _ in range(_REWRITE_ATTEMPTS):
         latest = load_snapshot(request.storage)
-        check_rewritable(snapshot, latest, removed)
+        check(latest)
         try:
             with watched.call():
                 latest.table.create_write_transaction(
                     actions,
-                    mode="append",
+                    mode=mode,
                     schema=request.delta_schema,
                     partition_by=list(snapshot.partition_columns) or None,
+                    partition_filters=partition_filters,
                     commit_properties=exact,
                 )
         except CommitFailedError as error:
-            _refuse_unsupported(uri, error)
+            _refuse_unsupported(request.uri, error)
             continue  # another commit took version V + 1 first: check against it
-        # No retries: exactly the version after the one checked.
         return watched.version(latest.version + 1)
     raise ConcurrentCommitError(
-        f"gave up committing to {uri} after {_REWRITE_ATTEMPTS} attempts: other writers kept "
-        "committing first. Nothing was committed; run again."
+        f"gave up committing to {request.uri} after {_REWRITE_ATTEMPTS} attempts: other "
+        "writers kept committing first. Nothing was committed; run again."
     )
 
 
