@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 import zorder
+from zorder.api.catalog import is_table_name
 from zorder.api.modes import InputFormat, WriteMode
 from zorder.cli import render
 from zorder.cli.command import (
@@ -247,6 +248,22 @@ def _handle(
     )
 
 
+def _located(
+    out: Output,
+    path: str,
+    options: dict[str, str],
+    spark_options: tuple[str, str | None, list[str] | None],
+) -> tuple[str, dict[str, str]]:
+    """``path`` and ``options``; for a catalog name, where the table lives and the storage
+    options that reach it, looked up through a session started on ``--master``/``--remote``
+    with ``--conf`` (a persistent catalog: a Hive metastore, or Glue or Unity through its
+    connector). A path starts no session."""
+    if not is_table_name(path):
+        return path, options
+    table = _handle(out, path, options, spark_options)
+    return table.uri, dict(table.storage_options)
+
+
 def _nothing_to_optimize(
     path: str, options: dict[str, str], target_file_size: str | None, fanout: int
 ) -> ClusterMetrics | None:
@@ -352,17 +369,22 @@ def describe(
     as_of: AsOfOption = None,
     time_zone: Annotated[str, typer.Option(help="Zone of an --as-of without one.")] = "UTC",
     storage_option: StorageOption = None,
+    master: MasterOption = "local[*]",
+    remote: RemoteOption = None,
+    conf: ConfOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """The table's clustering spec, file size target, runs, what is not clustered yet, and
     how deep its files overlap on each clustering column (from statistics alone)."""
+    options = parse_storage_options(storage_option or [])
+    location, options = _located(out, path, options, (master, remote, conf))
     described = zorder.describe(
-        path,
+        location,
         columns=column_list(columns) if columns else None,
         version=version,
         timestamp=_as_of(version, as_of),
         time_zone=time_zone,
-        storage_options=parse_storage_options(storage_option or []),
+        storage_options=options,
     )
     out.result(described, render.runs)
 
@@ -390,18 +412,19 @@ def vacuum(
         ),
     ] = False,
     storage_option: StorageOption = None,
+    master: MasterOption = "local[*]",
+    remote: RemoteOption = None,
+    conf: ConfOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """List (or delete) files no version within the retention uses, orphans of crashed runs too.
 
     The result says which retention applied and where it came from.
     """
+    options = parse_storage_options(storage_option or [])
+    location, options = _located(out, path, options, (master, remote, conf))
     result = zorder.vacuum(
-        path,
-        retain_hours=retain_hours,
-        dry_run=dry_run,
-        force=force,
-        storage_options=parse_storage_options(storage_option or []),
+        location, retain_hours=retain_hours, dry_run=dry_run, force=force, storage_options=options
     )
     out.result(result, render.vacuumed)
 
@@ -423,6 +446,9 @@ def restore(
     ] = None,
     time_zone: Annotated[str, typer.Option(help="Zone of an --as-of without one.")] = "UTC",
     storage_option: StorageOption = None,
+    master: MasterOption = "local[*]",
+    remote: RemoteOption = None,
+    conf: ConfOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Undo: make PATH what one of its versions was, in one new commit.
@@ -432,12 +458,14 @@ def restore(
     """
     if version is None and as_of is None:
         raise InvalidArgumentError("give the version to restore: --version N or --as-of TIME")
+    options = parse_storage_options(storage_option or [])
+    location, options = _located(out, path, options, (master, remote, conf))
     result = zorder.restore(
-        path,
+        location,
         version=version,
         timestamp=_as_of(version, as_of),
         time_zone=time_zone,
-        storage_options=parse_storage_options(storage_option or []),
+        storage_options=options,
     )
     out.result(result, render.restored)
 
@@ -530,15 +558,20 @@ def stats(
     as_of: AsOfOption = None,
     time_zone: Annotated[str, typer.Option(help="Zone of an --as-of without one.")] = "UTC",
     storage_option: StorageOption = None,
+    master: MasterOption = "local[*]",
+    remote: RemoteOption = None,
+    conf: ConfOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """One row per file: its run, record count and min/max of the clustering columns."""
+    options = parse_storage_options(storage_option or [])
+    location, options = _located(out, path, options, (master, remote, conf))
     description = zorder.describe(
-        path,
+        location,
         columns=column_list(columns) if columns else None,
         version=version,
         timestamp=_as_of(version, as_of),
         time_zone=time_zone,
-        storage_options=parse_storage_options(storage_option or []),
+        storage_options=options,
     )
     out.result(description, render.stats, as_json=render.stats_json)
