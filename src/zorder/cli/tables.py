@@ -253,6 +253,7 @@ def _located(
     path: str,
     options: dict[str, str],
     spark_options: tuple[str, str | None, list[str] | None],
+    spark: SparkSession | None = None,
 ) -> tuple[str, dict[str, str]]:
     """``path`` and ``options``; for a catalog name, where the table lives and the storage
     options that reach it, looked up through a session started on ``--master``/``--remote``
@@ -260,7 +261,7 @@ def _located(
     connector). A path starts no session."""
     if not is_table_name(path):
         return path, options
-    table = _handle(out, path, options, spark_options)
+    table = _handle(out, path, options, spark_options, spark)
     return table.uri, dict(table.storage_options)
 
 
@@ -520,14 +521,16 @@ def query(
     if use_spark and not explain_only:  # started first: its settings may reach the store
         zone = [f"spark.sql.session.timeZone={time_zone}", f"spark.sql.ansi.enabled={ansi}".lower()]
         spark = session(out, master, [*zone, *(conf or [])], remote)
+    options = parse_storage_options(storage_option or [])
+    location, options = _located(out, path, options, (master, remote, conf), spark)
     planned = zorder.scan(
-        path,
+        location,
         where,
         columns=picked,
         version=version,
         timestamp=_as_of(version, as_of),
         time_zone=time_zone,
-        storage_options=parse_storage_options(storage_option or []),
+        storage_options=options,
         ansi=ansi,
     )
     if explain_only:
