@@ -107,11 +107,12 @@ class DeltaWriter:
     def start(self) -> None:
         self.answers = queue.Queue()
         answers = self.answers
+        self.log_file = open(self.log, "a")  # noqa: SIM115 - closed with the process
         self.process = subprocess.Popen(
             [sys.executable, "-m", "tests.spark.race_child"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=open(self.log, "a"),  # noqa: SIM115 - the child's own, closed with it
+            stderr=self.log_file,
             text=True,
             start_new_session=True,
             cwd=Path(__file__).parents[2],
@@ -125,7 +126,8 @@ class DeltaWriter:
                 if line.startswith("RACE "):
                     answers.put(json.loads(line[5:]))
 
-        threading.Thread(target=read, daemon=True).start()
+        self.reader = threading.Thread(target=read, daemon=True)
+        self.reader.start()
         ready = self.answers.get(timeout=300)
         assert ready["event"] == "ready", ready
 
@@ -149,7 +151,7 @@ class DeltaWriter:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait(timeout=60)
-        self.process = None
+        self._closed()
 
     def stop(self) -> None:
         if self.process is not None:
@@ -159,7 +161,19 @@ class DeltaWriter:
                 self.process.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 self.kill()
-            self.process = None
+                return
+            self._closed()
+
+    def _closed(self) -> None:
+        """The ended process's pipes and log closed (its reader thread sees the end)."""
+        assert self.process is not None
+        self.reader.join(timeout=30)  # it stops at the end of the dead process's output
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        self.log_file.close()
+        self.process = None
 
 
 @dataclass
@@ -546,6 +560,7 @@ class Race:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(child.pid, signal.SIGKILL)
         child.wait(timeout=60)
+        child.stdout.close()
         self.delta_outcome(made, f"kill-zorder-{moment}", self.writer.answer(made.tag))
         self.pending.append(
             Outcome(f"zorder:{op}", f"kill-zorder-{moment}", self.name, None, app=app)
