@@ -10,20 +10,14 @@ from __future__ import annotations
 
 import json
 import os
-import uuid
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 from deltalake import DeltaTable
 
 import zorder
 from tests.api.test_restore import _commit_run, _copy
 from zorder.curves.kinds import ClusteringSpec
 from zorder.table.clustering import SPEC_TRANSACTION, read_spec_file, write_spec_file
-from zorder.table.commit import CommitRequest, commit_files
-from zorder.table.runs import describe_written_files
-from zorder.table.snapshot import load_snapshot
 from zorder.table.storage import Storage
 
 SPEC = ClusteringSpec(("value",), "zorder", "rank", weights=(1.0,))
@@ -31,24 +25,7 @@ SPEC = ClusteringSpec(("value",), "zorder", "rank", weights=(1.0,))
 
 def _plain_commit(path: str) -> None:
     """Another writer's append of one file: no zorder run, no txn."""
-    storage = Storage.of(path)
-    snapshot = load_snapshot(storage)
-    rows = pa.table({"value": pa.array([7], pa.int32())})
-    name = f"part-00000-{uuid.uuid4()}.c000.snappy.parquet"
-    pq.write_table(rows, Path(path) / name)
-    written = [
-        f
-        for f in describe_written_files(storage, "", ["value"], snapshot.configuration)
-        if f.path == name
-    ]
-    request = CommitRequest(
-        storage=storage,
-        mode="append",
-        files=written,
-        schema=snapshot.schema.delta,
-        snapshot=snapshot,
-    )
-    commit_files(request)
+    _commit_run(path, None)
 
 
 def _clean_up_the_log(path: str) -> None:

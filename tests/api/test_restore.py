@@ -181,24 +181,31 @@ def test_restore_brings_back_the_spec_and_file_size_the_version_recorded(tmp_pat
     assert (described.spec, described.target_file_size) == (None, None)
 
 
-def _commit_run(path: str, spec: ClusteringSpec) -> int:
+def _commit_run(path: str, spec: ClusteringSpec | None) -> int:
     """A zorder run's commit of one file (as a write makes it, without Spark): its files in
-    the run's directory, ``commitInfo.zorder`` and the run's ``txn``."""
+    the run's directory, ``commitInfo.zorder`` and the run's ``txn``. Without ``spec``,
+    another writer's append of one file: in a directory of its own, no run, no txn."""
     storage = Storage.of(path)
     snapshot = load_snapshot(storage)
-    run = Run.new(spec)
-    directory = Path(path) / run.directory
+    run = Run.new(spec) if spec is not None else None
+    relative = run.directory if run is not None else f"other-{uuid.uuid4().hex[:8]}"
+    directory = Path(path) / relative
     directory.mkdir()
     rows = pa.table({"value": pa.array([100, 101], pa.int32())})
     pq.write_table(rows, directory / f"part-00000-{uuid.uuid4()}.c000.snappy.parquet")
-    written = describe_written_files(storage, run.directory, ["value"], snapshot.configuration)
+    written = describe_written_files(storage, relative, ["value"], snapshot.configuration)
+    clustering = (
+        CommitClustering("write", run, spec, len(written))
+        if run is not None and spec is not None
+        else None
+    )
     request = CommitRequest(
         storage=storage,
         mode="append",
         files=written,
         schema=snapshot.schema.delta,
         snapshot=snapshot,
-        clustering=CommitClustering("write", run, spec, len(written)),
+        clustering=clustering,
     )
     return commit_files(request)
 
