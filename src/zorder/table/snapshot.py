@@ -353,11 +353,12 @@ class TableSnapshot:
         if recorded is not None:
             return recorded
         paths = self.actions.column("path").to_pylist()
-        if self.kept_fingerprint is not None or any(Run.of_path(str(p)) for p in paths):
+        # The paths first: they are in memory, the txn may be a read of the log.
+        if any(Run.of_path(str(p)) for p in paths) or self.kept_fingerprint is not None:
             return self.logged_spec
         return None
 
-    @property
+    @functools.cached_property
     def logged_spec(self) -> ClusteringSpec | None:
         """What a table whose properties record no spec goes by: the newest zorder commit's
         still in the log (a restore's undoing seen), else, once the log's cleanup removed
