@@ -97,6 +97,7 @@ bench: java $(VENV)/.installed-dev
 	$(BIN)/python -m benchmarks.analyst --write-markdown
 	$(BIN)/python -m benchmarks.delta_reads --write-markdown
 	$(BIN)/python -m benchmarks.advise --write-markdown
+	$(BIN)/python -m benchmarks.against_delta --write-markdown
 
 # Delta Spark writers racing zorder, 200 operations and the kills (tests/spark/races.py; a short
 # run is in make test): the figures go into RELIABILITY.md.

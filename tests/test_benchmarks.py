@@ -377,3 +377,42 @@ def test_blooms_benchmark_smoke(spark: object) -> None:
         absent = [r for r in stage["lookups"] if r["kind"] == "absent id"]
         assert all(r["files_kept"] <= 1 for r in absent)  # 1% false positives a file
     assert "| `session_id = X` |" in blooms.markdown(payload)
+
+
+@pytest.mark.spark
+def test_against_delta_benchmark_smoke(delta: object) -> None:
+    from benchmarks import against_delta
+
+    arguments = (
+        "--cases network-1m partitioned --rows-1m 4000 --files-1m 4 --day-rows 1000 "
+        "--files-day 2 --seeds 3 --rounds 1 --values 2 --growth-rows 4000 --growth-files 4 "
+        "--growth-appends 2 --growth-fraction 0.05"
+    )
+    payload = against_delta.main(arguments.split())  # raised had the layouts' counts differed
+    network, partitioned = payload["clustering"]
+    for result in (network, partitioned):
+        assert set(result["best"]) == {
+            against_delta.DELTA,
+            against_delta.ZORDER,
+            against_delta.ZORDER_SPARK,
+        }
+        for best in result["best"].values():
+            assert min(best[k] for k in ("bytes_removed", "bytes_added", "jvm_heap", "python_rss"))
+    assert network["best"][against_delta.DELTA]["bytes_removed"] == network["bytes_optimized"]
+    # One day of ten optimized: the bytes read are that day's, by both.
+    day = partitioned["bytes_optimized"]
+    assert all(b["bytes_removed"] == day for b in partitioned["best"].values())
+    assert set(network["skipping"][against_delta.ZORDER]) == {
+        f"{c} = v" for c in ("src_ip", "dst_ip", "src_port", "dst_port")
+    }
+    (growth,) = payload["growth"]
+    steps = growth["steps"]
+    assert all(s["bytes_appended"] > 0 for s in steps[against_delta.LIQUID])
+    # Liquid reclusters the whole table after each append; zorder rewrites about the append.
+    liquid = against_delta.amplification(steps[against_delta.LIQUID])
+    assert liquid > 5 * against_delta.amplification(steps["zorder hilbert"])
+    # The size the first optimize recorded holds: the table stays in files a filter can skip.
+    assert all(s["skipped"] > 0 for s in steps["zorder zorder"])
+    text = against_delta.markdown(payload)
+    assert text.count("| network-1m | 3 | 4,000 | 4 |") == 3
+    assert "Growth, seed 3, zorder zorder" in text

@@ -17,20 +17,29 @@ from tests.spark.helpers import spark_rows
 
 
 def files_read(df: DataFrame) -> int:
-    """Files the executed scans of ``df`` read (after ``df`` was collected)."""
-    plan = df._jdf.queryExecution().executedPlan()
-    if plan.nodeName().startswith("AdaptiveSparkPlan"):
-        plan = plan.executedPlan()
-    leaves = plan.collectLeaves()
-    total = 0
-    scans = 0
-    for i in range(leaves.size()):
-        leaf = leaves.apply(i)
-        metrics = leaf.metrics()
-        if metrics.contains("numFiles"):
+    """Files the executed scans of ``df`` read (after ``df`` was collected).
+
+    Adaptive execution's query stages (an aggregate's shuffle) hold their plans
+    apart from the tree's children: the walk goes into them.
+    """
+    total, scans = 0, 0
+    pending = [df._jdf.queryExecution().executedPlan()]
+    while pending:
+        node = pending.pop()
+        name = node.nodeName()
+        if name.startswith("AdaptiveSparkPlan"):
+            pending.append(node.executedPlan())
+            continue
+        if "QueryStage" in name:
+            pending.append(node.plan())
+            continue
+        metrics = node.metrics()
+        if node.children().isEmpty() and metrics.contains("numFiles"):
             total += int(metrics.apply("numFiles").value())
             scans += 1
-    assert scans, f"no file scan in {plan.toString()}"
+        children = node.children()
+        pending += [children.apply(i) for i in range(children.size())]
+    assert scans, f"no file scan in {df._jdf.queryExecution().executedPlan().toString()}"
     return total
 
 
