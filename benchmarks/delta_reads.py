@@ -25,12 +25,11 @@ from typing import Any
 
 import pyspark
 from pyspark.sql import DataFrame, SparkSession
-from tests import delta_spark
 from tests.spark.delta_oracle import files_read
 
 import zorder
 from benchmarks.report import command_line, machine_facts, replace_section, write_json
-from benchmarks.session import user_session
+from benchmarks.session import delta_user_session
 from zorder.errors import BenchmarkError
 
 FLOW_FILTERS = (
@@ -94,12 +93,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--files", type=int, default=64)
     parser.add_argument("--write-markdown", action="store_true", help="update BENCHMARKS.md")
     args = parser.parse_args(argv)
-    conf, coordinate, reason = delta_spark.session_conf(pyspark.__version__)
-    if coordinate is None:
-        raise BenchmarkError(f"needs Delta Spark: {reason}")
-    conf.pop("spark.databricks.delta.snapshotPartitions")  # the tests' tuning, not a user's
-    with delta_spark.resolving():
-        spark = user_session("zorder-bench-delta-reads", conf=conf)
+    spark, coordinate = delta_user_session("zorder-bench-delta-reads")
     results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="zorder-delta-reads-") as tmp:
         path = str(Path(tmp) / "flows")

@@ -13,6 +13,7 @@ import os
 import sys
 from collections.abc import Mapping
 
+import pyspark
 from pyspark.sql import SparkSession
 
 SESSION = "a session built with SparkSession.builder, Spark's defaults"
@@ -36,3 +37,24 @@ def user_session(
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def delta_user_session(app_name: str) -> tuple[SparkSession, str]:
+    """The session a Delta user builds: Delta Spark's jars from Maven Central (the release
+    ``tests/delta_spark.py`` picks for this Spark line), its SQL extension and catalog, Delta's
+    defaults otherwise (not the tests' tuning); with the Delta coordinate it runs."""
+    from tests import delta_spark
+
+    from zorder.errors import BenchmarkError
+
+    conf, coordinate, reason = delta_spark.session_conf(pyspark.__version__)
+    if coordinate is None:
+        raise BenchmarkError(f"needs Delta Spark: {reason}")
+    for tuning in (  # the tests' own settings, not a user's
+        "spark.databricks.delta.snapshotPartitions",
+        "spark.sql.sources.parallelPartitionDiscovery.parallelism",
+    ):
+        conf.pop(tuning)
+    conf["spark.ui.showConsoleProgress"] = "false"
+    with delta_spark.resolving():
+        return user_session(app_name, conf=conf), coordinate
