@@ -54,7 +54,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
@@ -97,7 +97,6 @@ class Case:
     rows: int
     where: str | None = None  # the optimize's WHERE (a partition predicate)
     scale: float = 0.0  # TPC-H's scale factor
-    filters: dict[str, list[str]] = field(default_factory=dict)  # filter set -> filters
 
 
 # --- memory ---------------------------------------------------------------------------------
@@ -127,8 +126,7 @@ class Memory:
 
 
 def _files(path: str, version: int | None = None) -> dict[str, int]:
-    table = DeltaTable(path, version=version) if version is not None else DeltaTable(path)
-    actions = table.get_add_actions(flatten=True)
+    actions = DeltaTable(path, version=version).get_add_actions(flatten=True)
     return dict(
         zip(
             actions.column("path").to_pylist(),
@@ -180,13 +178,16 @@ def write_source(spark: SparkSession, case: Case, path: str, seed: int, tmp: Pat
             frame.write.format("delta").mode("append").partitionBy("day").save(path)
 
 
+def last_day_files(path: str) -> list[Any]:
+    """The files of the partitioned table's last day (the one its optimize selects)."""
+    last = day_names()[-1]
+    return [f for f in zorder.describe(path).files if str(f.partition.get("day")) == last]
+
+
 def optimized_bytes(path: str, case: Case) -> int:
     """The bytes of the files the optimize selects: the table's, or its last day's."""
-    files = zorder.describe(path).files
-    if case.where is None:
-        return sum(f.size for f in files)
-    last = day_names()[-1]
-    return sum(f.size for f in files if str(f.partition.get("day")) == last)
+    files = zorder.describe(path).files if case.where is None else last_day_files(path)
+    return sum(f.size for f in files)
 
 
 # --- filters ---------------------------------------------------------------------------------
@@ -275,9 +276,8 @@ def judge(spark: SparkSession, path: str, case: Case, filters: dict[str, list[st
     """Per filter set: the mean fraction of rows zorder.explain keeps and of files Delta reads,
     and Delta Spark's row count of each filter (to compare across layouts)."""
     table = spark.read.format("delta").load(path)
-    total_files = len(_files(path))
-    last = day_names()[-1]
-    in_day = [f for f in zorder.describe(path).files if str(f.partition.get("day")) == last]
+    in_day = last_day_files(path) if case.where is not None else []
+    total_files = len(_files(path)) if case.where is None else len(in_day)
     day_rows = sum(f.rows or 0 for f in in_day)
     judged: dict[str, dict[str, float]] = {}
     counts: dict[str, int] = {}
@@ -292,7 +292,7 @@ def judge(spark: SparkSession, path: str, case: Case, filters: dict[str, list[st
             df = table.where(where).agg(F.count(F.lit(1)).alias("n"))
             counts[where] = int(df.collect()[0]["n"])
             read = files_read(df)
-            files_read_.append(read / (total_files if case.where is None else len(in_day)))
+            files_read_.append(read / total_files)
         judged[name] = {
             "zorder_rows_kept": statistics.fmean(rows_kept),
             "delta_files_read": statistics.fmean(files_read_),
