@@ -346,6 +346,26 @@ def test_an_unexpected_error_is_reported_as_a_bug_with_its_traceback_file(
     assert str(logs[0]) in result.output.replace("\n", "")
 
 
+def test_an_internal_error_is_a_bug_not_a_refusal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_deltalake(str(tmp_path / "t"), pa.table({"a": [1]}))
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise zorder.errors.InternalError("an invariant broke; nothing was committed")
+
+    monkeypatch.setattr(zorder, "describe", broken)
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    result = runner.invoke(app, ["stats", str(tmp_path / "t"), "--json"])
+    assert result.exit_code == 1  # a refusal would be 2
+    failure = json.loads(result.stderr)
+    assert (failure["error"], failure["exit_code"]) == ("InternalError", 1)
+    assert "traceback" in failure
+    result = runner.invoke(app, ["stats", str(tmp_path / "t")])
+    assert result.exit_code == 1
+    assert "please report it" in result.output
+
+
 def test_describe_a_table_zorder_did_not_write(tmp_path: Path) -> None:
     path = str(tmp_path / "t")
     write_deltalake(path, pa.table({"a": [3, 1], "b": ["x", "y"], "c": [1.5, None]}))
@@ -445,7 +465,7 @@ def test_errors_go_to_stderr_so_json_output_stays_clean(tmp_path: Path) -> None:
     assert result.stdout == ""
     error = json.loads(result.stderr)  # one JSON object, nothing else
     assert error == {
-        "error": "NotADeltaTableError",
+        "error": "TableNotFoundError",
         "message": f"not a Delta table: {tmp_path / 'missing'} (no such path)",
         "exit_code": 2,
     }

@@ -7,6 +7,12 @@ keeps working, and ``except ZorderError`` catches exactly the errors that are
 about the caller's input or the table, never a bug. Messages name the bad
 value and what would be accepted.
 
+A bug is not a ``ZorderError``: :class:`InternalError` (a ``RuntimeError``) is
+raised where zorder finds its own invariant broken, and the CLI reports it with
+exit code 1 and a traceback to report, never as a refusal. Exceptions zorder
+uses for its own control flow are private to the modules that raise and catch
+them; none is a ``ZorderError`` and none reaches a caller.
+
 Pure: importing this module imports nothing else of zorder's or anyone's.
 """
 
@@ -20,6 +26,7 @@ __all__ = [
     "FilterEvaluationError",
     "FilterParseError",
     "ForbiddenFilterError",
+    "InternalError",
     "InvalidArgumentError",
     "InvalidArgumentTypeError",
     "MissingFilesError",
@@ -28,7 +35,9 @@ __all__ = [
     "SourceNotFoundError",
     "SparkStartError",
     "SparkVersionError",
+    "StorageMismatchError",
     "TableExistsError",
+    "TableNotFoundError",
     "UnsafeCommitWarning",
     "UnsupportedColumnTypeError",
     "UnsupportedFilterError",
@@ -110,6 +119,12 @@ class NotADeltaTableError(ZorderError, ValueError):
     """The path holds no Delta table (no readable ``_delta_log``)."""
 
 
+class TableNotFoundError(NotADeltaTableError, FileNotFoundError):
+    """No table is where the caller named one: nothing at the path, or no such name in the
+    session's catalog. Raised on opening, as delta-rs's and pyiceberg's ``TableNotFoundError``
+    are; ``zorder.write`` and ``Table(..., create=True)`` open a location to make one."""
+
+
 class SourceNotFoundError(ZorderError, FileNotFoundError):
     """An input path to read from does not exist."""
 
@@ -164,6 +179,20 @@ class SparkVersionError(ZorderError, NotImplementedError):
 
 class ConcurrentCommitError(ZorderError, RuntimeError):
     """Another writer committed something this commit conflicts with; nothing was committed."""
+
+
+class StorageMismatchError(ZorderError, ValueError):
+    """Spark and zorder reach different stores for the same table location (the session's
+    ``fs.*`` settings against ``storage_options``, else the environment): files Spark wrote
+    are not where zorder looks. Nothing was committed."""
+
+
+class InternalError(RuntimeError):
+    """zorder found one of its own invariants broken: a bug, not a refusal.
+
+    Deliberately not a :class:`ZorderError`, so ``except ZorderError`` never hides one.
+    The message says what was found and whether anything was committed; please report it.
+    """
 
 
 class UnsafeCommitWarning(UserWarning):

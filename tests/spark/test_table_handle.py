@@ -24,7 +24,7 @@ def test_one_handle_writes_reads_describes_and_optimizes(
     df = spark.range(4_000).select(
         (F.col("id") * 7 % 100).alias("a"), (F.col("id") * 13 % 50).alias("b"), "id"
     )
-    table = zorder.Table(str(tmp_path / "t"), spark=spark)
+    table = zorder.Table(str(tmp_path / "t"), spark=spark, create=True)
     zorder.write(df, table, by=["a", "b"], num_files=4)
     commits = table.history()
     assert commits[0].version == table.version
@@ -112,8 +112,10 @@ def test_optimize_reads_the_log_twice_plan_and_check(
 def test_a_write_through_the_handle_moves_it_to_the_version_written(
     spark: SparkSession, tmp_path: Path
 ) -> None:
-    table = zorder.Table(str(tmp_path / "t"), spark=spark)  # nothing there yet
-    with pytest.raises(zorder.NotADeltaTableError):
+    with pytest.raises(zorder.errors.TableNotFoundError, match="no such path"):
+        zorder.Table(str(tmp_path / "t"), spark=spark)  # nothing there yet
+    table = zorder.Table(str(tmp_path / "t"), spark=spark, create=True)
+    with pytest.raises(zorder.errors.TableNotFoundError):
         _ = table.version
     df = spark.range(100).select(F.col("id").alias("a"))
     assert table.write(df, by=["a"], num_files=1).data_version == 0

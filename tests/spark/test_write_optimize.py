@@ -552,7 +552,7 @@ def test_a_run_written_where_zorder_cannot_see_it_is_not_committed(
     monkeypatch.setattr(
         cluster_module, "spark_path", lambda _spark, uri: str(elsewhere / Path(uri).name)
     )
-    with pytest.raises(zorder.ZorderError, match="reach different stores"):
+    with pytest.raises(zorder.errors.StorageMismatchError, match="reach different stores"):
         zorder.optimize(spark, str(path), full=True, engine="spark")  # Spark writes the files
     assert any(elsewhere.rglob("*.parquet"))  # Spark did write, elsewhere
     assert DeltaTable(str(path)).version() == before
@@ -572,7 +572,7 @@ def test_an_optimize_whose_files_lost_rows_is_not_committed(
         return describe_written_files(*args, **kwargs)[1:]
 
     monkeypatch.setattr(runs_module, "describe_written_files", one_file_short)  # both engines'
-    with pytest.raises(zorder.ZorderError, match="read 400 rows but its files hold"):
+    with pytest.raises(zorder.errors.InternalError, match="read 400 rows but its files hold"):
         zorder.optimize(spark, str(path), full=True, engine=engine)
     assert DeltaTable(str(path)).version() == before
     assert not list(path.glob("zorder-*/**/*.parquet"))[4:]  # the failed run's files went

@@ -102,30 +102,48 @@ def _parquet_folder(path: Path, *, partitioned: bool) -> None:
 
 
 @pytest.mark.parametrize(
-    ("make", "says"),
+    ("make", "says", "nothing"),
     [
-        (lambda p: None, r"\(no such path\)"),
-        (lambda p: p.mkdir(), r"\(the folder exists but holds no _delta_log\)"),
-        (lambda p: (p.mkdir(), (p / "notes.txt").write_text("x")), "holds no _delta_log"),
-        (lambda p: p.write_text("a\n1\n"), r"\(a file, not a table's folder\)"),
-        (lambda p: (p / "_delta_log").mkdir(parents=True), "_delta_log holds no readable commit"),
-        (lambda p: _parquet_folder(p, partitioned=False), "a folder of Parquet files"),
-        (lambda p: _parquet_folder(p, partitioned=True), "a folder of Parquet files"),
+        (lambda p: None, r"\(no such path\)", True),
+        (lambda p: p.mkdir(), r"\(the folder exists but holds no _delta_log\)", True),
+        (lambda p: (p.mkdir(), (p / "notes.txt").write_text("x")), "holds no _delta_log", True),
+        (lambda p: p.write_text("a\n1\n"), r"\(a file, not a table's folder\)", False),
+        (
+            lambda p: (p / "_delta_log").mkdir(parents=True),
+            "_delta_log holds no readable commit",
+            False,
+        ),
+        (lambda p: _parquet_folder(p, partitioned=False), "a folder of Parquet files", False),
+        (lambda p: _parquet_folder(p, partitioned=True), "a folder of Parquet files", False),
     ],
     ids=["missing", "empty", "other files", "a file", "empty log", "parquet", "hive parquet"],
 )
 def test_what_is_there_instead_of_a_table_is_named(
-    tmp_path: Path, make: Callable[[Path], Any], says: str
+    tmp_path: Path, make: Callable[[Path], Any], says: str, nothing: bool
 ) -> None:
+    """Nothing of a table there is a TableNotFoundError; something else, the NotADeltaTableError
+    it subclasses. Either is raised on opening, unless the handle is opened to create one."""
     path = tmp_path / "t"
     make(path)
     for reader in READERS.values():
-        with pytest.raises(zorder.NotADeltaTableError, match=f"not a Delta table: .*{says}"):
+        with pytest.raises(zorder.NotADeltaTableError, match=f"not a Delta table: .*{says}") as e:
             reader(str(path))
+        assert isinstance(e.value, zorder.errors.TableNotFoundError) is nothing
+    with pytest.raises(zorder.NotADeltaTableError, match=f"not a Delta table: .*{says}") as e:
+        zorder.Table(str(path))
+    assert isinstance(e.value, zorder.errors.TableNotFoundError) is nothing
+    created = zorder.Table(str(path), create=True)
     with pytest.raises(zorder.NotADeltaTableError, match=f"{says}.*; nothing to optimize"):
-        zorder.Table(str(path)).optimize(by=["a"], engine="arrow")
+        created.optimize(by=["a"], engine="arrow")
     with pytest.raises(zorder.NotADeltaTableError, match=f"{says}.*; nothing to restore"):
-        zorder.Table(str(path)).restore(version=0)
+        created.restore(version=0)
+
+
+def test_a_handle_to_create_a_table_cannot_time_travel(tmp_path: Path) -> None:
+    with pytest.raises(zorder.InvalidArgumentError, match="create=True opens a table to write"):
+        zorder.Table(str(tmp_path / "t"), create=True, version=0)
+    with pytest.raises(zorder.InvalidArgumentTypeError, match="create must be True or False"):
+        zorder.Table(str(tmp_path / "t"), create="yes")  # type: ignore[arg-type]
 
 
 def test_a_parquet_folder_is_told_how_to_become_a_table(tmp_path: Path) -> None:

@@ -48,7 +48,7 @@ from zorder.api.scanning import session_time_zone
 from zorder.api.sources import InProcessInput, WriteSource, in_process_input, read_source
 from zorder.curves.kinds import ClusteringSpec
 from zorder.curves.partitions import files_per_partition
-from zorder.errors import InvalidArgumentError, ZorderError
+from zorder.errors import InvalidArgumentError, StorageMismatchError
 from zorder.spark.keys import sample_size_for
 from zorder.spark.layout import cluster
 from zorder.spark.partitions import (
@@ -246,12 +246,6 @@ def _filled(job: ClusterJob, df: DataFrame) -> DataFrame:
     )
 
 
-def _engine_of(job: ClusterJob) -> EngineChoice:
-    if job.engine is None:  # pragma: no cover (chosen before any run)
-        raise ZorderError("no engine was chosen for this run")
-    return job.engine
-
-
 def _fallen_back(engine: Engine, error: NeedsSparkError) -> EngineChoice:
     """Spark, for work the in-process engine found it cannot do once it had begun (nothing
     was committed); ``engine="arrow"`` raises the reason instead."""
@@ -358,7 +352,7 @@ def _rewrite(
         return _write_and_commit(
             job,
             read_files(snapshot, spark, keep),
-            files=file_count(job.num_files, None if job.num_files else job.target, bytes_read),
+            files=file_count(job.num_files, job.sized_by, bytes_read),
             started=started,
             removed=read,
             rows=None if None in counts else sum(c or 0 for c in counts),
@@ -474,10 +468,10 @@ def _write_and_commit(
             snapshot=snapshot,
             partition_by=job.partition_by,
             blooms=job.plan.bloom_filters,
-            rows_per_file=rows_per_row_group(per_file, None if job.num_files else job.target),
+            rows_per_file=rows_per_row_group(per_file, job.sized_by),
         )
         if not remove_writer_markers(job.storage, run.directory):
-            raise ZorderError(
+            raise StorageMismatchError(
                 f"Spark wrote {location}, but zorder finds no file in {uri}/{run.directory}: "
                 "Spark (the session's fs.* settings) and zorder (storage_options, else the "
                 "environment) reach different stores. Nothing was committed"
@@ -487,7 +481,7 @@ def _write_and_commit(
             columns=stored,
             schema=delta_schema(df.schema),
             files=files,
-            engine=_engine_of(job),
+            engine=job.chosen_engine,
             # The rows an optimize read (a write's DataFrame may give others each time).
             rows=rows if job.operation == "optimize" else None,
             partitioned=partitioned,

@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from deltalake import Schema as DeltaSchema
 
-from zorder.api.engines import EngineChoice, InProcessWork, RunWith
+from zorder.api.engines import InProcessWork, RunWith
 from zorder.api.jobs import ClusterJob, file_count
 from zorder.api.progress import files_planned, phase
 from zorder.api.runs import ClusterMetrics, RunOutput, commit_run, partition_texts
@@ -46,7 +46,7 @@ from zorder.curves.partitions import (
     partition_sample_sizes,
 )
 from zorder.curves.ranks import ranked_prefix
-from zorder.errors import InvalidArgumentError, ZorderError
+from zorder.errors import BrokenTableError, InternalError, InvalidArgumentError
 from zorder.spark.writes import delta_schema
 from zorder.table import DataFile, TableSnapshot, guarded_run
 from zorder.table.clustering import Run
@@ -62,8 +62,11 @@ __all__ = [
 ]
 
 
-class NeedsSparkError(ZorderError):
-    """Found while running in process: this work must run in Spark (nothing is committed)."""
+class NeedsSparkError(Exception):
+    """Found while running in process: this work must run in Spark (nothing is committed).
+
+    Control flow, not a :class:`~zorder.errors.ZorderError`: the runner catches it and
+    runs Spark, or, for ``engine="arrow"``, raises the reason as a refusal."""
 
 
 def chosen_here(
@@ -111,7 +114,7 @@ def _writes_blooms() -> bool:
 def parquet_options(job: ClusterJob, schema: pa.Schema, rows_per_file: int) -> ParquetOptions:
     """How ``job``'s files are written: ``schema`` (the stored data columns), row groups and
     bloom filters sized for ``rows_per_file`` as the Spark engine sizes them."""
-    group = rows_per_row_group(rows_per_file, None if job.num_files else job.target)
+    group = rows_per_row_group(rows_per_file, job.sized_by)
     snapshot = job.snapshot
     blooms = {
         (snapshot.schema.stored_name(b.column) if snapshot else b.column): b.fpp
@@ -161,17 +164,11 @@ def optimize_in_process(
             columns=[snapshot.schema.stored_name(c) for c in _data_columns(snapshot)],
             schema=snapshot.schema.delta,
             files=files,
-            engine=_engine_of(job),
+            engine=job.chosen_engine,
             rows=optimize_work(read).rows,
             partitioned=partitioned,
         )
         return commit_run(job, output, attempt, removed=read, started=started)
-
-
-def _engine_of(job: ClusterJob) -> EngineChoice:
-    if job.engine is None:  # pragma: no cover (chosen before any run)
-        raise ZorderError("no engine was chosen for this run")
-    return job.engine
 
 
 def _data_columns(snapshot: TableSnapshot) -> list[str]:
@@ -235,7 +232,7 @@ def _rewrite_files(
     """An unpartitioned optimize's files written into ``run``'s directory; how many were
     planned."""
     bytes_read = sum(f.size for f in read)
-    files = file_count(job.num_files, None if job.num_files else job.target, bytes_read)
+    files = file_count(job.num_files, job.sized_by, bytes_read)
     plan = job.plan
     phase("clustering and writing")
     parts = _read_files(snapshot, read)
@@ -272,7 +269,7 @@ def _check_empty(snapshot: TableSnapshot, files: Sequence[DataFile]) -> None:
     for data_file in files:
         found = read_file(snapshot, data_file, []).num_rows
         if found:
-            raise ZorderError(
+            raise BrokenTableError(
                 f"table {snapshot.uri} (version {snapshot.version}): the log counts no live "
                 f"row in {data_file.path}, which holds {found:,}; nothing was committed"
             )
@@ -398,7 +395,7 @@ def write_in_process(
             columns=stored_schema.names,
             schema=job.snapshot.schema.delta if job.snapshot else _created_schema(source),
             files=files,
-            engine=_engine_of(job),
+            engine=job.chosen_engine,
             rows=rows.num_rows,  # exactly the rows read: a file short of them is refused
             partitioned=partitioned,
             time_zone=time_zone,
@@ -413,7 +410,7 @@ def _constant(directory: str) -> Callable[[int], str]:
 def _created_schema(source: InProcessInput) -> DeltaSchema:
     """The schema of the table a write of ``source`` creates."""
     if source.schema is None:  # pragma: no cover (a declined input never runs here)
-        raise ZorderError("no schema for an input the in-process engine declined")
+        raise InternalError("no schema for an input the in-process engine declined")
     return delta_schema(source.schema)
 
 

@@ -31,6 +31,7 @@ from zorder.curves.kinds import (
     bloom_columns,
 )
 from zorder.errors import (
+    InternalError,
     InvalidArgumentError,
     SchemaMismatchError,
     TableExistsError,
@@ -123,6 +124,18 @@ class ClusterJob:
     @property
     def uri(self) -> str:
         return self.storage.uri
+
+    @property
+    def chosen_engine(self) -> EngineChoice:
+        """Who runs the job: chosen before any run, so asking sooner is a bug."""
+        if self.engine is None:
+            raise InternalError(f"no engine was chosen for the {self.operation} of {self.uri}")
+        return self.engine
+
+    @property
+    def sized_by(self) -> int | None:
+        """The bytes a file is sized to; None where ``num_files`` fixes the count instead."""
+        return None if self.num_files else self.target
 
 
 def file_count(

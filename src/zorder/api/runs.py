@@ -24,7 +24,7 @@ from zorder.api.modes import EngineUsed
 from zorder.api.progress import phase, phase_seconds
 from zorder.curves.kinds import Curve, KeyMethod
 from zorder.curves.partitions import Partition, PartitionFiles
-from zorder.errors import InvalidArgumentError, ZorderError
+from zorder.errors import InternalError, InvalidArgumentError
 from zorder.stats import ColumnDepth
 from zorder.table import (
     CommitAttempt,
@@ -282,7 +282,7 @@ def _check_rows_kept(
         expected = sum(p.rows for p in partitioned.partitions)
     found = sum(f.stats.num_records for f in written)
     if expected is not None and found != expected:
-        raise ZorderError(
+        raise InternalError(
             f"{job.operation} of {job.uri} read {expected:,} rows but its files hold "
             f"{found:,}; nothing was committed"
         )

@@ -51,7 +51,12 @@ from zorder.api.scanning import (
 )
 from zorder.api.vacuum import VacuumResult, check_retain_hours, vacuum_snapshot
 from zorder.curves.kinds import BloomFilters
-from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError, NotADeltaTableError
+from zorder.errors import (
+    InvalidArgumentError,
+    InvalidArgumentTypeError,
+    NotADeltaTableError,
+    TableNotFoundError,
+)
 from zorder.table import (
     AsOf,
     Commit,
@@ -85,9 +90,12 @@ class Table:
     have the meaning of ANSI mode on or off (``ansi`` overrides it; without a session,
     on: Spark 4.x's default), and runs :meth:`write`, :meth:`optimize`, :meth:`read`
     and :meth:`advise`. ``version`` or ``timestamp`` opens an older version, as
-    Delta's ``versionAsOf`` and ``timestampAsOf``. A location that holds no table yet
-    opens too (:meth:`write` creates it); what needs a table raises
-    :class:`~zorder.errors.NotADeltaTableError` there.
+    Delta's ``versionAsOf`` and ``timestampAsOf``.
+
+    A location that holds no table raises :class:`~zorder.errors.TableNotFoundError`
+    (one that holds something else, Parquet files say,
+    :class:`~zorder.errors.NotADeltaTableError`), unless ``create=True``: then it opens,
+    :meth:`write` creates the table, and what needs a table before that raises there.
     """
 
     # The version held; None where no table is (yet, or not read). _made: a version this
@@ -105,12 +113,20 @@ class Table:
         ansi: bool | None = None,
         version: int | None = None,
         timestamp: AsOf | None = None,
+        create: bool = False,
     ) -> None:
+        if not isinstance(create, bool):
+            raise InvalidArgumentTypeError(f"create must be True or False, got {create!r}")
+        if create and (version is not None or timestamp is not None):
+            raise InvalidArgumentError(
+                "create=True opens a table to write; version= and timestamp= open one that "
+                "exists: give one or the other"
+            )
         self._resolve(uri, storage_options, spark, time_zone, ansi)
         try:
             self._held = self._load(version=version, timestamp=timestamp)
         except NotADeltaTableError:
-            if version is not None or timestamp is not None:
+            if not create:
                 raise
 
     @classmethod
@@ -153,7 +169,7 @@ class Table:
                 spark = self._start_session()
             found = lookup(active_session(spark), uri)
             if found is None:
-                raise NotADeltaTableError(
+                raise TableNotFoundError(
                     f"the session's catalog has no table named {uri} (and no directory of "
                     "that name exists): zorder.write(df, name) creates one; for a path, "
                     f"write ./{uri}"

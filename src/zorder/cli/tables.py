@@ -124,7 +124,7 @@ def write(
     found = source_format or input_format(source, options)  # looked for once, used twice
     if by:
         check_input_columns(source, column_list(by), format=found, storage_options=options)
-    table = _handle(out, dest, options, (master, remote, conf))
+    table = _handle(out, dest, options, (master, remote, conf), create=True)
     with out.working(f"Clustering {source} into {dest}...", None):
         metrics = table.write(
             source,
@@ -233,10 +233,13 @@ def _handle(
     options: dict[str, str],
     spark_options: tuple[str, str | None, list[str] | None],
     spark: SparkSession | None = None,
+    *,
+    create: bool = False,
 ) -> zorder.Table:
-    """The table at ``path`` as the command writes it: Spark (``spark``, else one started on
-    ``--master``/``--remote`` with ``--conf``) only when Spark runs; the storage options,
-    zone and ANSI meaning that session would give, before it starts."""
+    """The table at ``path`` as the command writes it (``create``: or makes it): Spark
+    (``spark``, else one started on ``--master``/``--remote`` with ``--conf``) only when
+    Spark runs; the storage options, zone and ANSI meaning that session would give, before
+    it starts."""
     master, remote, conf = spark_options
     view = SessionView.of(conf, options, path)
     return zorder.Table(
@@ -245,6 +248,7 @@ def _handle(
         spark=spark or (lambda: session(out, master, conf, remote)),
         time_zone=view.time_zone,
         ansi=view.ansi,
+        create=create,
     )
 
 

@@ -43,7 +43,7 @@ from zorder.curves.cells import FileCells, KeyRanges
 from zorder.curves.clustering import ClusteringColumn
 from zorder.curves.plan import CellKeyPacking, FilePlan
 from zorder.curves.ranks import STRING_SAMPLE_PREFIX
-from zorder.errors import ZorderError
+from zorder.errors import InternalError, InvalidArgumentError
 from zorder.spark.jar import jvm_classes_available
 from zorder.spark.keys import (
     comparable,
@@ -74,7 +74,7 @@ def _kind(type_name: str) -> int:
         return _BYTES
     if type_name.startswith("decimal("):
         return _DECIMAL
-    raise ZorderError(f"no JVM form for clustering column type {type_name}")  # pragma: no cover
+    raise InternalError(f"no JVM form for clustering column type {type_name}")  # pragma: no cover
 
 
 def jvm_input(column: ClusteringColumn, *, whole: bool = False) -> Column:
@@ -159,7 +159,7 @@ def _files(out: _Writer, files: FileCells | KeyRanges, dims: int) -> None:
         out.longs(files.cuts)
         return
     if files.bounds.dtype.kind == "S":  # pragma: no cover (byte keys belong to direct keys)
-        raise ZorderError("the JVM plan takes rank keys, not byte keys")
+        raise InternalError("the JVM plan takes rank keys, not byte keys")
     out.pack("b", 1)
     out.pack("i", len(files.bounds))
     out.longs(files.bounds)
@@ -245,7 +245,10 @@ def packed_key(
     if engine is None:
         engine = key_engine(spark, plans)  # has made sure the jar is loaded for "jvm"
     elif engine == "jvm" and not jvm_classes_available(spark):
-        raise ZorderError("zorder's jar cannot be used in this session: no keys in the JVM")
+        raise InvalidArgumentError(
+            "engine='jvm' needs zorder's jar in the session's JVM, which this session cannot "
+            "load (Spark Connect, or a session started without it); use engine='arrow' or None"
+        )
     if engine == "arrow":
         if partition_key is None or partition_keys is None:
             return plan_key(columns, plans[0])

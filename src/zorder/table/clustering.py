@@ -37,7 +37,7 @@ import pyarrow.fs as pafs
 
 from zorder.curves.cuts import CutTree
 from zorder.curves.kinds import BloomColumn, ClusteringSpec, as_curve, as_key_method
-from zorder.errors import UnsupportedTableError, ZorderError
+from zorder.errors import InternalError, UnsupportedTableError, ZorderError
 from zorder.sizes import parse_size
 from zorder.table.storage import Storage
 from zorder.table.versions import commit_infos, restored_version
@@ -398,5 +398,5 @@ def file_number(path: str) -> int:
     engine wrote it (:mod:`zorder.spark.committer`, :mod:`zorder.arrow.writes`)."""
     match = SPARK_PART_FILE.match(path)
     if match is None:  # pragma: no cover (both engines name their files so)
-        raise ZorderError(f"cannot tell which file of the run {path!r} is")
+        raise InternalError(f"cannot tell which file of the run {path!r} is")
     return int(match["number"])

@@ -15,7 +15,7 @@ import json
 import warnings
 from collections.abc import Sequence
 
-from zorder.errors import ConcurrentCommitError, UnsupportedTableError, ZorderError
+from zorder.errors import ConcurrentCommitError, InternalError, UnsupportedTableError
 from zorder.table.actions import PartitionFilter, overwrite_filters, satisfies
 from zorder.table.snapshot import DataFile, TableSnapshot, load_snapshot
 from zorder.table.storage import Storage
@@ -79,7 +79,7 @@ def purge_filters(
     filters = overwrite_filters(snapshot.partition_columns, {f.partition for f in removed})
     scope = {f.path for f in _files_matching(snapshot, filters)}
     if scope != {f.path for f in removed}:
-        raise ZorderError(  # the caller must rewrite rewrite_scope(files), not less
+        raise InternalError(  # the caller must rewrite rewrite_scope(files), not less
             f"a rewrite of {snapshot.uri} with deleted rows must replace every file of its "
             "partitions"
         )
@@ -131,7 +131,7 @@ def check_purged(storage: Storage, version: int, removed: Sequence[DataFile]) ->
     committed = load_snapshot(storage, version=version)
     left = sorted({f.path for f in removed} & {f.path for f in committed.files})
     if left:
-        raise ZorderError(
+        raise InternalError(
             f"version {version} of {uri} keeps {len(left)} file(s) this optimize rewrote "
             f"(e.g. {left[0]!r}): their rows are there twice. Restore version {version - 1} "
             f"(zorder restore {uri} --version {version - 1}) and report this as a bug"

@@ -40,7 +40,7 @@ from deltalake import DeltaTable, Field
 from deltalake import Schema as DeltaSchema
 from deltalake.exceptions import CommitFailedError, DeltaError
 
-from zorder.errors import ConcurrentCommitError, UnsupportedTableError, ZorderError
+from zorder.errors import ConcurrentCommitError, UnsupportedTableError
 from zorder.table.mapping import COLUMN_ID, PHYSICAL_NAME
 from zorder.table.snapshot import TableSnapshot, load_snapshot
 from zorder.table.storage import Storage
@@ -210,7 +210,7 @@ def _check_added(latest: TableSnapshot, fields: Sequence[dict[str, Any]]) -> Non
         wanted_physical = (field.get("metadata") or {}).get(PHYSICAL_NAME)
         found_physical = (found.get("metadata") or {}).get(PHYSICAL_NAME) if found else None
         if found is None or found["type"] != field["type"] or wanted_physical != found_physical:
-            raise ZorderError(
+            raise ConcurrentCommitError(
                 f"column {field['name']!r} was added to {latest.uri}, but its version "
                 f"{latest.version} holds {json.dumps(found) if found else 'no such column'}; "
                 "nothing of the data was written"

@@ -22,11 +22,19 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 from deltalake import DeltaTable
-from deltalake.exceptions import DeltaError, DeltaProtocolError, TableNotFoundError
+from deltalake.exceptions import DeltaError, DeltaProtocolError
+from deltalake.exceptions import TableNotFoundError as DeltalakeTableNotFoundError
 
 from zorder.columns import match_column
 from zorder.curves.kinds import ClusteringSpec
-from zorder.errors import BrokenTableError, NotADeltaTableError, UnsupportedTableError, ZorderError
+from zorder.errors import (
+    BrokenTableError,
+    InternalError,
+    NotADeltaTableError,
+    TableNotFoundError,
+    UnsupportedTableError,
+    ZorderError,
+)
 from zorder.skipping.zones import is_utc, session_zone
 from zorder.stats import STATS_COLUMNS
 from zorder.table.actions import (
@@ -85,33 +93,35 @@ def not_a_table(storage: Storage, *, then: str = "") -> NotADeltaTableError:
     """The error for a location that holds no Delta table, saying what is there instead:
     nothing, a file, a folder of Parquet files (which ``zorder write`` makes a table of),
     a folder without ``_delta_log``, or a log with no readable commit. ``then`` ends it
-    ("; nothing to optimize")."""
-    return NotADeltaTableError(
-        f"not a Delta table: {storage.uri} ({_found_instead(storage)}){then}"
-    )
+    ("; nothing to optimize"). Where nothing of a table is there (no such path, a folder
+    without ``_delta_log`` or Parquet files) it is a :class:`TableNotFoundError`."""
+    found, missing = _found_instead(storage)
+    error = TableNotFoundError if missing else NotADeltaTableError
+    return error(f"not a Delta table: {storage.uri} ({found}){then}")
 
 
-def _found_instead(storage: Storage) -> str:
+def _found_instead(storage: Storage) -> tuple[str, bool]:
+    """What is at the table's location instead, and whether that is nothing of a table."""
     import pyarrow.fs as pafs
 
     try:
         filesystem, root = storage.filesystem()
         kind = filesystem.get_file_info(root).type
         if kind == pafs.FileType.NotFound:
-            return "no such path"
+            return "no such path", True
         if kind != pafs.FileType.Directory:
-            return "a file, not a table's folder"
+            return "a file, not a table's folder", False
         listed = filesystem.get_file_info(pafs.FileSelector(root, recursive=False))
         if any(f.base_name == "_delta_log" for f in listed):
-            return "its _delta_log holds no readable commit"
+            return "its _delta_log holds no readable commit", False
         if _holds_parquet(filesystem, listed):
             return (
                 "a folder of Parquet files, not a Delta table: make one of it with "
                 f"`zorder write {storage.uri} DEST --by COLUMNS` (zorder.write in Python)"
-            )
+            ), False
     except (OSError, ZorderError):
-        return "no readable _delta_log found"  # what is there cannot be listed
-    return "the folder exists but holds no _delta_log"
+        return "no readable _delta_log found", False  # what is there cannot be listed
+    return "the folder exists but holds no _delta_log", True
 
 
 def _holds_parquet(filesystem: Any, listed: Sequence[Any]) -> bool:
@@ -228,7 +238,7 @@ class TableSnapshot:
                 return self
             # Its values were moved from deltalake's readings already: moving them again
             # would misplace them. Read in another zone from the snapshot as loaded.
-            raise ZorderError(
+            raise InternalError(
                 f"snapshot of {self.uri} is read in {self.time_zone} already, not {time_zone}"
             )
         columns = self._timestamp_partitions
@@ -463,7 +473,7 @@ def load_snapshot(
         actions = pa.RecordBatchReader.from_stream(table.get_add_actions(flatten=False)).read_all()
     except DeltaError as error:  # DeltaProtocolError and TableNotFoundError among them
         # Asked only now, so that loading a table reads its log once.
-        if isinstance(error, TableNotFoundError) or not is_delta_table(storage):
+        if isinstance(error, DeltalakeTableNotFoundError) or not is_delta_table(storage):
             raise not_a_table(storage) from error
         raise _log_error(where, error) from error
     partition_columns = tuple(metadata.partition_columns)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from deltalake import DeltaTable
 
-from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError, ZorderError
+from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError
 from zorder.table.clustering import is_run_transaction
 
 __all__ = ["AlreadyRecordedError", "AppTransaction"]
@@ -83,12 +83,12 @@ class AppTransaction:
         return f"(txn_app_id={self.app_id!r}, txn_version={self.version})"
 
 
-class AlreadyRecordedError(ZorderError):
+class AlreadyRecordedError(Exception):
     """The table records ``transaction`` (or a newer version of its app id): the commit was
     made before, by an earlier run or by a concurrent writer, and this one added nothing.
 
-    ``write`` turns it into a result whose ``skipped`` is True; it reaches a
-    caller only from the table layer's own functions."""
+    Control flow, not a :class:`~zorder.errors.ZorderError`: ``write`` turns it into a
+    result whose ``skipped`` is True, and only the table layer's own functions let it out."""
 
     def __init__(self, uri: str, transaction: AppTransaction, recorded: int | None) -> None:
         super().__init__(
