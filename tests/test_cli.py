@@ -234,7 +234,7 @@ def test_masters_spark_takes_pass_the_check_and_others_are_named() -> None:
     ]:
         check_master(master)
     for master in ["bogus://x", "local[0]", "local[x]", "", "spark://", "yarn-cluster"]:
-        with pytest.raises(zorder.InvalidArgumentError, match="unknown Spark master"):
+        with pytest.raises(zorder.errors.InvalidArgumentError, match="unknown Spark master"):
             check_master(master)
 
 
@@ -381,7 +381,7 @@ def test_describe_a_table_zorder_did_not_write(tmp_path: Path) -> None:
         (7, 7),
     ]
     assert zorder.describe(path, columns=["B"]).columns == ("b",)
-    with pytest.raises(zorder.ColumnNotFoundError, match="unknown column 'd'"):
+    with pytest.raises(zorder.errors.ColumnNotFoundError, match="unknown column 'd'"):
         zorder.describe(path, columns=["d"])
     result = runner.invoke(app, ["stats", path])
     assert result.exit_code == 0, result.output
@@ -570,11 +570,11 @@ def test_a_table_that_keeps_less_than_a_week_is_vacuumed_by_its_own_retention(
     message = " ".join(refused.stderr.split())
     assert "below the 24 hours the table keeps" in message
     assert "--force" in message
-    with pytest.raises(zorder.InvalidArgumentError, match="below the 24 hours"):
+    with pytest.raises(zorder.errors.InvalidArgumentError, match="below the 24 hours"):
         zorder.vacuum(day, retain_hours=1)
     # A table that sets nothing keeps Delta's week.
     plain = retention_table(tmp_path / "plain", None)
-    with pytest.raises(zorder.InvalidArgumentError, match="safe minimum of 168 hours"):
+    with pytest.raises(zorder.errors.InvalidArgumentError, match="safe minimum of 168 hours"):
         zorder.vacuum(plain, retain_hours=24)
     assert zorder.vacuum(plain, retain_hours=24, force=True).retain_hours == 24
 
@@ -634,7 +634,7 @@ def test_a_file_count_past_the_bound_is_refused_before_anything_runs() -> None:
     from zorder.sizes import MAX_FILES
 
     assert file_count(MAX_FILES, None, None) == MAX_FILES
-    with pytest.raises(zorder.InvalidArgumentError, match="more files than one run writes"):
+    with pytest.raises(zorder.errors.InvalidArgumentError, match="more files than one run writes"):
         file_count(10**9, None, None)
     result = runner.invoke(app, ["write", "in", "out", "--num-files", str(10**9)])
     assert result.exit_code == 2
@@ -851,7 +851,7 @@ def test_bloom_filters_option_takes_names_and_rates() -> None:
     assert bloom_list(None) is None
     assert bloom_list("") == {}
     assert bloom_list("session_id, user_id:0.001") == {"session_id": 0.01, "user_id": 0.001}
-    with pytest.raises(zorder.InvalidArgumentError, match=r"'often' in 'user_id:often'"):
+    with pytest.raises(zorder.errors.InvalidArgumentError, match=r"'often' in 'user_id:often'"):
         bloom_list("user_id:often")
 
 

@@ -33,7 +33,7 @@ def loaded_after(statement: str) -> list[str]:
         "import zorder.stats",
         "import zorder.errors",
         "import zorder.columns",
-        "import zorder; zorder.interleave_bits([3, 6], 3); zorder.ZorderError",
+        "import zorder.curves; zorder.curves.interleave_bits([3, 6], 3); zorder.ZorderError",
     ],
 )
 def test_pure_imports_load_nothing_heavy(statement: str) -> None:
@@ -88,3 +88,24 @@ def test_lookups_and_describe_start_no_spark(tmp_path: object) -> None:
     loaded = loaded_after(statement)
     assert "pyspark" not in loaded, loaded
     assert "py4j" not in loaded, loaded
+
+
+def test_the_top_level_is_small_and_old_names_warn_their_way_home() -> None:
+    import warnings
+
+    import zorder
+    import zorder.curves
+
+    assert len(zorder.__all__) <= 30
+    with pytest.warns(DeprecationWarning, match=r"use zorder\.errors\.InvalidArgumentError"):
+        moved = zorder.InvalidArgumentError
+    assert moved is zorder.errors.InvalidArgumentError
+    with pytest.warns(DeprecationWarning, match=r"use zorder\.curves\.interleave_bits"):
+        assert zorder.interleave_bits([3, 6], 3) == 30
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert zorder.errors.TableNotFoundError.__name__ == "TableNotFoundError"
+        assert zorder.ZorderError is zorder.errors.ZorderError
+        assert zorder.curves.interleave_bits([3, 6], 3) == 30
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        _ = zorder.nope

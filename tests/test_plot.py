@@ -74,7 +74,7 @@ def test_plot_command(tmp_path: Path) -> None:
 
 def test_a_picture_in_a_missing_directory_is_refused_not_made_room_for(tmp_path: Path) -> None:
     missing = tmp_path / "no-such-dir" / "x.png"
-    with pytest.raises(zorder.InvalidArgumentError, match="does not exist"):
+    with pytest.raises(zorder.errors.InvalidArgumentError, match="does not exist"):
         plot_curve(missing)
     result = CliRunner().invoke(app, ["plot", "--curve", "zorder", "-o", str(missing)])
     assert result.exit_code == 2
@@ -146,9 +146,11 @@ def test_a_partitioned_table_gets_a_panel_per_partition(tmp_path: Path) -> None:
         "day=2026-11-03: 1 file box",
     ]
     plt.close(one)
-    with pytest.raises(zorder.InvalidArgumentError, match="not partition columns"):
+    with pytest.raises(zorder.errors.InvalidArgumentError, match="not partition columns"):
         layout_figure(path, x="n", y="ts", where="n > 3")
-    with pytest.raises(zorder.InvalidArgumentError, match="chooses none of the 3 partitions"):
+    with pytest.raises(
+        zorder.errors.InvalidArgumentError, match="chooses none of the 3 partitions"
+    ):
         layout_figure(path, x="n", y="ts", where="day = '2027-01-01'")
 
 

@@ -57,7 +57,7 @@ def test_a_snapshot_of_the_handle_scans_its_own_version(tmp_path: Path) -> None:
     assert table.snapshot().scan("x >= 5").to_arrow().num_rows == 15
     assert first.describe().version == 0
     assert table.snapshot(version=0).scan().report == first.scan().report
-    with pytest.raises(zorder.VersionNotFoundError):
+    with pytest.raises(zorder.errors.VersionNotFoundError):
         table.snapshot(version=7)
 
 

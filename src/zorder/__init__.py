@@ -1,56 +1,40 @@
 """zorder: Z-order and Hilbert clustering with data skipping for Delta Lake tables.
 
-The curve core (pure Python/NumPy) is importable without Spark::
+The top level holds what a user calls: the operations (``write``, ``optimize``,
+``read``, ``to_arrow``, ``scan``, ``explain``, ``describe``, ``vacuum``, ``restore``,
+``advise``, ``foreach_batch``), the :class:`Table` handle, the clustering spec and
+the frozen results. The error classes are in :mod:`zorder.errors` (``ZorderError``,
+their base, is here too), and the curve core in :mod:`zorder.curves`, which is pure
+Python/NumPy and importable without Spark::
 
-    >>> import zorder
-    >>> zorder.interleave_bits([3, 6], 3)
+    >>> import zorder.curves
+    >>> zorder.curves.interleave_bits([3, 6], 3)
     30
 
 Names load on first use (PEP 562), so ``import zorder`` and the pure layers
 (:mod:`zorder.curves`, :mod:`zorder.skipping`, :mod:`zorder.stats`) import no
 pyspark, py4j, deltalake, matplotlib or typer; ``zorder.write`` and the other
-operations import what they need when first touched.
+operations import what they need when first touched. The names the top level
+held before (each error class, the curve functions, the parts of a description)
+still resolve there for one release, with a :class:`DeprecationWarning` naming
+their home.
 """
 
 from __future__ import annotations
 
 import importlib
+import warnings
 from typing import TYPE_CHECKING, Any
 
-from zorder.errors import (
-    BenchmarkError,
-    BrokenTableError,
-    ColumnNotFoundError,
-    ConcurrentCommitError,
-    FilterEvaluationError,
-    FilterParseError,
-    ForbiddenFilterError,
-    InvalidArgumentError,
-    InvalidArgumentTypeError,
-    MissingFilesError,
-    NotADeltaTableError,
-    SchemaMismatchError,
-    SourceNotFoundError,
-    SparkStartError,
-    SparkVersionError,
-    TableExistsError,
-    UnsafeCommitWarning,
-    UnsupportedColumnTypeError,
-    UnsupportedFilterError,
-    UnsupportedTableError,
-    VersionNotFoundError,
-    ZorderError,
-)
+import zorder.errors as errors
+from zorder.errors import ZorderError
 
 if TYPE_CHECKING:
     __version__: str
     from zorder.api import (
         BatchWriter,
         ClusterMetrics,
-        ColumnDepth,
-        FileDescription,
         RestoreResult,
-        RunDescription,
         ScanReport,
         TableDescription,
         VacuumResult,
@@ -64,24 +48,12 @@ if TYPE_CHECKING:
         vacuum,
         write,
     )
-    from zorder.api.advise import Advice, Candidate
+    from zorder.api.advise import Advice
     from zorder.api.arrow import to_arrow
     from zorder.api.paths import advise, scan
     from zorder.api.scanning import Scan
     from zorder.api.table import Commit, Snapshot, Table
-    from zorder.curves import (
-        Curve,
-        KeyMethod,
-        OrderedEncoding,
-        deinterleave_bits,
-        encoding_for,
-        hilbert_index,
-        hilbert_index_array,
-        hilbert_point,
-        interleave_array,
-        interleave_bits,
-        zorder_less,
-    )
+    from zorder.curves import Curve, KeyMethod
     from zorder.curves.kinds import BloomColumn, ClusteringSpec
 
 # Each lazily loaded public name, and the module that defines it.
@@ -91,20 +63,18 @@ _LAZY = {
     "Snapshot": "zorder.api.table",
     "Commit": "zorder.api.table",
     "Advice": "zorder.api.advise",
-    "Candidate": "zorder.api.advise",
     "advise": "zorder.api.paths",
     "ClusteringSpec": "zorder.curves.kinds",
     "BloomColumn": "zorder.curves.kinds",
     "Scan": "zorder.api.scanning",
     "scan": "zorder.api",
+    "Curve": "zorder.curves",
+    "KeyMethod": "zorder.curves",
     **dict.fromkeys(
         (
             "BatchWriter",
             "ClusterMetrics",
-            "ColumnDepth",
-            "FileDescription",
             "RestoreResult",
-            "RunDescription",
             "ScanReport",
             "TableDescription",
             "VacuumResult",
@@ -120,10 +90,19 @@ _LAZY = {
         ),
         "zorder.api",
     ),
+}
+
+# Names the top level held before, and where they live: each still resolves here, with a
+# DeprecationWarning, for one release.
+_MOVED = {
+    **dict.fromkeys((n for n in errors.__all__ if n != "ZorderError"), "zorder.errors"),
+    "Candidate": "zorder.api.advise",
+    **dict.fromkeys(
+        ("ColumnDepth", "FileDescription", "RunDescription"),
+        "zorder.api",
+    ),
     **dict.fromkeys(
         (
-            "Curve",
-            "KeyMethod",
             "OrderedEncoding",
             "deinterleave_bits",
             "encoding_for",
@@ -153,11 +132,21 @@ def __getattr__(name: str) -> Any:
         globals()[name] = _installed_version()
         return globals()[name]
     module = _LAZY.get(name)
-    if module is None:
+    if module is not None:
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+    home = _MOVED.get(name)
+    if home is None:
         raise AttributeError(f"module 'zorder' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
+    # Not cached: every use is warned about, as each is a line to change.
+    warnings.warn(
+        f"zorder.{name} is deprecated and leaves the top level in the next release; "
+        f"use {home}.{name}",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return getattr(importlib.import_module(home), name)
 
 
 def __dir__() -> list[str]:
@@ -167,58 +156,26 @@ def __dir__() -> list[str]:
 __all__ = [
     "Advice",
     "BatchWriter",
-    "BenchmarkError",
     "BloomColumn",
-    "BrokenTableError",
-    "Candidate",
     "ClusterMetrics",
     "ClusteringSpec",
-    "ColumnDepth",
-    "ColumnNotFoundError",
     "Commit",
-    "ConcurrentCommitError",
     "Curve",
-    "FileDescription",
-    "FilterEvaluationError",
-    "FilterParseError",
-    "ForbiddenFilterError",
-    "InvalidArgumentError",
-    "InvalidArgumentTypeError",
     "KeyMethod",
-    "MissingFilesError",
-    "NotADeltaTableError",
-    "OrderedEncoding",
     "RestoreResult",
-    "RunDescription",
     "Scan",
     "ScanReport",
-    "SchemaMismatchError",
     "Snapshot",
-    "SourceNotFoundError",
-    "SparkStartError",
-    "SparkVersionError",
     "Table",
     "TableDescription",
-    "TableExistsError",
-    "UnsafeCommitWarning",
-    "UnsupportedColumnTypeError",
-    "UnsupportedFilterError",
-    "UnsupportedTableError",
     "VacuumResult",
-    "VersionNotFoundError",
     "ZorderError",
     "__version__",
     "advise",
-    "deinterleave_bits",
     "describe",
-    "encoding_for",
+    "errors",
     "explain",
     "foreach_batch",
-    "hilbert_index",
-    "hilbert_index_array",
-    "hilbert_point",
-    "interleave_array",
-    "interleave_bits",
     "optimize",
     "read",
     "restore",
@@ -227,5 +184,4 @@ __all__ = [
     "to_arrow",
     "vacuum",
     "write",
-    "zorder_less",
 ]

@@ -118,7 +118,7 @@ def test_a_null_comparison_spark_refuses_is_refused_not_answered(
     path = tmp_path / "t"
     maps = pa.array([[("a", 1)], [("b", 2)]], type=pa.map_(pa.string(), pa.int64()))
     write_deltalake(path, pa.table({"i": [1, 2], "m": maps}))
-    with pytest.raises(zorder.UnsupportedFilterError, match="map column m"):
+    with pytest.raises(zorder.errors.UnsupportedFilterError, match="map column m"):
         zorder.to_arrow(str(path), where)
     assert zorder.to_arrow(str(path), "NOT (i = NULL)").num_rows == 0  # ints compare
 

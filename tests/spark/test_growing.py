@@ -79,7 +79,9 @@ def test_without_a_spec_or_by_the_error_says_how_to_set_one(
     spark: SparkSession, tmp_path: Path
 ) -> None:
     path = str(tmp_path / "t")
-    with pytest.raises(zorder.InvalidArgumentError, match=r"no table at .*pass by=\[columns\]"):
+    with pytest.raises(
+        zorder.errors.InvalidArgumentError, match=r"no table at .*pass by=\[columns\]"
+    ):
         zorder.write(rows(spark, 0, 10), path)
     assert not Path(path).exists()
     blind_append(path, 0, 100)
@@ -88,7 +90,7 @@ def test_without_a_spec_or_by_the_error_says_how_to_set_one(
         lambda: zorder.write(rows(spark, 0, 10), path, mode="append"),
     ]
     for call in calls:
-        with pytest.raises(zorder.InvalidArgumentError, match="records no clustering"):
+        with pytest.raises(zorder.errors.InvalidArgumentError, match="records no clustering"):
             call()
     assert DeltaTable(path).version() == 0
 

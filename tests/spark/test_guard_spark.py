@@ -53,7 +53,7 @@ def test_java_method_sets_nothing(spark: SparkSession, table: str) -> None:
     spark.range(1).where(F.expr(attack.format(control))).collect()
     assert _property(spark, control) == "set"  # the attack is real when Spark gets the text
 
-    with pytest.raises(zorder.ForbiddenFilterError, match="reflection function java_method"):
+    with pytest.raises(zorder.errors.ForbiddenFilterError, match="reflection function java_method"):
         zorder.read(spark, table, attack.format(probe)).collect()
     result = runner.invoke(
         app, ["query", table, "--where", attack.format(probe), "--spark", "--json"]
@@ -66,7 +66,7 @@ def test_java_method_sets_nothing(spark: SparkSession, table: str) -> None:
 def test_reflect_sleeps_not_at_all(spark: SparkSession, table: str) -> None:
     attack = "reflect('java.lang.Thread', 'sleep', 3000L) IS NULL AND id = 1"
     started = time.monotonic()
-    with pytest.raises(zorder.ForbiddenFilterError, match="reflection function reflect"):
+    with pytest.raises(zorder.errors.ForbiddenFilterError, match="reflection function reflect"):
         zorder.read(spark, table, attack).collect()
     result = runner.invoke(app, ["query", table, "--where", attack, "--spark"])
     assert result.exit_code == 2, result.output
@@ -82,12 +82,12 @@ def test_exists_over_a_text_source_reads_no_file(
     attack = f"EXISTS (SELECT 1 FROM text.`{secret}` WHERE value LIKE 'root%') AND id < 3"
     assert spark.range(5).where(F.expr(attack.replace("id < 3", "TRUE"))).count() == 5  # control
 
-    with pytest.raises(zorder.ForbiddenFilterError, match="EXISTS subquery"):
+    with pytest.raises(zorder.errors.ForbiddenFilterError, match="EXISTS subquery"):
         zorder.read(spark, table, attack)
     result = runner.invoke(app, ["query", table, "--where", attack, "--spark"])
     assert result.exit_code == 2, result.output
     assert "EXISTS subquery" in result.output
-    with pytest.raises(zorder.ForbiddenFilterError):
+    with pytest.raises(zorder.errors.ForbiddenFilterError):
         zorder.explain(table, attack)
 
 
@@ -99,7 +99,7 @@ def test_optimize_where_refuses_before_choosing_partitions(
     write_deltalake(path, pa.table({"a": [1, 2], "day": ["x", "y"]}), partition_by=["day"])
     probe = f"zorder.guard.optimize.{uuid.uuid4().hex}"
     where = f"java_method('java.lang.System', 'setProperty', '{probe}', 'set') IS NULL"
-    with pytest.raises(zorder.ForbiddenFilterError, match="java_method"):
+    with pytest.raises(zorder.errors.ForbiddenFilterError, match="java_method"):
         zorder.optimize(spark, path, by=["a"], where=where, engine=engine)
     assert _property(spark, probe) is None
 
@@ -118,7 +118,7 @@ def test_optimize_where_refuses_before_choosing_partitions(
     ],
 )
 def test_spark_parse_is_checked_too(spark: SparkSession, text: str, named: str) -> None:
-    with pytest.raises(zorder.ForbiddenFilterError, match="refused") as caught:
+    with pytest.raises(zorder.errors.ForbiddenFilterError, match="refused") as caught:
         check_spark_parse(spark, text)
     assert named in str(caught.value)
 

@@ -154,7 +154,7 @@ def test_unpartitioned_optimize_is_sampled_in_process(
         range(3000)
     )
     assert zorder.explain(path, "a = 17").files_scanned <= 3  # about 6 ** (1 - 1/2) files
-    with pytest.raises(zorder.InvalidArgumentError, match="sample_size must be >= 1"):
+    with pytest.raises(zorder.errors.InvalidArgumentError, match="sample_size must be >= 1"):
         zorder.optimize(spark, path, by=["id", "a"], num_files=6, sample_size=-1)
 
 

@@ -99,18 +99,22 @@ def test_bad_where_is_refused_before_anything_runs(spark: SparkSession, tmp_path
     path = str(tmp_path / "t")
     write_deltalake(path, pa.table({"a": [1, 2], "day": DAYS[:2]}), partition_by=["day"])
     version = DeltaTable(path).version()
-    with pytest.raises(zorder.InvalidArgumentError, match="names a, which are not partition"):
+    with pytest.raises(
+        zorder.errors.InvalidArgumentError, match="names a, which are not partition"
+    ):
         zorder.optimize(spark, path, by=["a"], where="a > 1 AND day = '2026-11-01'")
-    with pytest.raises(zorder.FilterParseError):
+    with pytest.raises(zorder.errors.FilterParseError):
         zorder.optimize(spark, path, by=["a"], where="day = = 1")
-    with pytest.raises(zorder.InvalidArgumentError, match="both a partition column"):
+    with pytest.raises(zorder.errors.InvalidArgumentError, match="both a partition column"):
         zorder.optimize(spark, path, by=["a", "day"])
     # Spark casts 'abc' to the int partition column: with ANSI on it fails (the filter's
     # fault); with ANSI off (Spark 3.5's default) the cast is NULL and no partition is chosen.
     numbered = str(tmp_path / "numbered")
     write_deltalake(numbered, pa.table({"a": [1, 2], "p": [1, 2]}), partition_by=["p"])
     if session_ansi(spark):
-        with pytest.raises(zorder.FilterEvaluationError, match=r"p = 'abc'.*CAST_INVALID_INPUT"):
+        with pytest.raises(
+            zorder.errors.FilterEvaluationError, match=r"p = 'abc'.*CAST_INVALID_INPUT"
+        ):
             zorder.optimize(spark, numbered, by=["a"], where="p = 'abc'")
         assert DeltaTable(numbered).version() == 0
     else:  # only the spec given by by= is recorded
@@ -119,7 +123,7 @@ def test_bad_where_is_refused_before_anything_runs(spark: SparkSession, tmp_path
         assert DeltaTable(numbered).file_uris() == files
     plain = str(tmp_path / "plain")
     write_deltalake(plain, pa.table({"a": [1, 2]}))
-    with pytest.raises(zorder.InvalidArgumentError, match="has no partition columns"):
+    with pytest.raises(zorder.errors.InvalidArgumentError, match="has no partition columns"):
         zorder.optimize(spark, plain, by=["a"], where="a = 1")
     assert DeltaTable(path).version() == version
 
@@ -213,7 +217,7 @@ def test_a_change_to_the_same_partition_fails_the_optimize_cleanly(
     path = str(tmp_path / "t")
     appended_by_delta_rs(path)
     just_before_commit(monkeypatch, lambda: other_process("overwrite", path, DAYS[1]))
-    with pytest.raises(zorder.ConcurrentCommitError, match="concurrent"):
+    with pytest.raises(zorder.errors.ConcurrentCommitError, match="concurrent"):
         zorder.optimize(spark, path, by=["a", "b"], where=f"day = '{DAYS[1]}'", engine=engine)
     after = contents(path)  # as the other writer left it
     assert Counter(row[2] for row in after.elements())[DAYS[1]] == 3

@@ -89,7 +89,7 @@ def test_typed_partitions_and_appends(spark: SparkSession, tmp_path: Path) -> No
     # An append takes the table's partition columns; another list is refused by name.
     zorder.write(df.limit(10), path, by=["n"], mode="append", num_files=1)
     assert zorder.read(spark, path).count() == 410
-    with pytest.raises(zorder.InvalidArgumentError, match=r"partitioned by \['k', 'day'"):
+    with pytest.raises(zorder.errors.InvalidArgumentError, match=r"partitioned by \['k', 'day'"):
         zorder.write(df, path, by=["n"], mode="append", partition_by=["k"])
 
 
@@ -98,11 +98,11 @@ def test_bad_partitioning_is_refused_before_anything_is_written(
 ) -> None:
     df = spark.range(10).selectExpr("id", "id % 2 AS k", "CAST(id AS DOUBLE) AS x")
     path = tmp_path / "never"
-    with pytest.raises(zorder.InvalidArgumentError, match="both a partition column and a"):
+    with pytest.raises(zorder.errors.InvalidArgumentError, match="both a partition column and a"):
         zorder.write(df, str(path), by=["id", "k"], partition_by=["k"])
-    with pytest.raises(zorder.ColumnNotFoundError, match="unknown partition column 'kk'"):
+    with pytest.raises(zorder.errors.ColumnNotFoundError, match="unknown partition column 'kk'"):
         zorder.write(df, str(path), by=["id"], partition_by=["kk"])
-    with pytest.raises(zorder.UnsupportedColumnTypeError, match="'x' has type double"):
+    with pytest.raises(zorder.errors.UnsupportedColumnTypeError, match="'x' has type double"):
         zorder.write(df, str(path), by=["id"], partition_by=["x"])
     assert not path.exists()
     # An append naming other partition columns hears the table's, whatever else is wrong.
@@ -110,7 +110,7 @@ def test_bad_partitioning_is_refused_before_anything_is_written(
     zorder.write(df, str(table), by=["id"], partition_by=["k"], num_files=2)
     version = DeltaTable(str(table)).version()
     with pytest.raises(
-        zorder.InvalidArgumentError, match=r"partitioned by \['k'\], not by \['id'\]"
+        zorder.errors.InvalidArgumentError, match=r"partitioned by \['k'\], not by \['id'\]"
     ):
         zorder.write(df, str(table), by=["id"], partition_by=["id"], mode="append")
     assert DeltaTable(str(table)).version() == version

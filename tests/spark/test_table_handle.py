@@ -123,5 +123,5 @@ def test_a_write_through_the_handle_moves_it_to_the_version_written(
     table.write(df, mode="append")
     assert table.version > first
     assert table.scan().to_arrow().num_rows == 200
-    with pytest.raises(zorder.InvalidArgumentError, match="carries its own"):
+    with pytest.raises(zorder.errors.InvalidArgumentError, match="carries its own"):
         zorder.write(df, table, mode="append", storage_options={"x": "y"})

@@ -88,10 +88,10 @@ def test_a_new_name_at_a_location_is_an_external_table(
 def test_names_that_are_no_delta_table_are_refused_clearly(
     delta: SparkSession, database: str, tmp_path: Path
 ) -> None:
-    with pytest.raises(zorder.NotADeltaTableError, match="has no table named"):
+    with pytest.raises(zorder.errors.NotADeltaTableError, match="has no table named"):
         zorder.read(delta, f"{database}.missing")
     delta.sql(f"CREATE TABLE {database}.plain (a INT) USING parquet")
-    with pytest.raises(zorder.UnsupportedTableError, match="parquet table"):
+    with pytest.raises(zorder.errors.UnsupportedTableError, match="parquet table"):
         zorder.explain(f"{database}.plain", "a = 1", spark=delta)
-    with pytest.raises(zorder.InvalidArgumentError, match="location= is for a new table"):
+    with pytest.raises(zorder.errors.InvalidArgumentError, match="location= is for a new table"):
         zorder.write(rows(delta, 0, 10), str(tmp_path / "p"), by=["a"], location="elsewhere")

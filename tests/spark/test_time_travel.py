@@ -114,19 +114,19 @@ def test_a_zone_less_timestamp_is_read_in_the_zone(table: str) -> None:
 
 
 def test_versions_the_log_does_not_hold_are_named(table: str, tmp_path: Path) -> None:
-    with pytest.raises(zorder.VersionNotFoundError, match="holds versions 0 to 5"):
+    with pytest.raises(zorder.errors.VersionNotFoundError, match="holds versions 0 to 5"):
         zorder.scan(table, version=7)
     newest = max(commit_times(table).values())
     later = dt.datetime.fromtimestamp(newest / 1000 + 60, dt.UTC)
-    with pytest.raises(zorder.VersionNotFoundError, match="after the newest commit"):
+    with pytest.raises(zorder.errors.VersionNotFoundError, match="after the newest commit"):
         zorder.to_arrow(table, timestamp=later)
-    with pytest.raises(zorder.VersionNotFoundError, match="before the oldest commit"):
+    with pytest.raises(zorder.errors.VersionNotFoundError, match="before the oldest commit"):
         zorder.describe(table, timestamp="2001-01-01")
-    with pytest.raises(zorder.InvalidArgumentError, match="not both"):
+    with pytest.raises(zorder.errors.InvalidArgumentError, match="not both"):
         zorder.scan(table, version=1, timestamp="2001-01-01")
-    with pytest.raises(zorder.InvalidArgumentError, match="version must be an int"):
+    with pytest.raises(zorder.errors.InvalidArgumentError, match="version must be an int"):
         zorder.scan(table, version=-1)
-    with pytest.raises(zorder.InvalidArgumentError, match="not ISO-8601"):
+    with pytest.raises(zorder.errors.InvalidArgumentError, match="not ISO-8601"):
         zorder.scan(table, timestamp="yesterday")
 
 
@@ -140,7 +140,7 @@ def test_a_version_whose_log_was_cleaned_up_is_named(tmp_path: Path) -> None:
     table.create_checkpoint()  # at version 3
     for version in (0, 1):  # as log cleanup leaves it: commits before the checkpoint gone
         os.remove(Path(uri) / "_delta_log" / f"{version:020d}.json")
-    with pytest.raises(zorder.VersionNotFoundError, match="holds versions 2 to 3"):
+    with pytest.raises(zorder.errors.VersionNotFoundError, match="holds versions 2 to 3"):
         zorder.to_arrow(uri, version=0)
     assert zorder.to_arrow(uri, version=3).num_rows == 40
     assert zorder.scan(uri).report.version == 3
@@ -170,9 +170,9 @@ def test_commit_times_come_from_the_commit_files_not_the_history(tmp_path: Path)
     assert at(base + 2000.001) == 3  # committed "before" 2: it counts as 1 ms after it
     rows = zorder.to_arrow(uri, timestamp=dt.datetime.fromtimestamp(base + 1999, dt.UTC))
     assert sorted(rows.column("v").to_pylist()) == [0, 1]
-    with pytest.raises(zorder.VersionNotFoundError, match="after the newest commit"):
+    with pytest.raises(zorder.errors.VersionNotFoundError, match="after the newest commit"):
         at(base + 2001)
-    with pytest.raises(zorder.VersionNotFoundError, match="before the oldest commit"):
+    with pytest.raises(zorder.errors.VersionNotFoundError, match="before the oldest commit"):
         at(base - 1)
 
 

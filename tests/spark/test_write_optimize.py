@@ -393,7 +393,7 @@ def test_bad_input_is_refused_before_anything_is_written(
         with pytest.raises(ValueError, match=message):
             zorder.write(df, str(path), **kwargs)  # type: ignore[arg-type]
         assert not path.exists(), kwargs
-    with pytest.raises(zorder.NotADeltaTableError, match="not a Delta table"):
+    with pytest.raises(zorder.errors.NotADeltaTableError, match="not a Delta table"):
         zorder.optimize(spark, str(tmp_path / "nothing"), by=["id"])
 
 

@@ -126,30 +126,38 @@ def test_what_is_there_instead_of_a_table_is_named(
     path = tmp_path / "t"
     make(path)
     for reader in READERS.values():
-        with pytest.raises(zorder.NotADeltaTableError, match=f"not a Delta table: .*{says}") as e:
+        with pytest.raises(
+            zorder.errors.NotADeltaTableError, match=f"not a Delta table: .*{says}"
+        ) as e:
             reader(str(path))
         assert isinstance(e.value, zorder.errors.TableNotFoundError) is nothing
-    with pytest.raises(zorder.NotADeltaTableError, match=f"not a Delta table: .*{says}") as e:
+    with pytest.raises(
+        zorder.errors.NotADeltaTableError, match=f"not a Delta table: .*{says}"
+    ) as e:
         zorder.Table(str(path))
     assert isinstance(e.value, zorder.errors.TableNotFoundError) is nothing
     created = zorder.Table(str(path), create=True)
-    with pytest.raises(zorder.NotADeltaTableError, match=f"{says}.*; nothing to optimize"):
+    with pytest.raises(zorder.errors.NotADeltaTableError, match=f"{says}.*; nothing to optimize"):
         created.optimize(by=["a"], engine="arrow")
-    with pytest.raises(zorder.NotADeltaTableError, match=f"{says}.*; nothing to restore"):
+    with pytest.raises(zorder.errors.NotADeltaTableError, match=f"{says}.*; nothing to restore"):
         created.restore(version=0)
 
 
 def test_a_handle_to_create_a_table_cannot_time_travel(tmp_path: Path) -> None:
-    with pytest.raises(zorder.InvalidArgumentError, match="create=True opens a table to write"):
+    with pytest.raises(
+        zorder.errors.InvalidArgumentError, match="create=True opens a table to write"
+    ):
         zorder.Table(str(tmp_path / "t"), create=True, version=0)
-    with pytest.raises(zorder.InvalidArgumentTypeError, match="create must be True or False"):
+    with pytest.raises(
+        zorder.errors.InvalidArgumentTypeError, match="create must be True or False"
+    ):
         zorder.Table(str(tmp_path / "t"), create="yes")  # type: ignore[arg-type]
 
 
 def test_a_parquet_folder_is_told_how_to_become_a_table(tmp_path: Path) -> None:
     path = tmp_path / "events"
     _parquet_folder(path, partitioned=True)
-    with pytest.raises(zorder.NotADeltaTableError) as raised:
+    with pytest.raises(zorder.errors.NotADeltaTableError) as raised:
         zorder.describe(str(path))
     assert str(raised.value) == (
         f"not a Delta table: {path} (a folder of Parquet files, not a Delta table: make one "

@@ -257,6 +257,6 @@ def test_deltalakes_mapped_table_without_the_feature_is_refused_before_anything_
         lambda: zorder.explain(path, "a = 1"),
         lambda: zorder.optimize(None, path, by=["a", "t"], engine="arrow"),
     ):
-        with pytest.raises(zorder.UnsupportedTableError, match="does not enable it"):
+        with pytest.raises(zorder.errors.UnsupportedTableError, match="does not enable it"):
             call()
     assert sorted(p.name for p in (tmp_path / "_delta_log").iterdir()) == before

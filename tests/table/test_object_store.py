@@ -106,7 +106,7 @@ def test_explain_describe_and_time_travel(table: tuple[str, dict[str, str]]) -> 
     first = filesystem.get_file_info(f"{root}/_delta_log/{0:020}.json").mtime
     assert isinstance(first, dt.datetime)
     assert zorder.to_arrow(uri, timestamp=first, storage_options=options).num_rows == 600
-    with pytest.raises(zorder.VersionNotFoundError, match="before the oldest commit"):
+    with pytest.raises(zorder.errors.VersionNotFoundError, match="before the oldest commit"):
         zorder.to_arrow(uri, timestamp="2000-01-01", storage_options=options)
     assert zorder.to_arrow(uri, version=0, storage_options=options).num_rows == 600
 
@@ -167,7 +167,7 @@ def test_restore_on_the_store_and_a_vacuumed_version_refused(
 ) -> None:
     uri, options = table
     first = _sorted(DeltaTable(uri, version=0, storage_options=options).to_pyarrow_table())
-    with pytest.warns(zorder.UnsafeCommitWarning, match="If-None-Match"):  # moto's endpoint
+    with pytest.warns(zorder.errors.UnsafeCommitWarning, match="If-None-Match"):  # moto's endpoint
         restored = zorder.restore(uri, version=0, storage_options=options)
     assert (restored.version, restored.files_removed, restored.files_added) == (2, 3, 0)
     assert _sorted(_deltalake_rows(uri, options)) == first
@@ -179,8 +179,8 @@ def test_restore_on_the_store_and_a_vacuumed_version_refused(
     for path in gone:
         filesystem.delete_file(f"{root}/{path}")  # as a vacuum would
     with (
-        pytest.raises(zorder.MissingFilesError) as refused,
-        pytest.warns(zorder.UnsafeCommitWarning),
+        pytest.raises(zorder.errors.MissingFilesError) as refused,
+        pytest.warns(zorder.errors.UnsafeCommitWarning),
     ):
         zorder.restore(uri, version=1, storage_options=options)
     assert sorted(refused.value.paths) == gone

@@ -268,7 +268,7 @@ def test_iceberg_metadata_is_hidden_only_with_uniform() -> None:
 def test_a_retention_that_is_not_a_number_of_hours_is_refused(tmp_path: Path, hours: float) -> None:
     path = tmp_path / "t"
     write_deltalake(path, pa.table({"a": [1]}))
-    with pytest.raises(zorder.InvalidArgumentError, match="retain_hours must be from 0 to"):
+    with pytest.raises(zorder.errors.InvalidArgumentError, match="retain_hours must be from 0 to"):
         zorder.vacuum(str(path), retain_hours=hours, force=True)
     result = CliRunner().invoke(app, ["vacuum", str(path), "--retain-hours", str(hours), "--force"])
     assert result.exit_code == 2

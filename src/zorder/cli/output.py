@@ -195,7 +195,8 @@ class ConsoleOutput(Output):
             line = Text.assemble(
                 ("internal error:", "bold red"),
                 f" {failure.error}: {failure.message}\n"
-                f"This is a bug in zorder: please report it with the traceback in {failure.traceback}.",
+                "This is a bug in zorder: please report it with the traceback in "
+                f"{failure.traceback}.",
             )
         # Unwrapped: a path or a message cut across lines would not be found by grep.
         self.stderr.print(line, soft_wrap=True)
