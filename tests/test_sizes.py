@@ -1,9 +1,8 @@
 """Size limits of docs/ARCHITECTURE.md, checked on the source: a module a reader can hold.
 
 No module over 700 lines; no function over 80 lines of code (its docstring,
-blank lines and comments aside); no signature over 8 parameters, except the
-public entry points, whose keyword options are the API (the functions
-:mod:`zorder` exports, the :class:`zorder.Table` methods, the commands).
+blank lines and comments aside). Signatures are left to review: a count of
+parameters shaped signatures to sit just under it.
 """
 
 from __future__ import annotations
@@ -11,13 +10,10 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import zorder
-
 SOURCE = Path(__file__).resolve().parents[1] / "src" / "zorder"
 
 MAX_MODULE_LINES = 700
 MAX_FUNCTION_LINES = 80
-MAX_PARAMETERS = 8
 
 
 def code_lines(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> int:
@@ -33,23 +29,6 @@ def code_lines(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -
     ):
         counted -= first.end_lineno - first.lineno + 1
     return counted
-
-
-def parameter_count(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
-    arguments = node.args
-    named = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
-    count = len(named) + (arguments.vararg is not None) + (arguments.kwarg is not None)
-    return count - (1 if named and named[0].arg in ("self", "cls") else 0)
-
-
-def is_entry_point(node: ast.FunctionDef | ast.AsyncFunctionDef, module: str, owner: str) -> bool:
-    """A public entry point: exported by ``zorder``, a ``Table`` method, or a command."""
-    if owner == "Table" and module == "api.table" and not node.name.startswith("_"):
-        return True
-    if module.startswith("api.") and owner == "" and node.name in zorder.__all__:
-        return True
-    decorators = [d.id for d in node.decorator_list if isinstance(d, ast.Name)]
-    return module.startswith("cli.") and "command" in decorators
 
 
 def functions(tree: ast.Module) -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
@@ -84,9 +63,6 @@ def oversized(root: Path) -> list[str]:
             size = code_lines(node, lines)
             if size > MAX_FUNCTION_LINES:
                 breaches.append(f"{name}: {size} lines of code")
-            count = parameter_count(node)
-            if count > MAX_PARAMETERS and not is_entry_point(node, module, owner):
-                breaches.append(f"{name}: {count} parameters")
     return breaches
 
 
@@ -101,13 +77,8 @@ def test_the_limits_are_found_when_broken(tmp_path: Path) -> None:
     (package / "long.py").write_text(
         f'def long():\n    """Docstring."""\n    # a comment\n{long_body}\n'
     )
-    (package / "wide.py").write_text(
-        "def wide(a, b, c, d, e, f, g, h, i):\n    return a\n\n\n"
-        "class C:\n    def method(self, a, b, c, d, e, f, g, h):\n        return a\n"
-    )
     (package / "big.py").write_text("x = 1\n" * (MAX_MODULE_LINES + 1))
     assert oversized(package) == [
         f"big: {MAX_MODULE_LINES + 1} lines",
         f"long.long: {MAX_FUNCTION_LINES + 1} lines of code",
-        "wide.wide: 9 parameters",
     ]

@@ -18,7 +18,6 @@ import pyarrow as pa
 
 from zorder.api.scanning import check_limit, check_where
 from zorder.api.table import Table
-from zorder.errors import InvalidArgumentTypeError
 from zorder.table import AsOf
 
 __all__ = ["to_arrow"]
@@ -34,16 +33,16 @@ def to_arrow(
     timestamp: AsOf | None = None,
     time_zone: str | None = None,
     storage_options: Mapping[str, str] | None = None,
-    ansi: bool = True,
+    ansi: bool | None = None,
 ) -> pa.Table:
     """The table's rows matching ``where`` (Spark SQL text), read in-process.
 
     The rows are exactly those ``zorder.read(spark, path, where)`` returns
-    in a session with ANSI mode on (``spark.sql.ansi.enabled``, the default
-    from Spark 4.0) whose ``spark.sql.session.timeZone`` is ``time_zone``
-    (default: the active session's, else UTC), in which timestamps written
-    without a zone are read. ``ansi=False`` answers as a session with ANSI
-    mode off (Spark 3.5's default) instead: a filter whose meaning differs
+    in a session whose ``spark.sql.ansi.enabled`` is ``ansi`` (default: the
+    active session's, else on, Spark 4's default) and whose
+    ``spark.sql.session.timeZone`` is ``time_zone`` (default: the active
+    session's, else UTC), in which timestamps written without a zone are
+    read. With ANSI mode off (``ansi=False``, Spark 3.5's default) a filter whose meaning differs
     between the two modes (a string compared with a number other than a plain
     integer, an IN list of strings and numbers, arithmetic that may overflow,
     a CAST that may fail, ...) then raises
@@ -67,7 +66,5 @@ def to_arrow(
     """
     check_where(where)  # before the log is read
     check_limit(limit)
-    if not isinstance(ansi, bool):
-        raise InvalidArgumentTypeError(f"ansi must be True or False, got {ansi!r}")
     handle = Table(path, storage_options=storage_options, time_zone=time_zone, ansi=ansi)
     return handle.scan(where, columns=columns, version=version, timestamp=timestamp).to_arrow(limit)

@@ -60,14 +60,17 @@ def explain(
     time_zone: str | None = None,
     storage_options: Mapping[str, str] | None = None,
     spark: SparkSession | None = None,
+    ansi: bool | None = None,
 ) -> ScanReport:
     """Files, rows and bytes a query with ``where`` scans, against the table's totals.
 
-    ``Table(path, storage_options=..., spark=spark, time_zone=...).scan(where,
+    ``Table(path, storage_options=..., spark=spark, time_zone=..., ansi=...).scan(where,
     ...).report``: arguments as for :func:`zorder.scan`; ``spark`` resolves a
-    Column filter and gives the default zone (else the active session does).
+    Column filter and gives the default zone and ANSI mode (else the active session does).
     """
-    handle = Table(path, storage_options=storage_options, spark=spark, time_zone=time_zone)
+    handle = Table(
+        path, storage_options=storage_options, spark=spark, time_zone=time_zone, ansi=ansi
+    )
     return handle.scan(where, columns=columns, version=version, timestamp=timestamp).report
 
 
@@ -80,15 +83,18 @@ def skipping_effectiveness(
     time_zone: str | None = None,
     storage_options: Mapping[str, str] | None = None,
     spark: SparkSession | None = None,
+    ansi: bool | None = None,
 ) -> float:
     """Databricks' measure: the mean over ``filters`` of rows skipped / rows total.
 
     Each filter is a scan of one ``Table(path, ...).snapshot(version=...,
-    timestamp=...)``: the log is read once.
+    timestamp=...)``: the log is read once. ``ansi`` as for :func:`zorder.scan`.
     """
     if not filters:
         raise InvalidArgumentError("skipping_effectiveness needs at least one filter")
-    handle = Table(path, storage_options=storage_options, spark=spark, time_zone=time_zone)
+    handle = Table(
+        path, storage_options=storage_options, spark=spark, time_zone=time_zone, ansi=ansi
+    )
     snapshot = handle.snapshot(version=version, timestamp=timestamp)
     fractions = []
     for where in filters:
