@@ -96,7 +96,7 @@ def test_console_script_runs() -> None:
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        (["--by", "nope"], "unknown column 'nope'; table columns: a, b"),
+        (["--by", "nope"], "unknown clustering column 'nope'; table columns: a, b"),
         (["--target-file-size", "12XB"], "invalid size '12XB'"),
         (["--storage-option", "NOEQUALS"], "storage option 'NOEQUALS' is not KEY=VALUE"),
     ],
@@ -856,8 +856,9 @@ def test_bloom_filters_option_takes_names_and_rates() -> None:
 
 
 def test_bad_bloom_filters_are_refused_before_spark_starts(tmp_path: Path) -> None:
+    write_deltalake(tmp_path / "t", pa.table({"a": [1, 2], "session_id": ["x", "y"]}))
     result = CliRunner().invoke(
-        app, ["optimize", str(tmp_path), "--bloom-filters", "session_id:1.5"]
+        app, ["optimize", str(tmp_path / "t"), "--bloom-filters", "session_id:1.5"]
     )
     assert result.exit_code == 2, result.output
     assert "strictly between 0 and 1" in result.output

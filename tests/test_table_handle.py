@@ -172,3 +172,57 @@ def test_history_numbers_commits_by_their_files(tmp_path: Path) -> None:
     assert [c.operation for c in newest.history(limit=2)] == ["WRITE", "WRITE"]
     times = [c.timestamp for c in newest.history()]
     assert times == sorted(times, reverse=True)  # type: ignore[type-var]
+
+
+def _clustered_with_an_append(path: str) -> None:
+    rows = pa.table({"a": list(range(400)), "b": [i % 17 for i in range(400)]})
+    zorder.write(rows_path := _parquet(path, rows), path, by=["a", "b"], num_files=2)
+    assert rows_path
+    write_deltalake(path, pa.table({"a": [5, 6], "b": [7, 8]}), mode="append")  # blind
+
+
+def _parquet(path: str, rows: pa.Table) -> str:
+    import pyarrow.parquet as pq
+
+    source = f"{path}-input"
+    Path(source).mkdir()
+    pq.write_table(rows, f"{source}/part-0.parquet")
+    return source
+
+
+def test_open_then_optimize_reads_the_log_once_to_plan(tmp_path: Path, log_reads: LogReads) -> None:
+    path = str(tmp_path / "t")
+    _clustered_with_an_append(path)
+    before = log_reads.count
+    table = zorder.Table(path)
+    metrics = table.optimize(engine="arrow")
+    assert metrics.files_removed >= 1
+    # One read to open (and plan on), one for the commit's check of what landed since.
+    assert log_reads.count - before == 2, log_reads.calls
+    assert table.scan().to_arrow().num_rows == 402
+
+
+def test_a_handle_behind_the_log_plans_on_the_newest_version(tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    _clustered_with_an_append(path)
+    table = zorder.Table(path)
+    held = table.version
+    write_deltalake(path, pa.table({"a": [9], "b": [9]}), mode="append")  # after it opened
+    metrics = table.optimize(engine="arrow")
+    assert metrics.version is not None and metrics.version > held + 1
+    assert metrics.rows == 3  # both blind appends, the later one too
+    assert table.scan("a = 9 AND b = 9").to_arrow().num_rows == 2  # the first write's, the new
+    assert table.scan().to_arrow().num_rows == 403
+
+
+def test_the_cli_optimize_reads_the_log_once_to_plan(tmp_path: Path, log_reads: LogReads) -> None:
+    from typer.testing import CliRunner
+
+    from zorder.cli.app import app
+
+    path = str(tmp_path / "t")
+    _clustered_with_an_append(path)
+    before = log_reads.count
+    done = CliRunner().invoke(app, ["optimize", path, "--engine", "arrow", "--json"])
+    assert done.exit_code == 0, done.output
+    assert log_reads.count - before == 2, log_reads.calls

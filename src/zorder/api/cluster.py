@@ -33,11 +33,9 @@ from zorder.api.inprocess import (
 from zorder.api.jobs import (
     ClusterJob,
     ClusterOptions,
-    Remember,
-    check_schema_mode,
     file_count,
     optimize_job,
-    target_size,
+    write_commit_mode,
     write_job,
 )
 from zorder.api.modes import Engine, WriteMode
@@ -45,7 +43,13 @@ from zorder.api.progress import phase, progress_of, timed_phases
 from zorder.api.runs import ClusterMetrics, RunOutput, commit_run, run_metrics
 from zorder.api.samples import files_sample, partitions_sample
 from zorder.api.scanning import session_time_zone
-from zorder.api.sources import InProcessInput, WriteSource, in_process_input, read_source
+from zorder.api.sources import (
+    InProcessInput,
+    WriteSource,
+    checked_source,
+    in_process_input,
+    read_source,
+)
 from zorder.curves.kinds import ClusteringSpec
 from zorder.curves.partitions import files_per_partition
 from zorder.errors import InvalidArgumentError, StorageMismatchError
@@ -79,12 +83,12 @@ from zorder.table import (
     rewrite_scope,
 )
 from zorder.table.clustering import Run
-from zorder.table.depths import snapshot_depths
 from zorder.table.evolution import add_columns
+from zorder.table.partition_filters import check_partition_where
 from zorder.table.tiering import check_fanout, files_to_optimize, runs_of_spec
 from zorder.table.transactions import AlreadyRecordedError, AppTransaction
 
-__all__ = ["ClusterMetrics", "WriteMode", "nothing_to_optimize", "optimize_table", "write_table"]
+__all__ = ["ClusterMetrics", "WriteMode", "optimize_table", "write_table"]
 
 
 def _unchanged(job: ClusterJob, started: float, recorded: int | None) -> ClusterMetrics:
@@ -99,46 +103,6 @@ def _clustered_already(snapshot: TableSnapshot, spec: ClusteringSpec, fanout: in
         f"nothing to optimize: the {len(snapshot.files):,} file(s) of {snapshot.uri} are in "
         f"{len(runs):,} run(s) clustered by {spec.describe()}, and no size tier holds {fanout} "
         "runs to merge (full=True, CLI --full, reclusters every file)"
-    )
-
-
-def nothing_to_optimize(
-    snapshot: TableSnapshot, *, target_file_size: int | str | None, fanout: int
-) -> ClusterMetrics | None:
-    """The result of an incremental optimize by the table's recorded spec, of every
-    partition, when it would rewrite no file and record nothing, decided from the log alone
-    (the CLI answers so before Spark starts); None when it would do something."""
-    spec = snapshot.recorded_spec
-    if spec is None:
-        return None  # it would record a spec: the optimize itself does that
-    target = target_size(target_file_size, snapshot)
-    everything = set(snapshot.files_by_partition())
-    if files_to_optimize(
-        snapshot, spec, everything, full=False, target_file_size=target, fanout=check_fanout(fanout)
-    ):
-        return None
-    wanted = Remember(None, target, one_off=target_file_size is not None)
-    if wanted.properties(snapshot, []).items() - snapshot.configuration.items():
-        return None
-    return ClusterMetrics(
-        table_uri=snapshot.uri,
-        operation="optimize",
-        version=None,
-        run_id="",
-        by=spec.columns,
-        curve=spec.curve,
-        method=spec.method,
-        num_files_target=0,
-        files_added=0,
-        files_removed=0,
-        rows=0,
-        bytes_added=0,
-        bytes_removed=0,
-        seconds=0.0,
-        notes=(_clustered_already(snapshot, spec, fanout),),
-        depth_before=(depth := snapshot_depths(snapshot, spec.columns)),
-        depth_after=depth,
-        bloom_filters=tuple(b.column for b in spec.bloom_filters),
     )
 
 
@@ -170,10 +134,12 @@ def write_table(
     Under ``asked.schema_mode="merge"``, columns the table lacks are added to it in a commit of
     their own before anything is written (:func:`zorder.table.evolution.add_columns`).
     """
-    check_schema_mode(asked.schema_mode)
     started = time.perf_counter()
     shown = progress_of(run.progress, f"Clustering into {storage.uri}...", None)
     with timed_phases(), shown:
+        write_commit_mode(mode, storage, snapshot)  # refused before any input is read
+        if isinstance(source, WriteSource):
+            source = checked_source(source, asked.by)
         rows, df, choice = _write_input(source, storage, run)
         schema = df.schema if df is not None else rows.schema if rows is not None else None
         assert schema is not None
@@ -300,14 +266,17 @@ def optimize_table(
     started = time.perf_counter()
     with timed_phases(), progress_of(run.progress, f"Optimizing {storage.uri}...", None):
         check_engine(run.engine)
+        fanout = check_fanout(fanout)
+        # Refused here, before any session starts, whoever evaluates it below.
+        parsed = None if where is None else check_partition_where(snapshot, where)
         job = optimize_job(storage, snapshot, asked, where=where, fanout=fanout)
         phase("planning")
         partitions = list(snapshot.files_by_partition())
         spark: SparkSession | None = None
         chosen: set[tuple[Any, ...]] | None = set(partitions)
-        if where is not None:
+        if parsed is not None:
             here = run.engine != "spark"
-            chosen = chosen_here(snapshot, partitions, where, run) if here else None
+            chosen = chosen_here(snapshot, partitions, parsed, run) if here else None
         if chosen is None:  # only Spark can tell
             assert where is not None
             spark = run.spark("optimize")

@@ -47,10 +47,11 @@ from zorder.curves.partitions import (
 )
 from zorder.curves.ranks import ranked_prefix
 from zorder.errors import BrokenTableError, InternalError, InvalidArgumentError
+from zorder.skipping.sql import ParsedFilter
 from zorder.spark.writes import delta_schema
 from zorder.table import DataFile, TableSnapshot, guarded_run
 from zorder.table.clustering import Run
-from zorder.table.partition_filters import check_partition_where, partitions_where
+from zorder.table.partition_filters import partitions_where
 
 __all__ = [
     "NeedsSparkError",
@@ -70,11 +71,14 @@ class NeedsSparkError(Exception):
 
 
 def chosen_here(
-    snapshot: TableSnapshot, partitions: Sequence[tuple[Any, ...]], where: str, run: RunWith
+    snapshot: TableSnapshot,
+    partitions: Sequence[tuple[Any, ...]],
+    parsed: ParsedFilter,
+    run: RunWith,
 ) -> set[tuple[Any, ...]] | None:
-    """The partitions an optimize's ``where`` chooses, read without Spark in ``run``'s zone
-    and ANSI meaning; None where only Spark can tell."""
-    parsed = check_partition_where(snapshot, where)
+    """The partitions an optimize's ``where`` (parsed and checked by
+    :func:`~zorder.table.partition_filters.check_partition_where`) chooses, read without
+    Spark in ``run``'s zone and ANSI meaning; None where only Spark can tell."""
     return partitions_where(snapshot, partitions, parsed, time_zone=run.time_zone, ansi=run.ansi)
 
 

@@ -62,6 +62,7 @@ __all__ = [
     "file_count",
     "optimize_job",
     "target_size",
+    "write_commit_mode",
     "write_job",
 ]
 
@@ -179,6 +180,21 @@ class ClusterOptions:
     # A write's only: how rows whose columns differ from the table's are met (None: strict).
     schema_mode: SchemaMode | None = None
 
+    def __post_init__(self) -> None:
+        """Refuse, on being asked, what is wrong whatever the table and the rows: a curve, a
+        key method, a size, a sample size, bloom filters, a schema mode. Nothing has been
+        read or started yet; the checks against the table and the rows come with the job."""
+        if self.curve is not None:
+            as_curve(self.curve)
+        if self.method is not None:
+            as_key_method(self.method)
+        check_size(self.num_files, self.target_file_size)
+        _size_asked(self)
+        _check_sample_size(self.sample_size)
+        if self.bloom_filters is not None:
+            bloom_columns(self.bloom_filters)
+        check_schema_mode(self.schema_mode)
+
 
 def write_job(
     schema: StructType,
@@ -193,19 +209,7 @@ def write_job(
     """``zorder.write``'s request, checked against the rows' ``schema`` and the table's
     ``snapshot`` (None: no table is there yet); ``transaction`` is the writer's own, committed
     with the rows; ``asked.schema_mode="merge"`` lets the rows bring new columns."""
-    if mode not in WRITE_MODES:
-        raise InvalidArgumentError(f"unknown mode {mode!r}; accepted: {', '.join(WRITE_MODES)}")
-    check_schema_mode(asked.schema_mode)
-    check_size(asked.num_files, asked.target_file_size)
-    commit_mode: CommitMode = "create"
-    if snapshot is not None:
-        if mode == "error":
-            raise TableExistsError(
-                f"a Delta table already exists at {storage.uri}; use mode='append' to add to it "
-                "or mode='overwrite' to replace it"
-            )
-        snapshot.check_writable("append")  # an overwrite adds whole rows too
-        commit_mode = "append" if mode == "append" else "overwrite"
+    commit_mode = write_commit_mode(mode, storage, snapshot)
     plan = plan_clustering(schema, _resolved_spec(asked, snapshot, storage))
     evolution = None
     if snapshot is not None:
@@ -228,6 +232,24 @@ def write_job(
         transaction=transaction,
     )
     return dataclasses.replace(job, evolution=evolution)
+
+
+def write_commit_mode(
+    mode: WriteMode, storage: Storage, snapshot: TableSnapshot | None
+) -> CommitMode:
+    """How a write in ``mode`` commits to the table at ``storage`` as of ``snapshot`` (None:
+    no table): refused, before the rows are read, where the mode or the table forbids it."""
+    if mode not in WRITE_MODES:
+        raise InvalidArgumentError(f"unknown mode {mode!r}; accepted: {', '.join(WRITE_MODES)}")
+    if snapshot is None:
+        return "create"
+    if mode == "error":
+        raise TableExistsError(
+            f"a Delta table already exists at {storage.uri}; use mode='append' to add to it "
+            "or mode='overwrite' to replace it"
+        )
+    snapshot.check_writable("append")  # an overwrite adds whole rows too
+    return "append" if mode == "append" else "overwrite"
 
 
 def check_schema_mode(schema_mode: object) -> None:
@@ -336,12 +358,6 @@ def _job(
     """The job, with what it records afterwards: ``records`` (None: the spec stays) and the
     file size (unless ``num_files`` sized the files)."""
     target = target_size(asked.target_file_size, snapshot)
-    if asked.sample_size is not None and (
-        isinstance(asked.sample_size, bool) or asked.sample_size < 1
-    ):
-        raise InvalidArgumentError(
-            f"sample_size must be >= 1 (or None for the default), got {asked.sample_size}"
-        )
     return ClusterJob(
         storage=storage,
         operation=operation[0],
@@ -378,6 +394,15 @@ def _size_asked(asked: ClusterOptions) -> bool:
             "--target-file-size)"
         )
     return asked.set_target_size
+
+
+def _check_sample_size(sample_size: int | None) -> None:
+    if sample_size is not None and (
+        isinstance(sample_size, bool) or not isinstance(sample_size, int) or sample_size < 1
+    ):
+        raise InvalidArgumentError(
+            f"sample_size must be >= 1 (or None for the default), got {sample_size!r}"
+        )
 
 
 def check_size(num_files: int | None, target_file_size: int | str | None) -> None:

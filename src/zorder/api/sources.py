@@ -12,8 +12,9 @@ files of Spark's legacy calendar, nested columns, names equal but for case.
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,15 +40,21 @@ from pyspark.sql.types import (
 )
 
 from zorder.api.engines import InProcessWork
-from zorder.api.inputs import input_format, read_input
+from zorder.api.inputs import (
+    check_input_columns,
+    check_input_exists,
+    input_format,
+    read_input,
+)
 from zorder.api.modes import InputFormat
 from zorder.api.scanning import table_storage
 from zorder.arrow.files import legacy_calendar, read_file, read_in_order
+from zorder.curves.kinds import ClusteringSpec
 from zorder.errors import ZorderError
 from zorder.spark.scan import spark_schema
 from zorder.table import DataFile, load_snapshot
 
-__all__ = ["InProcessInput", "WriteSource", "in_process_input", "read_source"]
+__all__ = ["InProcessInput", "WriteSource", "checked_source", "in_process_input", "read_source"]
 
 
 @dataclass(frozen=True)
@@ -68,6 +75,19 @@ class InProcessInput:
     work: InProcessWork | None
     declined: str | None = None
     read: Callable[[], pa.Table] = field(default=lambda: pa.table({}), repr=False)
+
+
+def checked_source(source: WriteSource, by: Sequence[str] | ClusteringSpec | None) -> WriteSource:
+    """``source`` refused, without Spark, where it is not there or lacks the clustering columns
+    ``by`` names (when its columns can be read here); returned with its format found, so
+    that what it holds is looked for once."""
+    options = source.storage_options
+    check_input_exists(source.path, options)
+    found = source.format or input_format(source.path, options)
+    columns = by.columns if isinstance(by, ClusteringSpec) else by
+    if columns and not isinstance(columns, str):
+        check_input_columns(source.path, list(columns), format=found, storage_options=options)
+    return dataclasses.replace(source, format=found)
 
 
 def read_source(spark: SparkSession, source: WriteSource) -> DataFrame:

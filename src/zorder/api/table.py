@@ -625,9 +625,19 @@ class Table:
         return self._held
 
     def _newest_for_commit(self) -> TableSnapshot | None:
-        """The newest version, held from now on: a commit starts from it (None: no table)."""
+        """The newest version, held from now on: a commit starts from it (None: no table).
+
+        The version held is the newest when the log has no commit after it (one look for a
+        file, :func:`~zorder.table.versions.has_commit_after`): then it is planned on as it
+        is, so opening a handle and optimizing reads the log once; else the log is read."""
+        from zorder.table.versions import has_commit_after
+
         self.storage.warn_if_commits_unsafe()
         self.storage.filesystem()  # a configuration pyarrow refuses, refused before Spark runs
+        held = self._held
+        newest = held is not None and self._made is None
+        if held is not None and newest and not has_commit_after(self.storage, held.version):
+            return held
         try:
             self._held, self._made = self._load(), None
         except NotADeltaTableError:

@@ -41,17 +41,15 @@ from zorder.cli.command import (
 from zorder.cli.output import Output
 from zorder.cli.rows import in_zone
 from zorder.cli.spark import SessionView, session
-from zorder.curves.kinds import ClusteringSpec, bloom_columns
+from zorder.curves.kinds import ClusteringSpec
 from zorder.errors import InvalidArgumentError
-from zorder.sizes import MAX_FILES, parse_size
+from zorder.sizes import MAX_FILES
 from zorder.table import MIN_VACUUM_RETENTION_HOURS, parse_storage_options
 from zorder.table.retention import DEFAULT_RETENTION_HOURS, RETENTION_PROPERTY
 from zorder.table.tiering import DEFAULT_FANOUT
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
-
-    from zorder.api.cluster import ClusterMetrics
 
 
 @command
@@ -111,19 +109,7 @@ def write(
     Small work runs in this process without starting Spark (--engine auto): Parquet or a
     Delta table within the in-process bounds.
     """
-    from zorder.api.inputs import check_input_columns, check_input_exists, input_format
-    from zorder.table.transactions import AppTransaction
-
     options = parse_storage_options(storage_option or [])
-    _check_before_spark(options, target_file_size)
-    AppTransaction.of(txn_app_id, txn_version)  # refused before Spark starts
-    blooms = bloom_list(bloom_filters)
-    if blooms:
-        bloom_columns(blooms)  # names and rates refused before Spark starts
-    check_input_exists(source, options)
-    found = source_format or input_format(source, options)  # looked for once, used twice
-    if by:
-        check_input_columns(source, column_list(by), format=found, storage_options=options)
     table = _handle(out, dest, options, (master, remote, conf), create=True)
     with out.working(f"Clustering {source} into {dest}...", None):
         metrics = table.write(
@@ -138,8 +124,8 @@ def write(
             partition_by=column_list(partition_by) if partition_by else None,
             txn_app_id=txn_app_id,
             txn_version=txn_version,
-            bloom_filters=blooms,
-            format=found,
+            bloom_filters=bloom_list(bloom_filters),
+            format=source_format,
             engine=engine,
             schema_mode=schema_mode,
         )
@@ -192,15 +178,6 @@ def optimize(
             "--by-advice chooses the columns, curve and method; drop --by, --curve and --method"
         )
     options = parse_storage_options(storage_option or [])
-    _check_before_spark(options, target_file_size, table=path, by=by, where=where)
-    blooms = bloom_list(bloom_filters)
-    if blooms:
-        bloom_columns(blooms)  # names and rates refused before Spark starts
-    if not (by or by_advice or where or full or num_files or set_target_size or blooms is not None):
-        done = _nothing_to_optimize(path, options, target_file_size, fanout)
-        if done is not None:  # said without starting Spark
-            out.result(done, render.metrics)
-            return
     chosen: list[str] | ClusteringSpec | None = column_list(by) if by else None
     spark: SparkSession | None = None
     if by_advice is not None:
@@ -221,7 +198,7 @@ def optimize(
             where=where,
             full=full,
             fanout=fanout,
-            bloom_filters=blooms,
+            bloom_filters=bloom_list(bloom_filters),
             engine=engine,
         )
     out.result(metrics, render.metrics)
@@ -269,20 +246,6 @@ def _located(
     return table.uri, dict(table.storage_options)
 
 
-def _nothing_to_optimize(
-    path: str, options: dict[str, str], target_file_size: str | None, fanout: int
-) -> ClusterMetrics | None:
-    """An incremental optimize's result when the log alone shows it has nothing to do."""
-    from zorder.api.cluster import nothing_to_optimize
-
-    try:
-        snapshot = zorder.Table(path, storage_options=options).snapshot()
-    except zorder.ZorderError:
-        return None  # the optimize itself says what is wrong
-    held = snapshot.table_snapshot
-    return nothing_to_optimize(held, target_file_size=target_file_size, fanout=fanout)
-
-
 def _as_of(version: int | None, as_of: str | None) -> str | None:
     """``--as-of``, refused beside ``--version`` in the command line's own words."""
     if version is not None and as_of is not None:
@@ -290,34 +253,6 @@ def _as_of(version: int | None, as_of: str | None) -> str | None:
             f"give --version or --as-of, not both (got --version {version} --as-of {as_of!r})"
         )
     return as_of
-
-
-def _check_before_spark(
-    options: dict[str, str],
-    target_file_size: str | None,
-    *,
-    table: str | None = None,
-    by: str | None = None,
-    where: str | None = None,
-) -> None:
-    """What can be refused before Spark starts (10 s or more): the size, and, when ``table``
-    can be read now, ``by``'s columns and what ``where`` chooses partitions by. A table
-    that needs the session's settings to be reached, or is missing, is left to the
-    command, which says so."""
-    if target_file_size is not None:
-        parse_size(target_file_size)
-    if table is None or not (by or where):
-        return
-    try:
-        snapshot = zorder.Table(table, storage_options=options).snapshot()
-    except zorder.ZorderError:
-        return
-    if by:
-        snapshot.scan(columns=column_list(by))  # ColumnNotFoundError naming the table's columns
-    if where is not None:
-        from zorder.table.partition_filters import check_partition_where
-
-        check_partition_where(snapshot.table_snapshot, where)
 
 
 @command

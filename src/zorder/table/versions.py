@@ -30,6 +30,7 @@ __all__ = [
     "AsOf",
     "check_version",
     "commit_infos",
+    "has_commit_after",
     "log_is_whole",
     "open_table",
     "restored_version",
@@ -121,6 +122,18 @@ def _instant(value: Any, time_zone: str) -> dt.datetime:
         value = value.replace(tzinfo=session_zone(time_zone))
     moment: dt.datetime = value.astimezone(dt.UTC)
     return moment
+
+
+def has_commit_after(storage: Storage, version: int) -> bool:
+    """Whether the log holds a commit after ``version``: one look for the next commit file,
+    not a read of the log. Commits are numbered without gaps (PROTOCOL.md), so the next
+    one is there exactly when a newer version is; one made after the look is what a
+    commit's check of what landed since meets anyway."""
+    import pyarrow.fs as pafs
+
+    filesystem, root = storage.filesystem()
+    found = filesystem.get_file_info(f"{root.rstrip('/')}/_delta_log/{version + 1:020d}.json")
+    return bool(found.type != pafs.FileType.NotFound)
 
 
 def _commit_files(storage: Storage) -> tuple[pafs.FileSystem, dict[int, pafs.FileInfo]]:
