@@ -88,7 +88,7 @@ def test_a_new_name_at_a_location_is_an_external_table(
 def test_names_that_are_no_delta_table_are_refused_clearly(
     delta: SparkSession, database: str, tmp_path: Path
 ) -> None:
-    with pytest.raises(zorder.errors.NotADeltaTableError, match="has no table named"):
+    with pytest.raises(zorder.errors.TableNotFoundError, match="has no table named"):
         zorder.read(delta, f"{database}.missing")
     delta.sql(f"CREATE TABLE {database}.plain (a INT) USING parquet")
     with pytest.raises(zorder.errors.UnsupportedTableError, match="parquet table"):

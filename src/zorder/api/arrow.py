@@ -13,12 +13,16 @@ Spark pipelines and joins keep using :func:`zorder.read`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from zorder.api.scanning import check_limit, check_where
 from zorder.api.table import Table
 from zorder.table import AsOf
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 __all__ = ["to_arrow"]
 
@@ -34,6 +38,7 @@ def to_arrow(
     time_zone: str | None = None,
     storage_options: Mapping[str, str] | None = None,
     ansi: bool | None = None,
+    spark: SparkSession | None = None,
 ) -> pa.Table:
     """The table's rows matching ``where`` (Spark SQL text), read in-process.
 
@@ -60,11 +65,15 @@ def to_arrow(
     file is read. ``columns`` picks and orders the
     columns (default: all, in the table's order); ``limit`` stops after
     that many rows (in file order); ``version`` and ``timestamp`` read an
-    older version (see :func:`zorder.scan`). The same as
+    older version (see :func:`zorder.scan`). ``spark`` (else the active session, if any)
+    resolves a catalog name and gives the default zone and ANSI mode; no row is read by
+    Spark. The same as
     ``Table(path, storage_options=..., time_zone=..., ansi=...).scan(where,
     columns=..., version=..., timestamp=...).to_arrow(limit)``.
     """
     check_where(where)  # before the log is read
     check_limit(limit)
-    handle = Table(path, storage_options=storage_options, time_zone=time_zone, ansi=ansi)
+    handle = Table(
+        path, storage_options=storage_options, spark=spark, time_zone=time_zone, ansi=ansi
+    )
     return handle.scan(where, columns=columns, version=version, timestamp=timestamp).to_arrow(limit)

@@ -49,6 +49,7 @@ def scan(
     time_zone: str | None = None,
     storage_options: Mapping[str, str] | None = None,
     ansi: bool | None = None,
+    spark: SparkSession | None = None,
 ) -> Scan:
     """Plan a read of the table at ``path``: the files that may hold rows matching ``where``.
 
@@ -65,10 +66,13 @@ def scan(
     session's zone, else in UTC. ``columns`` picks and orders the columns
     (default: all, in the table's order). ``ansi`` gives the filter the meaning
     of a session with ANSI mode on or off, else the active session's mode, else on.
+    ``spark`` (else the active session) resolves a Column filter or a catalog name and
+    gives the default zone and ANSI mode.
     """
     opened = Table(
         path,
         storage_options=storage_options,
+        spark=spark,
         time_zone=time_zone,
         ansi=ansi,
         version=version,
@@ -85,6 +89,7 @@ def describe(
     timestamp: AsOf | None = None,
     time_zone: str | None = None,
     storage_options: Mapping[str, str] | None = None,
+    spark: SparkSession | None = None,
 ) -> TableDescription:
     """The table at ``path``: its clustering spec, file size target, runs and files.
 
@@ -92,11 +97,12 @@ def describe(
     version=..., timestamp=...)`` (see :meth:`zorder.Table.describe`): only the
     log is read, never a data file, and no JVM is started. A zone-less
     ``timestamp`` is read in ``time_zone``, else in the active Spark session's
-    zone, else in UTC.
+    zone, else in UTC. ``spark`` (else the active session) resolves a catalog name.
     """
     opened = Table(
         path,
         storage_options=storage_options,
+        spark=spark,
         time_zone=time_zone,
         version=version,
         timestamp=timestamp,
@@ -111,14 +117,16 @@ def vacuum(
     dry_run: bool = True,
     force: bool = False,
     storage_options: Mapping[str, str] | None = None,
+    spark: SparkSession | None = None,
 ) -> VacuumResult:
     """List (``dry_run``, the default) or delete files of the table at ``path`` that are unused.
 
     ``Table(path, storage_options=...).vacuum(retain_hours=..., dry_run=...,
     force=...)``; see :meth:`zorder.Table.vacuum` for what counts as unused
-    and which retention applies.
+    and which retention applies. ``spark`` (else the active session) resolves a catalog
+    name; nothing runs in Spark.
     """
-    return Table._unread(path, storage_options=storage_options, spark=None).vacuum(
+    return Table._unread(path, storage_options=storage_options, spark=spark).vacuum(
         retain_hours=retain_hours, dry_run=dry_run, force=force
     )
 
@@ -130,6 +138,7 @@ def restore(
     timestamp: AsOf | None = None,
     time_zone: str | None = None,
     storage_options: Mapping[str, str] | None = None,
+    spark: SparkSession | None = None,
 ) -> RestoreResult:
     """Make the table at ``path`` what its version ``version``, or the newest committed at
     or before ``timestamp``, was, in one new commit (exactly one of the two).
@@ -137,9 +146,10 @@ def restore(
     ``Table(path, storage_options=..., time_zone=...).restore(version=...,
     timestamp=...)``; see :meth:`zorder.Table.restore`. No JVM is started. A
     zone-less ``timestamp`` is read in ``time_zone``, else in the active Spark
-    session's zone, else in UTC.
+    session's zone, else in UTC. ``spark`` (else the active session) resolves a catalog
+    name and gives the default zone; nothing runs in Spark.
     """
-    table = Table._unread(path, storage_options=storage_options, spark=None, time_zone=time_zone)
+    table = Table._unread(path, storage_options=storage_options, spark=spark, time_zone=time_zone)
     return table.restore(version=version, timestamp=timestamp)
 
 
