@@ -1,12 +1,15 @@
 """``write`` and ``optimize``: cluster rows along a curve into a Delta table.
 
-Both follow one path: check everything, lay the rows out with Spark (key,
-one partition per file, sort within files), write Parquet into a directory of the
-run's own under the table root, read the footers for statistics, and commit
-all files in one Delta transaction. A failure leaves the table as it was and
-removes the run's directory, unless the log shows (or cannot show otherwise)
-that the commit was made: then the files stay, referenced by it (see
-:func:`zorder.table.guarded_run`).
+Both follow one path: check everything before any session starts, choose the
+engine (:mod:`zorder.api.engines`: this process for small work, handed to
+:mod:`zorder.api.inprocess`, else Spark, and Spark again where the in-process
+engine finds it cannot go on), lay the rows out (key, one partition per file, sort
+within files), write Parquet into a directory of the run's own under the table
+root, read the footers for statistics, and commit all files in one Delta
+transaction through :func:`zorder.api.runs.commit_run`, whichever engine wrote
+them. A failure leaves the table as it was and removes the run's directory,
+unless the log shows (or cannot show otherwise) that the commit was made: then
+the files stay, referenced by it (see :func:`zorder.table.guarded_run`).
 """
 
 from __future__ import annotations
