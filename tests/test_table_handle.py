@@ -209,7 +209,8 @@ def test_a_handle_behind_the_log_plans_on_the_newest_version(tmp_path: Path) -> 
     held = table.version
     write_deltalake(path, pa.table({"a": [9], "b": [9]}), mode="append")  # after it opened
     metrics = table.optimize(engine="arrow")
-    assert metrics.version is not None and metrics.version > held + 1
+    assert metrics.version is not None
+    assert metrics.version > held + 1
     assert metrics.rows == 3  # both blind appends, the later one too
     assert table.scan("a = 9 AND b = 9").to_arrow().num_rows == 2  # the first write's, the new
     assert table.scan().to_arrow().num_rows == 403
