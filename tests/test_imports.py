@@ -41,9 +41,11 @@ def test_pure_imports_load_nothing_heavy(statement: str) -> None:
 
 
 def test_the_api_still_loads_on_first_use() -> None:
-    # zorder.write is a path-first wrapper: the Spark write path loads when it runs.
+    # zorder.write is a path-first wrapper: the Spark write path loads when it runs; the
+    # write and optimize machinery loads Spark's half only when Spark runs.
     assert loaded_after("import zorder; zorder.write") == ["deltalake"]
-    assert "pyspark" in loaded_after("import zorder; zorder.ClusterMetrics")
+    assert loaded_after("import zorder; zorder.ClusterMetrics.__name__") == ["deltalake"]
+    assert "pyspark" in loaded_after("import zorder.api.in_spark")
 
 
 def test_every_public_name_resolves() -> None:
@@ -109,3 +111,33 @@ def test_the_top_level_is_small_and_old_names_warn_their_way_home() -> None:
         assert zorder.curves.interleave_bits([3, 6], 3) == 30
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         _ = zorder.nope
+
+
+def test_an_in_process_optimize_loads_no_pyspark(tmp_path: object) -> None:
+    """``engine="arrow"`` (and ``"auto"`` on small work) plans, rewrites and commits without
+    pyspark: on a plain table, and on a partitioned one with ``where=``; the rows stay."""
+    path = str(tmp_path)
+    statement = (
+        "import numpy as np, pyarrow as pa, pyarrow.parquet as pq, deltalake, zorder\n"
+        "n = 5000\n"
+        "rows = pa.table({'a': np.arange(n), 'b': np.arange(n)[::-1] % 97,\n"
+        "                 'day': np.where(np.arange(n) % 2 == 0, 'd1', 'd2')})\n"
+        f"plain, parted = {path!r} + '/plain', {path!r} + '/parted'\n"
+        "for i in range(3):\n"
+        "    deltalake.write_deltalake(plain, rows.slice(i * 1000, 1000), mode='append')\n"
+        "    deltalake.write_deltalake(parted, rows.slice(i * 1000, 1000), mode='append',\n"
+        "                              partition_by=['day'])\n"
+        "done = zorder.optimize(None, plain, by=['a', 'b'], engine='arrow', num_files=2)\n"
+        "assert (done.engine, done.files_removed, done.files_added) == ('arrow', 3, 2), done\n"
+        "again = zorder.Table(parted).optimize(by=['a', 'b'], where=\"day = 'd2'\")\n"
+        "assert (again.engine, again.files_removed) == ('arrow', 3), again\n"
+        "for p in (plain, parted):\n"
+        # The files the log lists, read by pyarrow (deltalake's own reader can abort this
+        # interpreter at exit, which is not what is tested here).
+        "    got = pq.read_table(deltalake.DeltaTable(p).file_uris(), columns=['a'])\n"
+        "    got = got.sort_by('a')\n"
+        "    assert got.column('a').to_pylist() == list(range(3000)), p\n"
+    )
+    loaded = loaded_after(statement)
+    assert "pyspark" not in loaded, loaded
+    assert "py4j" not in loaded, loaded

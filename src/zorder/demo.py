@@ -33,7 +33,6 @@ from zorder.columns import sql_identifier
 from zorder.curves.kinds import Curve
 from zorder.skipping.sql import sql_literal
 from zorder.spark.compat import arrow_frame
-from zorder.spark.writes import delta_schema
 from zorder.table import (
     CommitRequest,
     Storage,
@@ -42,6 +41,7 @@ from zorder.table import (
     is_delta_table,
     normalize_uri,
 )
+from zorder.table.schema import delta_schema
 
 __all__ = [
     "DEMO_LAYOUTS",
@@ -160,7 +160,7 @@ def write_as_written(
     df.repartition(files).write.parquet(f"{storage.uri}/{directory}")
     written = describe_written_files(storage, directory, df.columns, {})
     request = CommitRequest(
-        storage=storage, schema=delta_schema(df.schema), files=written, mode=mode
+        storage=storage, schema=delta_schema(df.schema.json()), files=written, mode=mode
     )
     commit_files(request)
 

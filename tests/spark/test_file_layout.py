@@ -30,7 +30,6 @@ from tests.spark.helpers import (
 )
 from zorder.cli import app
 from zorder.spark.layout import cluster, plan_clustering
-from zorder.spark.writes import delta_schema
 from zorder.table import (
     CommitRequest,
     Storage,
@@ -40,6 +39,7 @@ from zorder.table import (
     remove_writer_markers,
 )
 from zorder.table.clustering import CommitClustering, Run, spec_properties
+from zorder.table.schema import delta_schema
 
 pytestmark = pytest.mark.spark
 
@@ -184,7 +184,7 @@ def _write_as_an_earlier_version(
     commit_files(
         CommitRequest(
             storage=storage,
-            schema=delta_schema(frame.schema),
+            schema=delta_schema(frame.schema.json()),
             files=written,
             mode="create",
             clustering=CommitClustering("write", run, plan.spec, len(written)),

@@ -127,3 +127,38 @@ def test_sampled_strings_and_binaries_are_their_first_256_characters_or_bytes(
     assert sample.column("bin").to_pylist() == [
         None if t is None else t.encode()[:256] for t in texts
     ]
+
+
+def test_planning_names_every_type_as_spark_does(spark: SparkSession) -> None:
+    """The schema planning reads (JSON, as Delta's log holds it) names each column's type as
+    Spark's simpleString does, nested and interval types included, and keeps a declared
+    CHAR."""
+    from pyspark.sql.types import StructType
+
+    from zorder.curves.schema import Columns
+
+    schema = StructType.fromDDL(
+        "a TINYINT, b SMALLINT, c INT, d BIGINT, e FLOAT, f DOUBLE, g DECIMAL(12,3), "
+        "h STRING, i BINARY, j BOOLEAN, k DATE, l TIMESTAMP, m TIMESTAMP_NTZ, "
+        "n ARRAY<INT>, o MAP<STRING, ARRAY<BIGINT>>, p STRUCT<x: INT, y: STRUCT<z: DATE>>, "
+        "q INTERVAL DAY TO SECOND, r INTERVAL YEAR TO MONTH, s VOID"
+    )
+    columns = Columns.from_json(schema.json())
+    assert columns.names == schema.names
+    assert [f.type_name for f in columns.fields] == [
+        f.dataType.simpleString() for f in schema.fields
+    ]
+    padded = StructType.fromJson(
+        {
+            "type": "struct",
+            "fields": [
+                {
+                    "name": "code",
+                    "type": "string",
+                    "nullable": True,
+                    "metadata": {"__CHAR_VARCHAR_TYPE_STRING": "char(5)"},
+                }
+            ],
+        }
+    )
+    assert Columns.from_json(padded.json()).field("code").declared == "char(5)"

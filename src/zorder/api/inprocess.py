@@ -18,7 +18,7 @@ hybrid calendar) stop the run before anything is committed:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -29,7 +29,6 @@ from zorder.api.engines import InProcessWork, RunWith
 from zorder.api.jobs import ClusterJob, file_count
 from zorder.api.progress import files_planned, phase
 from zorder.api.runs import ClusterMetrics, RunOutput, commit_run, partition_texts
-from zorder.api.sources import InProcessInput
 from zorder.arrow.files import LegacyCalendarError, read_file, read_in_order
 from zorder.arrow.layout import curve_files, sorted_files
 from zorder.arrow.sample import drawn_rows, ranked_sample, sample_plan
@@ -48,10 +47,13 @@ from zorder.curves.partitions import (
 from zorder.curves.ranks import ranked_prefix
 from zorder.errors import BrokenTableError, InternalError, InvalidArgumentError
 from zorder.skipping.sql import ParsedFilter
-from zorder.spark.writes import delta_schema
 from zorder.table import DataFile, TableSnapshot, guarded_run
 from zorder.table.clustering import Run
 from zorder.table.partition_filters import partitions_where
+from zorder.table.schema import delta_schema
+
+if TYPE_CHECKING:
+    from zorder.api.sources import InProcessInput
 
 __all__ = [
     "NeedsSparkError",
@@ -415,7 +417,7 @@ def _created_schema(source: InProcessInput) -> DeltaSchema:
     """The schema of the table a write of ``source`` creates."""
     if source.schema is None:  # pragma: no cover (a declined input never runs here)
         raise InternalError("no schema for an input the in-process engine declined")
-    return delta_schema(source.schema)
+    return delta_schema(source.schema.json())
 
 
 def _table_schema(job: ClusterJob, source: InProcessInput) -> pa.Schema:

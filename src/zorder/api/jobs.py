@@ -14,12 +14,12 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-from pyspark.sql.types import StructField, StructType
+from typing import TYPE_CHECKING
 
 from zorder.api.engines import EngineChoice
 from zorder.api.modes import SCHEMA_MODES, WRITE_MODES, SchemaMode, WriteMode
 from zorder.columns import resolve_columns
+from zorder.curves.clustering import ClusteringPlan
 from zorder.curves.kinds import (
     BloomColumn,
     BloomFilters,
@@ -30,6 +30,7 @@ from zorder.curves.kinds import (
     as_key_method,
     bloom_columns,
 )
+from zorder.curves.schema import Columns, plan_clustering, resolve_partition_columns
 from zorder.errors import (
     InternalError,
     InvalidArgumentError,
@@ -38,9 +39,6 @@ from zorder.errors import (
     UnsupportedTableError,
 )
 from zorder.sizes import DEFAULT_TARGET_FILE_SIZE, MAX_FILES, parse_size
-from zorder.spark.layout import ClusteringPlan, plan_clustering
-from zorder.spark.partitions import resolve_partition_columns
-from zorder.spark.scan import spark_schema
 from zorder.table import (
     CommitMode,
     Storage,
@@ -51,6 +49,9 @@ from zorder.table.clustering import TARGET_FILE_SIZE_PROPERTY, Operation, spec_p
 from zorder.table.partition_filters import check_partition_where
 from zorder.table.tiering import check_fanout
 from zorder.table.transactions import AppTransaction
+
+if TYPE_CHECKING:
+    from pyspark.sql.types import StructField, StructType
 
 __all__ = [
     "ClusterJob",
@@ -209,14 +210,17 @@ def write_job(
     """``zorder.write``'s request, checked against the rows' ``schema`` and the table's
     ``snapshot`` (None: no table is there yet); ``transaction`` is the writer's own, committed
     with the rows; ``asked.schema_mode="merge"`` lets the rows bring new columns."""
+    from zorder.spark.scan import spark_schema  # the rows' schema is Spark's already
+
     commit_mode = write_commit_mode(mode, storage, snapshot)
-    plan = plan_clustering(schema, _resolved_spec(asked, snapshot, storage))
+    columns = Columns.from_json(schema.json())
+    plan = plan_clustering(columns, _resolved_spec(asked, snapshot, storage))
     evolution = None
     if snapshot is not None:
         evolution = _evolution(
             spark_schema(snapshot), schema, asked.schema_mode, f"{mode} to {storage.uri}"
         )
-    partition_columns = _write_partitions(schema, plan, partition_by, snapshot, mode)
+    partition_columns = _write_partitions(columns, plan, partition_by, snapshot, mode)
     records_spec = commit_mode != "append" or snapshot is None or snapshot.recorded_spec is None
     if not records_spec and asked.bloom_filters is not None:
         _check_append_blooms(plan.spec, snapshot)
@@ -288,7 +292,7 @@ def _check_append_blooms(spec: ClusteringSpec, snapshot: TableSnapshot | None) -
 
 
 def _write_partitions(
-    schema: StructType,
+    schema: Columns,
     plan: ClusteringPlan,
     partition_by: Sequence[str] | None,
     snapshot: TableSnapshot | None,
@@ -323,7 +327,7 @@ def optimize_job(
     snapshot.check_writable("optimize")
     spec = _resolved_spec(asked, snapshot, storage)
     # Only the schema is needed to check the request: no file is listed yet.
-    frame = spark_schema(snapshot)
+    frame = Columns.from_json(snapshot.schema.json)
     plan = plan_clustering(frame, spec)
     check_size(asked.num_files, asked.target_file_size)
     columns = snapshot.partition_columns
@@ -564,4 +568,6 @@ def _evolution(
         )
     if not new and not missing:
         return None
+    from pyspark.sql.types import StructType  # a write's rows came with Spark's types
+
     return SchemaEvolution(StructType(new), tuple(missing))

@@ -24,14 +24,17 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from pyspark.sql import SparkSession
 from rich.console import Console
 from rich.live import Live
 from rich.spinner import Spinner
 
 from zorder.sizes import size_text
 from zorder.spark.progress import JobProgress, watch_jobs
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 __all__ = [
     "FileProgress",

@@ -39,7 +39,14 @@ from zorder.table import (
 from zorder.table.clustering import CommitClustering, Operation, Run, file_number
 from zorder.table.depths import rewritten_depths, snapshot_depths
 
-__all__ = ["ClusterMetrics", "RunOutput", "commit_run", "partition_texts", "run_metrics"]
+__all__ = [
+    "ClusterMetrics",
+    "RunOutput",
+    "commit_run",
+    "partition_texts",
+    "run_metrics",
+    "unchanged_metrics",
+]
 
 
 @dataclass(frozen=True)
@@ -84,6 +91,11 @@ class ClusterMetrics:
     # ran (nothing to do, or decided from the log alone). And why it was chosen.
     engine: EngineUsed | None = None
     engine_reason: str = ""
+
+
+def unchanged_metrics(job: ClusterJob, started: float, recorded: int | None) -> ClusterMetrics:
+    """No file to rewrite: no run, and the version only a properties commit made, if any."""
+    return run_metrics(job, recorded, "", [], (), job.num_files or 0, started)
 
 
 def run_metrics(

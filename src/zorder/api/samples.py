@@ -15,9 +15,9 @@ import pyarrow as pa
 
 from zorder.api.jobs import ClusterJob
 from zorder.arrow.sample import sample_files, samples_in_process
+from zorder.curves.clustering import DEFAULT_SAMPLE_SEED
+from zorder.curves.partitions import Partition
 from zorder.errors import ZorderError
-from zorder.spark.keys import DEFAULT_SAMPLE_SEED
-from zorder.spark.partitions import Partition
 from zorder.table import DataFile
 
 __all__ = ["files_sample", "partitions_sample"]

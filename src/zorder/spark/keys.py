@@ -27,7 +27,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from zorder.columns import resolve_column, sql_identifier
+from zorder.columns import sql_identifier
 from zorder.curves import encoding_for
 from zorder.curves.cells import KeyRanges, balanced_ranges
 from zorder.curves.clustering import (
@@ -41,7 +41,7 @@ from zorder.curves.clustering import (
     sample_arrays,
     sample_size_for,
 )
-from zorder.curves.encodings import SUPPORTED_TYPES, OrderedEncoding, canonical_type_name
+from zorder.curves.encodings import OrderedEncoding
 from zorder.curves.kinds import Curve
 from zorder.curves.plan import (
     MAX_RANK_BITS,
@@ -53,9 +53,10 @@ from zorder.curves.ranks import (
     STRING_SAMPLE_PREFIX,
     direct_words,
 )
+from zorder.curves.schema import Columns
+from zorder.curves.schema import resolve_clustering_columns as resolve_columns_of
 from zorder.errors import (
     InvalidArgumentError,
-    UnsupportedColumnTypeError,
 )
 from zorder.spark.compat import arrow_udf, collect_arrow
 
@@ -77,6 +78,7 @@ __all__ = [
     "sample_arrays",
     "sample_columns",
     "sample_size_for",
+    "schema_columns",
 ]
 
 
@@ -85,51 +87,18 @@ __all__ = [
 _OVERSAMPLE = 1.1
 
 
-def _type_name(data_type: DataType) -> str:
-    return str(data_type.simpleString())
+def schema_columns(df: DataFrame | StructType) -> Columns:
+    """``df``'s columns (or a schema's) as planning checks requests against them."""
+    schema = df if isinstance(df, StructType) else df.schema
+    return Columns.from_json(schema.json())
 
 
 def resolve_clustering_columns(
     df: DataFrame | StructType, by: Sequence[str]
 ) -> list[ClusteringColumn]:
-    """Check ``by`` against ``df``'s schema (or a schema); names resolve case-insensitively,
-    as in Spark.
-
-    Raises ValueError, naming the bad value and what would be accepted, for an
-    empty or duplicated list, an unknown column or an unsupported type.
-    """
-    if isinstance(by, str):
-        by = [by]
-    schema = df if isinstance(df, StructType) else df.schema
-    names = [f.name for f in schema.fields]
-    if not by:
-        raise InvalidArgumentError(
-            f"no clustering columns given; table columns: {', '.join(names)}"
-        )
-    fields = {f.name: f for f in schema.fields}
-    resolved: list[ClusteringColumn] = []
-    seen: set[str] = set()
-    for wanted in by:
-        if not isinstance(wanted, str) or not wanted:
-            raise InvalidArgumentError(
-                f"clustering column names must be non-empty strings, got {wanted!r}"
-            )
-        actual = resolve_column(wanted, names, kind="clustering column")
-        if actual in seen:
-            raise InvalidArgumentError(
-                f"clustering column {actual!r} is listed twice in by={list(by)}"
-            )
-        seen.add(actual)
-        spark_type = _type_name(fields[actual].dataType)
-        try:
-            type_name = canonical_type_name(spark_type)
-        except InvalidArgumentError:
-            raise UnsupportedColumnTypeError(
-                f"clustering column {actual!r} has type {spark_type}, which has no order a "
-                f"clustering key can use; accepted types: {', '.join(SUPPORTED_TYPES)}"
-            ) from None
-        resolved.append(ClusteringColumn(actual, type_name))
-    return resolved
+    """Check ``by`` against ``df``'s schema (or a schema): see
+    :func:`zorder.curves.schema.resolve_clustering_columns`."""
+    return resolve_columns_of(schema_columns(df), by)
 
 
 def comparable(column: ClusteringColumn) -> Column:

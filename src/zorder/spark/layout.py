@@ -27,19 +27,17 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from zorder.columns import resolve_column, sql_identifier
-from zorder.curves.clustering import ClusteringPlan, bits_per_column
+from zorder.columns import sql_identifier
+from zorder.curves.clustering import ClusteringPlan
 from zorder.curves.kinds import (
-    BLOOM_FILTER_TYPES,
     BloomColumn,
     ClusteringSpec,
     Curve,
     KeyMethod,
-    as_curve,
-    as_key_method,
-    bloom_filter_type,
 )
-from zorder.errors import InvalidArgumentError, UnsupportedColumnTypeError
+from zorder.curves.schema import plan_clustering as planned
+from zorder.curves.schema import resolve_bloom_columns as blooms_of
+from zorder.errors import InvalidArgumentError
 from zorder.spark.committer import run_tasks
 from zorder.spark.compat import repartition_by_id
 from zorder.spark.file_keys import packed_key
@@ -47,9 +45,9 @@ from zorder.spark.keys import (
     DEFAULT_SAMPLE_SEED,
     direct_file_key,
     direct_ranges,
-    resolve_clustering_columns,
     sample_columns,
     sample_size_for,
+    schema_columns,
 )
 
 __all__ = [
@@ -87,51 +85,17 @@ def plan_clustering(
     curve: Curve = "zorder",
     method: KeyMethod = "rank",
 ) -> ClusteringPlan:
-    """Validate the clustering request against ``df``'s schema (or a schema: no session is
-    needed) (raises InvalidArgumentError).
-
-    ``by`` is the columns, or a whole spec (its curve, method, weights and cuts).
-    """
-    if isinstance(by, ClusteringSpec):
-        plan = ClusteringPlan(
-            tuple(resolve_clustering_columns(df, by.columns)),
-            by.curve,
-            by.method,
-            by.weights,
-            by.cuts,
-            bloom_filters=resolve_bloom_columns(df, by.bloom_filters),
-        )
-    else:
-        plan = ClusteringPlan(
-            tuple(resolve_clustering_columns(df, by)), as_curve(curve), as_key_method(method)
-        )
-    if not plan.sorts_plainly and plan.method == "rank":
-        bits_per_column(len(plan.columns))  # raises on too many columns, warns on many
-    return plan
+    """The clustering request checked against ``df``'s schema (or a schema: no session is
+    needed): :func:`zorder.curves.schema.plan_clustering`."""
+    return planned(schema_columns(df), by, curve=curve, method=method)
 
 
 def resolve_bloom_columns(
     df: DataFrame | StructType, blooms: Sequence[BloomColumn]
 ) -> tuple[BloomColumn, ...]:
-    """``blooms`` checked against ``df``'s schema, named as ``df`` spells the columns;
-    UnsupportedColumnTypeError for a type a bloom filter cannot answer equality on."""
-    schema = df if isinstance(df, StructType) else df.schema
-    fields = {f.name: f for f in schema.fields}
-    resolved = []
-    for bloom in blooms:
-        actual = resolve_column(bloom.column, list(fields), kind="bloom filter column")
-        spark_type = str(fields[actual].dataType.simpleString())
-        declared = str((fields[actual].metadata or {}).get("__CHAR_VARCHAR_TYPE_STRING", ""))
-        if declared.lower().startswith("char("):
-            spark_type = declared  # stored padded: compared as no filter hashes it
-        if not bloom_filter_type(spark_type):
-            raise UnsupportedColumnTypeError(
-                f"bloom filter column {actual!r} has type {spark_type}, whose equality a "
-                f"Parquet bloom filter cannot answer; accepted types: "
-                f"{', '.join(BLOOM_FILTER_TYPES)}"
-            )
-        resolved.append(BloomColumn(actual, bloom.fpp))
-    return tuple(resolved)
+    """``blooms`` checked against ``df``'s schema: see
+    :func:`zorder.curves.schema.resolve_bloom_columns`."""
+    return blooms_of(schema_columns(df), blooms)
 
 
 def cluster(

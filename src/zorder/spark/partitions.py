@@ -26,8 +26,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from zorder.columns import resolve_column, sql_identifier
-from zorder.curves.encodings import canonical_type_name
+from zorder.columns import sql_identifier
 from zorder.curves.partitions import (
     Partition,
     PartitionFiles,
@@ -36,18 +35,18 @@ from zorder.curves.partitions import (
     partition_sample_sizes,
 )
 from zorder.curves.plan import cell_key_packing
-from zorder.errors import InvalidArgumentError, UnsupportedColumnTypeError
+from zorder.curves.schema import resolve_partition_columns as partition_columns_of
 from zorder.spark.compat import collect_arrow
 from zorder.spark.file_keys import packed_key
 from zorder.spark.keys import (
     DEFAULT_SAMPLE_SEED,
     bits_per_column,
     comparable,
+    schema_columns,
 )
 from zorder.spark.layout import ClusteringPlan, LaidOut, in_files
 
 __all__ = [
-    "PARTITIONABLE_TYPES",
     "Partition",
     "PartitionedLayout",
     "cluster_partitions",
@@ -57,60 +56,15 @@ __all__ = [
     "resolve_partition_columns",
 ]
 
-# Delta partition values are strings in the log: types with an exact text form.
-PARTITIONABLE_TYPES = (
-    "string",
-    "tinyint",
-    "smallint",
-    "int",
-    "bigint",
-    "boolean",
-    "date",
-    "timestamp",
-    "timestamp_ntz",
-    "decimal(p,s)",
-)
 _OVERSAMPLE = 1.1
-
-
-def _partitionable(type_name: str) -> bool:
-    return type_name in PARTITIONABLE_TYPES or type_name.startswith("decimal(")
 
 
 def resolve_partition_columns(
     df: DataFrame | StructType, partition_by: Sequence[str], plan: ClusteringPlan
 ) -> tuple[str, ...]:
-    """``partition_by`` as ``df`` (or a schema) spells it, checked: known, partitionable, not
-    clustered by."""
-    if isinstance(partition_by, str):
-        partition_by = [partition_by]
-    schema = df if isinstance(df, StructType) else df.schema
-    names = [f.name for f in schema.fields]
-    fields = {f.name: f for f in schema.fields}
-    resolved: list[str] = []
-    for wanted in partition_by:
-        actual = resolve_column(str(wanted), names, kind="partition column")
-        if actual in resolved:
-            raise InvalidArgumentError(f"partition column {actual!r} is listed twice")
-        type_name = str(fields[actual].dataType.simpleString())
-        try:
-            partitionable = _partitionable(canonical_type_name(type_name))
-        except InvalidArgumentError:
-            partitionable = False
-        if not partitionable:
-            raise UnsupportedColumnTypeError(
-                f"partition column {actual!r} has type {type_name}, which Delta cannot "
-                f"partition by exactly; accepted types: {', '.join(PARTITIONABLE_TYPES)}"
-            )
-        if actual in plan.names:
-            raise InvalidArgumentError(
-                f"column {actual!r} is both a partition column and a clustering column; "
-                "it is constant inside a partition, so cluster by other columns"
-            )
-        resolved.append(actual)
-    if len(resolved) == len(names):
-        raise InvalidArgumentError("a table needs at least one column that is not a partition")
-    return tuple(resolved)
+    """``partition_by`` checked against ``df``'s schema (or a schema): see
+    :func:`zorder.curves.schema.resolve_partition_columns`."""
+    return partition_columns_of(schema_columns(df), partition_by, plan)
 
 
 def partition_key(columns: Sequence[str]) -> Column:

@@ -16,7 +16,6 @@ from typing import Any
 from urllib.parse import urlparse
 
 import pyarrow as pa
-from deltalake import Schema as DeltaSchema
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import LongType, StructField, StructType
 
@@ -46,7 +45,6 @@ __all__ = [
     "bloom_filter_bytes",
     "bloom_filter_options",
     "chosen_partitions",
-    "delta_schema",
     "estimated_bytes",
     "file_number",
     "logged_partitions",
@@ -62,11 +60,6 @@ _log = logging.getLogger(__name__)
 # measured fastest (benchmarks/product.py). Strings reach the UDFs cut to 256
 # characters, which bounds a batch's size.
 _ARROW_BATCH_ROWS = "50000"
-
-
-def delta_schema(schema: StructType) -> DeltaSchema:
-    """A Spark schema as the Delta schema a new table is created with."""
-    return DeltaSchema.from_json(schema.json())
 
 
 def planned_bytes(df: DataFrame) -> int | None:

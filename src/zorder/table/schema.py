@@ -21,10 +21,16 @@ from zorder.curves.encodings import canonical_type_name
 from zorder.table.features import COLUMN_MAPPING_MODE
 from zorder.table.mapping import ColumnMapping
 
-__all__ = ["TableSchema"]
+__all__ = ["TableSchema", "delta_schema"]
 
 # Where Spark keeps a CHAR(n) or VARCHAR(n) column's declared type: Delta records "string".
 _CHAR_VARCHAR_KEY = "__CHAR_VARCHAR_TYPE_STRING"
+
+
+def delta_schema(schema_json: str) -> DeltaSchema:
+    """A schema in Spark's JSON form (``StructType.json()``, which is Delta's) as the Delta
+    schema a table is created, or its columns are added, with."""
+    return DeltaSchema.from_json(schema_json)
 
 
 @dataclass(frozen=True)
