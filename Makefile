@@ -28,7 +28,7 @@ COMPAT_TESTS :=
 # DuckDB (to_arrow's reader) at both ends of its range, without Spark: `make compat-duckdb`.
 DUCKDB_OLDEST := 1.5.0
 DUCKDB_NEWEST := 2.0.1
-IN_PROCESS_TESTS := -m "not spark" tests/arrow tests/api tests/skipping tests/table tests/test_table_handle.py tests/test_cli.py tests/test_cli_rows.py
+IN_PROCESS_TESTS := -m "not spark" tests/arrow tests/api tests/skipping tests/table tests/test_table_handle.py tests/test_cli.py tests/test_cli_rows.py tests/test_cli_process.py
 COMPAT_VENV = .venv-pyspark-$(PYSPARK)
 
 .PHONY: demo test check lint typecheck unit bench races clean java jar compat compat-matrix compat-duckdb

@@ -113,3 +113,12 @@ def test_hilbert_takes_neither_weights_nor_cuts() -> None:
     x = pa.array(range(10), pa.int64())
     with pytest.raises(InvalidArgumentError, match="use curve='zorder'"):
         fit_file_plan([x, x], curve="hilbert", bits=10, count=2, weights=[1.0, 2.0])
+
+
+def test_cell_key_packing_drops_key_bits_only_beyond_63() -> None:
+    assert cell_key_packing(4, 10, 100) == cell_key_packing(4, 10, 1)
+    assert cell_key_packing(4, 10, 100).cell_shift == 40
+    assert cell_key_packing(6, 10, 8).dropped_bits == 0
+    assert cell_key_packing(6, 10, 9).dropped_bits == 1
+    with pytest.raises(ValueError, match="cell_count must be >= 1, got 0"):
+        cell_key_packing(2, 10, 0)

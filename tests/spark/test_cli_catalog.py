@@ -23,7 +23,7 @@ import pytest
 from deltalake import DeltaTable
 
 from tests import delta_spark
-from tests.spark.test_cli_process import zorder_command
+from tests.test_cli_process import zorder_command
 
 pytestmark = pytest.mark.spark
 

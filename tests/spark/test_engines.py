@@ -15,17 +15,12 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 import zorder
+from tests.api.test_engines import readme_snippets
 from zorder.demo import network_frame
 
 pytestmark = [pytest.mark.spark, pytest.mark.compat]
 
-README = Path(__file__).resolve().parents[2] / "README.md"
 FILES = 20
-
-
-def readme_snippets() -> dict[str, str]:
-    blocks = re.findall(r"```python\n(# engine: (\w+)\n.*?)```", README.read_text(), re.S)
-    return {name: code for code, name in blocks}
 
 
 @pytest.fixture(scope="module")
@@ -53,10 +48,6 @@ def run(name: str, path: str) -> dict[str, Any]:
     scope: dict[str, Any] = {"path": path}
     exec(compile(readme_snippets()[name], f"README.md ({name})", "exec"), scope)
     return scope
-
-
-def test_the_readme_shows_every_engine() -> None:
-    assert set(readme_snippets()) == {"deltalake", "duckdb", "polars"}
 
 
 def test_deltalake_prunes_files_and_finds_every_row(table: tuple[str, int]) -> None:

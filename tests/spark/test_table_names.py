@@ -14,7 +14,6 @@ from pyspark.sql import DataFrame, SparkSession
 
 import zorder
 from tests.spark.helpers import spark_rows
-from zorder.api.catalog import is_table_name
 
 pytestmark = pytest.mark.spark
 
@@ -33,21 +32,6 @@ def rows(spark: SparkSession, start: int, count: int) -> DataFrame:
     return spark.range(start, start + count).selectExpr(
         "id", "CAST(pmod(id * 7919, 1000) AS INT) AS a", "CAST(pmod(id * 31, 1000) AS INT) AS b"
     )
-
-
-def test_what_is_a_name_and_what_is_a_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "here").mkdir()
-    assert is_table_name("events")
-    assert is_table_name("db.events")
-    assert is_table_name("spark_catalog.db.`odd name`")
-    assert not is_table_name("here")  # an existing directory
-    assert not is_table_name("./events")
-    assert not is_table_name("s3://bucket/events")
-    assert not is_table_name("file:events")
-    assert not is_table_name("brk[x]")  # no identifier: a relative path, checked as paths are
-    assert not is_table_name("not a name")
-    assert not is_table_name(tmp_path / "events")  # a PathLike is a path
 
 
 def test_a_name_is_created_read_appended_and_optimized(delta: SparkSession, database: str) -> None:
