@@ -4,20 +4,36 @@
 console, or JSON with ``--json``) and reports what it raises: a
 :class:`~zorder.errors.ZorderError` (bad input, a table zorder cannot use) as
 refused, exit code 2; anything else as a bug, exit code 1, with the file its
-traceback went to (:mod:`zorder.cli.output` has the scheme). The commands
-themselves live in :mod:`zorder.cli.tables` and :mod:`zorder.cli.tools`.
+traceback went to (:mod:`zorder.cli.output` has the scheme). Options several
+commands share are declared once, as an :class:`OptionGroup` (:class:`Reach`:
+the store and Spark; :class:`Clustering`: what a write or an optimize clusters
+by; :class:`AsOf`: the version read), which a command takes as one parameter.
+The commands themselves live in :mod:`zorder.cli.tables` and :mod:`zorder.cli.tools`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import os
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Concatenate, Literal, ParamSpec, TypeVar, get_args, get_origin
+from typing import (
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    Concatenate,
+    Literal,
+    ParamSpec,
+    TypeVar,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
 import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup
@@ -26,10 +42,14 @@ from typer.models import ParameterInfo
 import zorder
 from zorder.api.modes import Engine, SchemaMode
 from zorder.cli.output import Output, output_for
-from zorder.cli.spark import spark_log
+from zorder.cli.spark import session, spark_log
 from zorder.curves.kinds import DEFAULT_BLOOM_FPP, Curve, KeyMethod
 from zorder.errors import InvalidArgumentError
 from zorder.sizes import MAX_FILES
+from zorder.table import parse_storage_options
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -184,9 +204,19 @@ def command(function: Callable[Concatenate[Output, P], T]) -> Callable[P, T]:
     Typer sees the command's parameters after the output.
     """
 
+    # Evaluated: typer reads a __signature__ as it is, string annotations and all.
+    signature = inspect.signature(function, eval_str=True)
+    groups = {
+        p.name: p.annotation
+        for p in signature.parameters.values()
+        if isinstance(p.annotation, type) and issubclass(p.annotation, OptionGroup)
+    }
+
     @functools.wraps(function)
     def reported(*args: P.args, **kwargs: P.kwargs) -> T:
         out = output_for(bool(kwargs.get("as_json", False)))
+        for name, group in groups.items():  # Typer gives each option of a group alone
+            kwargs[name] = group(**{f.name: kwargs.pop(f.name) for f in group.options()})
         try:
             done = function(out, *args, **kwargs)
         except (typer.Exit, typer.Abort, typer.TyperException):
@@ -199,9 +229,13 @@ def command(function: Callable[Concatenate[Output, P], T]) -> Callable[P, T]:
             spark_log.file.unlink(missing_ok=True)
         return done
 
-    # Evaluated: typer reads a __signature__ as it is, string annotations and all.
-    signature = inspect.signature(function, eval_str=True)
-    parameters = list(signature.parameters.values())[1:]
+    parameters = [
+        option
+        for parameter in list(signature.parameters.values())[1:]
+        for option in (
+            groups[parameter.name].options() if parameter.name in groups else [parameter]
+        )
+    ]
     for parameter in parameters:
         _name_the_value(parameter)
     reported.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
@@ -305,6 +339,94 @@ SchemaModeOption = Annotated[
         "refuse any difference.",
     ),
 ]
+
+
+class OptionGroup:
+    """Options several commands share, declared once: a frozen dataclass whose fields are
+    options. A command takes the group as one parameter; :func:`command` shows Typer each
+    field as an option of its own, in the group's place, and hands the command the group."""
+
+    @classmethod
+    def options(cls) -> list[inspect.Parameter]:
+        """The group's fields as the parameters Typer reads."""
+        hints = get_type_hints(cls, include_extras=True)
+        return [
+            inspect.Parameter(
+                f.name,
+                inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                default=f.default,
+                annotation=hints[f.name],
+            )
+            for f in dataclasses.fields(cls)  # type: ignore[arg-type]
+        ]
+
+
+@dataclass(frozen=True)
+class Reach(OptionGroup):
+    """How a command reaches the table and, when it needs one, Spark."""
+
+    storage_option: StorageOption = None
+    master: MasterOption = "local[*]"
+    remote: RemoteOption = None
+    conf: ConfOption = None
+
+    @property
+    def storage_options(self) -> dict[str, str]:
+        return parse_storage_options(self.storage_option or [])
+
+    def session(self, out: Output, *settings: str) -> SparkSession:
+        """A session started on ``--master`` (or ``--remote``) with ``settings``, then
+        ``--conf`` (which wins)."""
+        return session(out, self.master, [*settings, *(self.conf or [])], self.remote)
+
+
+@dataclass(frozen=True)
+class AsOf(OptionGroup):
+    """Which version a command reads: ``--version N`` or ``--as-of TIME`` (None: the newest)."""
+
+    version: VersionOption = None
+    as_of: AsOfOption = None
+
+    @property
+    def timestamp(self) -> str | None:
+        """``--as-of``, refused beside ``--version`` in the command line's own words."""
+        if self.version is not None and self.as_of is not None:
+            raise InvalidArgumentError(
+                f"give --version or --as-of, not both (got --version {self.version} "
+                f"--as-of {self.as_of!r})"
+            )
+        return self.as_of
+
+
+AS_OF = AsOf()
+REACH = Reach()
+
+
+@dataclass(frozen=True)
+class Clustering(OptionGroup):
+    """What a write or an optimize clusters by, and who writes the files."""
+
+    by: ByOption = None
+    curve: CurveOption = None
+    num_files: NumFilesOption = None
+    target_file_size: TargetSizeOption = None
+    set_target_size: SetTargetOption = False
+    method: MethodOption = None
+    bloom_filters: BloomOption = None
+    engine: EngineOption = "auto"
+
+    def keywords(self) -> dict[str, Any]:
+        """The options as ``Table.write`` and ``Table.optimize`` take them."""
+        return {
+            "by": column_list(self.by) if self.by else None,
+            "curve": self.curve,
+            "num_files": self.num_files,
+            "target_file_size": self.target_file_size,
+            "set_target_size": self.set_target_size,
+            "method": self.method,
+            "bloom_filters": bloom_list(self.bloom_filters),
+            "engine": self.engine,
+        }
 
 
 def bloom_list(text: str | None) -> dict[str, float] | None:

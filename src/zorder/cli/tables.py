@@ -17,39 +17,76 @@ from zorder.api.catalog import is_table_name
 from zorder.api.modes import InputFormat, WriteMode
 from zorder.cli import render
 from zorder.cli.command import (
+    AS_OF,
+    REACH,
     AnsiOption,
-    AsOfOption,
-    BloomOption,
-    ByOption,
-    ConfOption,
-    CurveOption,
-    EngineOption,
+    AsOf,
+    Clustering,
     JsonOption,
-    MasterOption,
-    MethodOption,
-    NumFilesOption,
-    RemoteOption,
+    Reach,
     SchemaModeOption,
-    SetTargetOption,
-    StorageOption,
-    TargetSizeOption,
-    VersionOption,
-    bloom_list,
     column_list,
     command,
 )
 from zorder.cli.output import Output
 from zorder.cli.rows import in_zone
-from zorder.cli.spark import SessionView, session
+from zorder.cli.spark import SessionView
 from zorder.curves.kinds import ClusteringSpec
 from zorder.errors import InvalidArgumentError
 from zorder.sizes import MAX_FILES
-from zorder.table import MIN_VACUUM_RETENTION_HOURS, parse_storage_options
+from zorder.table import MIN_VACUUM_RETENTION_HOURS
 from zorder.table.retention import DEFAULT_RETENTION_HOURS, RETENTION_PROPERTY
 from zorder.table.tiering import DEFAULT_FANOUT
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+    from zorder.api.scanning import Scan
+
+SourceFormatOption = Annotated[
+    InputFormat | None,
+    typer.Option(
+        "--format",
+        help="Format of SOURCE (default: what it holds: a Delta log, .csv files, else Parquet).",
+    ),
+]
+WriteModeOption = Annotated[
+    WriteMode, typer.Option(help="If DEST exists: error, append, overwrite.")
+]
+PartitionByOption = Annotated[
+    str | None,
+    typer.Option(help="Partition columns of a new table, comma-separated (e.g. day)."),
+]
+TxnAppIdOption = Annotated[
+    str | None,
+    typer.Option(
+        help="Make the write idempotent: the writer's id, recorded with --txn-version "
+        "(Delta's txn action)."
+    ),
+]
+TxnVersionOption = Annotated[
+    int | None,
+    typer.Option(
+        help="This write's number for --txn-app-id: if DEST records it or a newer one, "
+        "nothing is written."
+    ),
+]
+PartitionsWhereOption = Annotated[
+    str | None, typer.Option(help="Partitions to optimize, SQL over partition columns only.")
+]
+FullOption = Annotated[
+    bool, typer.Option(help="Recluster every file into one run, not only what needs it.")
+]
+FanoutOption = Annotated[
+    int, typer.Option(min=2, help="Runs of a size tier merged into one (incremental).")
+]
+ByAdviceOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--by-advice",
+        help="Cluster by the spec `zorder advise` chooses for this workload (.sql file).",
+    ),
+]
 
 
 @command
@@ -57,48 +94,14 @@ def write(
     out: Output,
     source: Annotated[str, typer.Argument(help="Input path (Parquet, CSV or Delta).")],
     dest: Annotated[str, typer.Argument(help="Delta table to write.")],
-    by: ByOption = None,
-    source_format: Annotated[
-        InputFormat | None,
-        typer.Option(
-            "--format",
-            help="Format of SOURCE (default: what it holds: a Delta log, .csv files, else "
-            "Parquet).",
-        ),
-    ] = None,
-    curve: CurveOption = None,
-    num_files: NumFilesOption = None,
-    target_file_size: TargetSizeOption = None,
-    set_target_size: SetTargetOption = False,
-    mode: Annotated[WriteMode, typer.Option(help="If DEST exists: error, append, overwrite.")] = (
-        "error"
-    ),
-    method: MethodOption = None,
-    partition_by: Annotated[
-        str | None,
-        typer.Option(help="Partition columns of a new table, comma-separated (e.g. day)."),
-    ] = None,
-    txn_app_id: Annotated[
-        str | None,
-        typer.Option(
-            help="Make the write idempotent: the writer's id, recorded with --txn-version "
-            "(Delta's txn action)."
-        ),
-    ] = None,
-    txn_version: Annotated[
-        int | None,
-        typer.Option(
-            help="This write's number for --txn-app-id: if DEST records it or a newer one, "
-            "nothing is written."
-        ),
-    ] = None,
-    bloom_filters: BloomOption = None,
+    clustering: Clustering,
+    source_format: SourceFormatOption = None,
+    mode: WriteModeOption = "error",
+    partition_by: PartitionByOption = None,
+    txn_app_id: TxnAppIdOption = None,
+    txn_version: TxnVersionOption = None,
     schema_mode: SchemaModeOption = None,
-    engine: EngineOption = "auto",
-    storage_option: StorageOption = None,
-    master: MasterOption = "local[*]",
-    remote: RemoteOption = None,
-    conf: ConfOption = None,
+    reach: Reach = REACH,
     as_json: JsonOption = False,
 ) -> None:
     """Cluster SOURCE into the Delta table DEST (each partition on its own).
@@ -109,24 +112,16 @@ def write(
     Small work runs in this process without starting Spark (--engine auto): Parquet or a
     Delta table within the in-process bounds.
     """
-    options = parse_storage_options(storage_option or [])
-    table = _handle(out, dest, options, (master, remote, conf), create=True)
+    table = _handle(out, dest, reach, create=True)
     with out.working(f"Clustering {source} into {dest}...", None):
         metrics = table.write(
             source,
-            by=column_list(by) if by else None,
+            **clustering.keywords(),
             mode=mode,
-            curve=curve,
-            num_files=num_files,
-            target_file_size=target_file_size,
-            set_target_size=set_target_size,
-            method=method,
             partition_by=column_list(partition_by) if partition_by else None,
             txn_app_id=txn_app_id,
             txn_version=txn_version,
-            bloom_filters=bloom_list(bloom_filters),
             format=source_format,
-            engine=engine,
             schema_mode=schema_mode,
         )
     out.result(metrics, render.metrics)
@@ -136,35 +131,12 @@ def write(
 def optimize(
     out: Output,
     path: Annotated[str, typer.Argument(help="Delta table to cluster.")],
-    by: ByOption = None,
-    curve: CurveOption = None,
-    num_files: NumFilesOption = None,
-    target_file_size: TargetSizeOption = None,
-    set_target_size: SetTargetOption = False,
-    method: MethodOption = None,
-    where: Annotated[
-        str | None,
-        typer.Option(help="Partitions to optimize, SQL over partition columns only."),
-    ] = None,
-    full: Annotated[
-        bool, typer.Option(help="Recluster every file into one run, not only what needs it.")
-    ] = False,
-    fanout: Annotated[
-        int, typer.Option(min=2, help="Runs of a size tier merged into one (incremental).")
-    ] = DEFAULT_FANOUT,
-    by_advice: Annotated[
-        Path | None,
-        typer.Option(
-            "--by-advice",
-            help="Cluster by the spec `zorder advise` chooses for this workload (.sql file).",
-        ),
-    ] = None,
-    bloom_filters: BloomOption = None,
-    engine: EngineOption = "auto",
-    storage_option: StorageOption = None,
-    master: MasterOption = "local[*]",
-    remote: RemoteOption = None,
-    conf: ConfOption = None,
+    clustering: Clustering,
+    where: PartitionsWhereOption = None,
+    full: FullOption = False,
+    fanout: FanoutOption = DEFAULT_FANOUT,
+    by_advice: ByAdviceOption = None,
+    reach: Reach = REACH,
     as_json: JsonOption = False,
 ) -> None:
     """Cluster what needs it in the Delta table at PATH (or everything, --full), in one commit.
@@ -173,42 +145,40 @@ def optimize(
     and reclusters all. Small work runs in this process without starting Spark (--engine
     auto).
     """
-    if by_advice is not None and (by or curve or method):
+    asked, spark = clustering.keywords(), None
+    if by_advice is not None:
+        spark, asked["by"] = _advised(out, path, by_advice, clustering, reach)
+    table = _handle(out, path, reach, spark)
+    with out.working(f"Optimizing {path}...", spark):
+        metrics = table.optimize(**asked, where=where, full=full, fanout=fanout)
+    out.result(metrics, render.metrics)
+
+
+def _advised(
+    out: Output, path: str, workload: Path, clustering: Clustering, reach: Reach
+) -> tuple[SparkSession, ClusteringSpec]:
+    """``--by-advice``: the session started for it and the spec ``zorder advise`` chooses
+    for ``workload``, which leaves no room for --by, --curve or --method (refused first)."""
+    if clustering.by or clustering.curve or clustering.method:
         raise InvalidArgumentError(
             "--by-advice chooses the columns, curve and method; drop --by, --curve and --method"
         )
-    options = parse_storage_options(storage_option or [])
-    chosen: list[str] | ClusteringSpec | None = column_list(by) if by else None
-    spark: SparkSession | None = None
-    if by_advice is not None:
-        spark = session(out, master, conf, remote)
-        with out.working(f"Advising {path} for {by_advice}...", spark):
-            chosen = zorder.advise(
-                path, by_advice, spark=spark, num_files=num_files, storage_options=options
-            ).spec
-    table = _handle(out, path, options, (master, remote, conf), spark)
-    with out.working(f"Optimizing {path}...", spark):
-        metrics = table.optimize(
-            by=chosen,
-            curve=curve,
-            num_files=num_files,
-            target_file_size=target_file_size,
-            set_target_size=set_target_size,
-            method=method,
-            where=where,
-            full=full,
-            fanout=fanout,
-            bloom_filters=bloom_list(bloom_filters),
-            engine=engine,
+    spark = reach.session(out)
+    with out.working(f"Advising {path} for {workload}...", spark):
+        advice = zorder.advise(
+            path,
+            workload,
+            spark=spark,
+            num_files=clustering.num_files,
+            storage_options=reach.storage_options,
         )
-    out.result(metrics, render.metrics)
+    return spark, advice.spec
 
 
 def _handle(
     out: Output,
     path: str,
-    options: dict[str, str],
-    spark_options: tuple[str, str | None, list[str] | None],
+    reach: Reach,
     spark: SparkSession | None = None,
     *,
     create: bool = False,
@@ -217,12 +187,11 @@ def _handle(
     (``spark``, else one started on ``--master``/``--remote`` with ``--conf``) only when
     Spark runs; the storage options, zone and ANSI meaning that session would give, before
     it starts."""
-    master, remote, conf = spark_options
-    view = SessionView.of(conf, options, path)
+    view = SessionView.of(reach.conf, reach.storage_options, path)
     return zorder.Table(
         path,
         storage_options=view.storage_options,
-        spark=spark or (lambda: session(out, master, conf, remote)),
+        spark=spark or (lambda: reach.session(out)),
         time_zone=view.time_zone,
         ansi=view.ansi,
         create=create,
@@ -230,29 +199,16 @@ def _handle(
 
 
 def _located(
-    out: Output,
-    path: str,
-    options: dict[str, str],
-    spark_options: tuple[str, str | None, list[str] | None],
-    spark: SparkSession | None = None,
+    out: Output, path: str, reach: Reach, spark: SparkSession | None = None
 ) -> tuple[str, dict[str, str]]:
-    """``path`` and ``options``; for a catalog name, where the table lives and the storage
-    options that reach it, looked up through a session started on ``--master``/``--remote``
-    with ``--conf`` (a persistent catalog: a Hive metastore, or Glue or Unity through its
-    connector). A path starts no session."""
+    """``path`` and the storage options; for a catalog name, where the table lives and the
+    storage options that reach it, looked up through a session started on
+    ``--master``/``--remote`` with ``--conf`` (a persistent catalog: a Hive metastore, or
+    Glue or Unity through its connector). A path starts no session."""
     if not is_table_name(path):
-        return path, options
-    table = _handle(out, path, options, spark_options, spark)
+        return path, reach.storage_options
+    table = _handle(out, path, reach, spark)
     return table.uri, dict(table.storage_options)
-
-
-def _as_of(version: int | None, as_of: str | None) -> str | None:
-    """``--as-of``, refused beside ``--version`` in the command line's own words."""
-    if version is not None and as_of is not None:
-        raise InvalidArgumentError(
-            f"give --version or --as-of, not both (got --version {version} --as-of {as_of!r})"
-        )
-    return as_of
 
 
 @command
@@ -272,10 +228,7 @@ def advise(
     max_columns: Annotated[
         int | None, typer.Option(min=1, help="Most clustering columns to consider (default 8).")
     ] = None,
-    storage_option: StorageOption = None,
-    master: MasterOption = "local[*]",
-    remote: RemoteOption = None,
-    conf: ConfOption = None,
+    reach: Reach = REACH,
     as_json: JsonOption = False,
 ) -> None:
     """The layout under which WORKLOAD's own filters skip the most rows of PATH.
@@ -283,8 +236,7 @@ def advise(
     Simulates candidate layouts on a sample and prints their expected rows scanned;
     `zorder optimize PATH --by-advice WORKLOAD` applies the best.
     """
-    options = parse_storage_options(storage_option or [])
-    spark = session(out, master, conf, remote)
+    spark = reach.session(out)
     with out.working(f"Advising {path}...", spark):
         advice = zorder.advise(
             path,
@@ -292,7 +244,7 @@ def advise(
             spark=spark,
             num_files=num_files,
             max_columns=max_columns,
-            storage_options=options,
+            storage_options=reach.storage_options,
         )
     out.result(advice, render.advice, as_json=render.advice_json)
 
@@ -305,24 +257,19 @@ def describe(
         str | None,
         typer.Option(help="Columns to measure the depth of (default: the clustering columns)."),
     ] = None,
-    version: VersionOption = None,
-    as_of: AsOfOption = None,
+    pinned: AsOf = AS_OF,
     time_zone: Annotated[str, typer.Option(help="Zone of an --as-of without one.")] = "UTC",
-    storage_option: StorageOption = None,
-    master: MasterOption = "local[*]",
-    remote: RemoteOption = None,
-    conf: ConfOption = None,
+    reach: Reach = REACH,
     as_json: JsonOption = False,
 ) -> None:
     """The table's clustering spec, file size target, runs, what is not clustered yet, and
     how deep its files overlap on each clustering column (from statistics alone)."""
-    options = parse_storage_options(storage_option or [])
-    location, options = _located(out, path, options, (master, remote, conf))
+    location, options = _located(out, path, reach)
     described = zorder.describe(
         location,
         columns=column_list(columns) if columns else None,
-        version=version,
-        timestamp=_as_of(version, as_of),
+        version=pinned.version,
+        timestamp=pinned.timestamp,
         time_zone=time_zone,
         storage_options=options,
     )
@@ -351,18 +298,14 @@ def vacuum(
             "table's own (unsafe for old readers)."
         ),
     ] = False,
-    storage_option: StorageOption = None,
-    master: MasterOption = "local[*]",
-    remote: RemoteOption = None,
-    conf: ConfOption = None,
+    reach: Reach = REACH,
     as_json: JsonOption = False,
 ) -> None:
     """List (or delete) files no version within the retention uses, orphans of crashed runs too.
 
     The result says which retention applied and where it came from.
     """
-    options = parse_storage_options(storage_option or [])
-    location, options = _located(out, path, options, (master, remote, conf))
+    location, options = _located(out, path, reach)
     result = zorder.vacuum(
         location, retain_hours=retain_hours, dry_run=dry_run, force=force, storage_options=options
     )
@@ -385,10 +328,7 @@ def restore(
         ),
     ] = None,
     time_zone: Annotated[str, typer.Option(help="Zone of an --as-of without one.")] = "UTC",
-    storage_option: StorageOption = None,
-    master: MasterOption = "local[*]",
-    remote: RemoteOption = None,
-    conf: ConfOption = None,
+    reach: Reach = REACH,
     as_json: JsonOption = False,
 ) -> None:
     """Undo: make PATH what one of its versions was, in one new commit.
@@ -398,76 +338,74 @@ def restore(
     """
     if version is None and as_of is None:
         raise InvalidArgumentError("give the version to restore: --version N or --as-of TIME")
-    options = parse_storage_options(storage_option or [])
-    location, options = _located(out, path, options, (master, remote, conf))
+    location, options = _located(out, path, reach)
     result = zorder.restore(
         location,
         version=version,
-        timestamp=_as_of(version, as_of),
+        timestamp=AsOf(version=version, as_of=as_of).timestamp,
         time_zone=time_zone,
         storage_options=options,
     )
     out.result(result, render.restored)
 
 
+QueryWhereOption = Annotated[
+    str | None, typer.Option(help="SQL filter, e.g. \"src_ip = '1.2.3.4'\".")
+]
+LimitOption = Annotated[int, typer.Option(min=0, help="Rows to print.")]
+PrintedOption = Annotated[
+    str | None, typer.Option(help="Comma-separated columns to print (default: all).")
+]
+ExplainOption = Annotated[
+    bool, typer.Option("--explain", help="Only report what would be scanned.")
+]
+UseSparkOption = Annotated[
+    bool,
+    typer.Option(
+        "--spark", help="Run the query in Spark (zorder.read) instead of in this process."
+    ),
+]
+SessionZoneOption = Annotated[
+    str,
+    typer.Option(help="Session time zone: of timestamps written without one; rows print in it."),
+]
+RowsJsonOption = Annotated[
+    bool, typer.Option("--json", help="Rows as JSON lines (with --explain: the report as JSON).")
+]
+
+
 @command
 def query(
     out: Output,
     path: Annotated[str, typer.Argument(help="Delta table.")],
-    where: Annotated[
-        str | None, typer.Option(help="SQL filter, e.g. \"src_ip = '1.2.3.4'\".")
-    ] = None,
-    limit: Annotated[int, typer.Option(min=0, help="Rows to print.")] = 20,
-    columns: Annotated[
-        str | None, typer.Option(help="Comma-separated columns to print (default: all).")
-    ] = None,
-    explain_only: Annotated[
-        bool, typer.Option("--explain", help="Only report what would be scanned.")
-    ] = False,
-    use_spark: Annotated[
-        bool,
-        typer.Option(
-            "--spark", help="Run the query in Spark (zorder.read) instead of in this process."
-        ),
-    ] = False,
-    time_zone: Annotated[
-        str,
-        typer.Option(
-            help="Session time zone: of timestamps written without one; rows print in it."
-        ),
-    ] = "UTC",
+    where: QueryWhereOption = None,
+    limit: LimitOption = 20,
+    columns: PrintedOption = None,
+    explain_only: ExplainOption = False,
+    use_spark: UseSparkOption = False,
+    time_zone: SessionZoneOption = "UTC",
     ansi: AnsiOption = True,
-    version: VersionOption = None,
-    as_of: AsOfOption = None,
-    storage_option: StorageOption = None,
-    master: MasterOption = "local[*]",
-    remote: RemoteOption = None,
-    conf: ConfOption = None,
-    as_json: Annotated[
-        bool,
-        typer.Option("--json", help="Rows as JSON lines (with --explain: the report as JSON)."),
-    ] = False,
+    pinned: AsOf = AS_OF,
+    reach: Reach = REACH,
+    as_json: RowsJsonOption = False,
 ) -> None:
     """Rows of PATH matching --where, scanning only the files that can hold them.
 
-    Without --spark no JVM starts: the files are read in this process
-    (zorder.to_arrow), with Spark's semantics, or the filter is refused.
-    --no-ansi answers as a session with ANSI mode off (Spark 3.5's default);
-    in process, what means something else there is refused by name.
+    Without --spark no JVM starts: the files are read in this process (zorder.to_arrow),
+    with Spark's semantics, or the filter is refused. --no-ansi answers as a session with
+    ANSI mode off (Spark 3.5's default); in process, what means something else there is
+    refused by name.
     """
-    picked = column_list(columns) if columns else None
-    spark = None
-    if use_spark and not explain_only:  # started first: its settings may reach the store
-        zone = [f"spark.sql.session.timeZone={time_zone}", f"spark.sql.ansi.enabled={ansi}".lower()]
-        spark = session(out, master, [*zone, *(conf or [])], remote)
-    options = parse_storage_options(storage_option or [])
-    location, options = _located(out, path, options, (master, remote, conf), spark)
+    zone, meaning = f"spark.sql.session.timeZone={time_zone}", f"spark.sql.ansi.enabled={ansi}"
+    # Started first, when asked for: its settings may reach the store.
+    spark = reach.session(out, zone, meaning.lower()) if use_spark and not explain_only else None
+    location, options = _located(out, path, reach, spark)
     planned = zorder.scan(
         location,
         where,
-        columns=picked,
-        version=version,
-        timestamp=_as_of(version, as_of),
+        columns=column_list(columns) if columns else None,
+        version=pinned.version,
+        timestamp=pinned.timestamp,
         time_zone=time_zone,
         storage_options=options,
         ansi=ansi,
@@ -475,17 +413,30 @@ def query(
     if explain_only:
         out.result(planned.report, render.scan)
         return
-    if spark is not None:
-        from zorder.spark.compat import collect_arrow
-        from zorder.spark.failures import filter_failures
+    _print_rows(out, planned, spark, (path, where or "TRUE", limit), time_zone)
 
-        with out.working(f"Reading {path}...", spark), filter_failures(where or "TRUE"):
-            rows = collect_arrow(planned.to_spark(spark).limit(limit))
-    else:
+
+def _print_rows(
+    out: Output,
+    planned: Scan,
+    spark: SparkSession | None,
+    asked: tuple[str, str, int],
+    time_zone: str,
+) -> None:
+    """The first rows of ``planned`` (``asked``: the table as named, the filter, how many
+    rows), read in process or by ``spark`` (a filter Spark cannot evaluate refused in one
+    line naming it), printed with instants in ``time_zone``, as Spark shows them."""
+    from zorder.spark.compat import collect_arrow
+    from zorder.spark.failures import filter_failures
+
+    path, where, limit = asked
+    if spark is None:
         rows = planned.to_arrow(limit)
-    title = f"{path} where {where or 'TRUE'} (first {limit} rows)"
-    shown = in_zone(rows, time_zone)  # instants in the session's zone, as Spark shows them
-    out.rows(title, shown, planned.report, pinned=planned.filter_columns)
+    else:
+        with out.working(f"Reading {path}...", spark), filter_failures(where):
+            rows = collect_arrow(planned.to_spark(spark).limit(limit))
+    title = f"{path} where {where} (first {limit} rows)"
+    out.rows(title, in_zone(rows, time_zone), planned.report, pinned=planned.filter_columns)
 
 
 @command
@@ -496,23 +447,18 @@ def stats(
         str | None,
         typer.Option(help="Columns to show min/max of (default: the clustering columns)."),
     ] = None,
-    version: VersionOption = None,
-    as_of: AsOfOption = None,
+    pinned: AsOf = AS_OF,
     time_zone: Annotated[str, typer.Option(help="Zone of an --as-of without one.")] = "UTC",
-    storage_option: StorageOption = None,
-    master: MasterOption = "local[*]",
-    remote: RemoteOption = None,
-    conf: ConfOption = None,
+    reach: Reach = REACH,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """One row per file: its run, record count and min/max of the clustering columns."""
-    options = parse_storage_options(storage_option or [])
-    location, options = _located(out, path, options, (master, remote, conf))
+    location, options = _located(out, path, reach)
     description = zorder.describe(
         location,
         columns=column_list(columns) if columns else None,
-        version=version,
-        timestamp=_as_of(version, as_of),
+        version=pinned.version,
+        timestamp=pinned.timestamp,
         time_zone=time_zone,
         storage_options=options,
     )
