@@ -37,7 +37,7 @@ import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 
 import zorder
-import zorder.api.cluster as cluster_module
+import zorder.api.in_spark as in_spark
 import zorder.api.inprocess as inprocess_module
 import zorder.api.runs as runs_module
 from tests.spark.jvm import QUICK_JVM_OPTIONS
@@ -126,8 +126,8 @@ def main(operation: str, path: str, moment: str) -> None:
     # The process ends with the run (or is killed in it): nothing is put back.
     patch.object(runs_module, "commit_files", commit).start()
     if moment == "spark":
-        patch.object(cluster_module, "cluster", slow_cluster).start()
-        patch.object(cluster_module, "cluster_partitions", slow_partitions).start()
+        patch.object(in_spark, "cluster", slow_cluster).start()
+        patch.object(in_spark, "cluster_partitions", slow_partitions).start()
     if moment == "arrow":
         patch.object(inprocess_module, "write_files", first_file_then_wait).start()
     source = Path(f"{path}-input")  # append-files' input, beside the table

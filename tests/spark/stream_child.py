@@ -47,7 +47,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
 
 import zorder
-import zorder.api.cluster as cluster_module
+import zorder.api.in_spark as in_spark
 import zorder.api.runs as runs_module
 from tests.spark.jvm import QUICK_JVM_OPTIONS
 from zorder.api.streams import BatchWriter
@@ -133,7 +133,7 @@ def stream(moment: str, source: str, table: str, checkpoint: str, by: str, at: i
 
     # The process ends with the query (or is killed in it): nothing is put back.
     patch.object(runs_module, "commit_files", commit).start()
-    patch.object(cluster_module, "cluster", slow_cluster).start()
+    patch.object(in_spark, "cluster", slow_cluster).start()
 
     writer = zorder.foreach_batch(table, by=None if by == "-" else by.split(","))
 

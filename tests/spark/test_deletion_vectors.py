@@ -222,13 +222,13 @@ def test_optimize_of_a_change_data_feed_table_with_deleted_rows_is_refused_first
 ) -> None:
     path = copy_of("cdf-table-with-cdc-and-dvs", tmp_path)
     listing = sorted(str(p) for p in Path(path).rglob("*"))
-    import zorder.api.cluster as cluster_module
+    import zorder.api.in_spark as in_spark
     import zorder.api.inprocess as inprocess_module
 
     def never(*args: object, **kwargs: object) -> None:
         raise AssertionError("nothing may be laid out")
 
-    monkeypatch.setattr(cluster_module, "cluster", never)  # Spark's layout
+    monkeypatch.setattr(in_spark, "cluster", never)  # Spark's layout
     monkeypatch.setattr(inprocess_module, "write_files", never)  # this process's files
     with pytest.raises(UnsupportedTableError, match=r"delta\.enableChangeDataFeed"):
         zorder.optimize(spark, path, by=["id"], full=True, engine=engine)

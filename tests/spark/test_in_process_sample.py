@@ -18,7 +18,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 import zorder
-import zorder.api.cluster as cluster_module
+import zorder.api.in_spark as in_spark
 import zorder.arrow.sample as sample_module
 from tests.spark.helpers import all_types_frame, kernel_rows, row_multiset
 from tests.spark.test_partitioned_optimize import DAYS, appended_by_delta_rs, contents
@@ -101,8 +101,8 @@ def samples_given(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
         given.append(kwargs.get("sample") is not None)
         return real_partitions(*args, **kwargs)
 
-    monkeypatch.setattr(cluster_module, "cluster", cluster)
-    monkeypatch.setattr(cluster_module, "cluster_partitions", cluster_partitions)
+    monkeypatch.setattr(in_spark, "cluster", cluster)
+    monkeypatch.setattr(in_spark, "cluster_partitions", cluster_partitions)
     return given
 
 

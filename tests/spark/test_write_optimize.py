@@ -19,7 +19,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 import zorder
-import zorder.api.cluster as cluster_module
+import zorder.api.in_spark as in_spark
 import zorder.api.runs as runs_module
 import zorder.arrow.sample
 from tests.spark.helpers import (
@@ -549,9 +549,7 @@ def test_a_run_written_where_zorder_cannot_see_it_is_not_committed(
     zorder.write(frame, str(path), by=["a", "id"], num_files=3)
     before = DeltaTable(str(path)).version()
     elsewhere = tmp_path / "elsewhere"
-    monkeypatch.setattr(
-        cluster_module, "spark_path", lambda _spark, uri: str(elsewhere / Path(uri).name)
-    )
+    monkeypatch.setattr(in_spark, "spark_path", lambda _spark, uri: str(elsewhere / Path(uri).name))
     with pytest.raises(zorder.errors.StorageMismatchError, match="reach different stores"):
         zorder.optimize(spark, str(path), full=True, engine="spark")  # Spark writes the files
     assert any(elsewhere.rglob("*.parquet"))  # Spark did write, elsewhere
@@ -603,7 +601,7 @@ def test_a_local_write_leaves_no_checksum_files_to_delete(
         found.extend(p.name for p in (tmp_path / "t" / directory).rglob("*") if p.is_file())
         return real(storage, directory)
 
-    monkeypatch.setattr(cluster_module, "remove_writer_markers", listing)
+    monkeypatch.setattr(in_spark, "remove_writer_markers", listing)
     rows = spark.range(4000).select(
         (F.col("id") % 7).alias("a"), "id", (F.col("id") % 2).alias("p")
     )

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from zorder.api.engines import EngineChoice, RunWith, check_engine, choose_engine
@@ -120,19 +120,20 @@ def write_table(
         if transaction is not None and snapshot is not None and transaction.done_in(snapshot.table):
             return _skipped(job, started)
         job = _evolved(job)
-        if df is not None:
-            df = filled(job, df)
-        try:
-            if df is None:
-                assert rows is not None
+
+        def in_process(job: ClusterJob) -> ClusterMetrics:
+            assert rows is not None
+            return write_in_process(job, rows, started=started, time_zone=run.time_zone)
+
+        def in_spark(job: ClusterJob) -> ClusterMetrics:
+            frame = df
+            if frame is None:  # the in-process engine gave the path back to Spark
                 assert isinstance(source, WriteSource)
-                try:
-                    metrics = write_in_process(job, rows, started=started, time_zone=run.time_zone)
-                    return _with_overwritten(job, metrics)
-                except NeedsSparkError as error:
-                    job = dataclasses.replace(job, engine=_fallen_back(run.engine, error))
-                    df = filled(job, read_source(run.spark("write"), source))
-            metrics = clustered_write(job, df, started, run.progress)
+                frame = read_source(run.spark("write"), source)
+            return clustered_write(job, filled(job, frame), started, run.progress)
+
+        try:
+            metrics = _executed(job, run, in_process if rows is not None else None, in_spark)
         except AlreadyRecordedError:
             return _skipped(job, started)
     return _with_overwritten(job, metrics)
@@ -145,18 +146,18 @@ def _write_input(
     reads (a DataFrame, or the path read by Spark)."""
     from zorder.api.sources import WriteSource, in_process_input, read_source
 
-    what = f"write to {storage.uri}"
+    rows, declined = None, None
     if not isinstance(source, WriteSource):
         declined = "a DataFrame is written by Spark (give a path to write in process)"
-        return None, source, choose_engine(run.engine, what=what, declined=declined, work=None)
-    if run.engine == "spark":
-        choice = choose_engine("spark", what=what, declined=None, work=None)
-        return None, read_source(run.spark("write"), source), choice
-    rows = in_process_input(source, time_zone=run.time_zone)
-    choice = choose_engine(run.engine, what=what, declined=rows.declined, work=rows.work)
-    if choice.engine == "spark":
-        return None, read_source(run.spark("write"), source), choice
-    return rows, None, choice
+    elif run.engine != "spark":
+        rows = in_process_input(source, time_zone=run.time_zone)
+        declined = rows.declined
+    work = rows.work if rows is not None else None
+    choice = choose_engine(run.engine, what=f"write to {storage.uri}", declined=declined, work=work)
+    if choice.engine == "arrow":
+        return rows, None, choice
+    df = source if not isinstance(source, WriteSource) else read_source(run.spark("write"), source)
+    return None, df, choice
 
 
 def _evolved(job: ClusterJob) -> ClusterJob:
@@ -167,6 +168,23 @@ def _evolved(job: ClusterJob) -> ClusterJob:
     phase("adding columns")
     evolved = add_columns(job.storage, snapshot, delta_schema(evolution.added.json()))
     return dataclasses.replace(job, snapshot=evolved)
+
+
+def _executed(
+    job: ClusterJob,
+    run: RunWith,
+    in_process: Callable[[ClusterJob], ClusterMetrics] | None,
+    in_spark: Callable[[ClusterJob], ClusterMetrics],
+) -> ClusterMetrics:
+    """``job`` run by the engine chosen for it: in this process (``in_process``, where the
+    input can be read here), else by Spark (``in_spark``), and by Spark too when the
+    in-process engine finds, before anything is committed, that it cannot go on."""
+    if job.chosen_engine.engine == "arrow" and in_process is not None:
+        try:
+            return in_process(job)
+        except NeedsSparkError as error:
+            job = dataclasses.replace(job, engine=_fallen_back(run.engine, error))
+    return in_spark(job)
 
 
 def _fallen_back(engine: Engine, error: NeedsSparkError) -> EngineChoice:
@@ -236,13 +254,15 @@ def optimize_table(
         what, work = f"optimize of {storage.uri}", optimize_work(read)
         choice = choose_engine(run.engine, what=what, declined=declined_in_process(job), work=work)
         job = dataclasses.replace(job, engine=choice)
-        if choice.engine == "arrow":
-            try:
-                return optimize_in_process(job, snapshot, read, started=started)
-            except NeedsSparkError as error:
-                job = dataclasses.replace(job, engine=_fallen_back(run.engine, error))
-        from zorder.api.in_spark import rewrite  # pyspark loads only when Spark runs
 
-        spark = spark or run.spark("optimize")
-        with progress_of(run.progress, f"Optimizing {job.uri}...", spark):
-            return rewrite(job, spark, snapshot, read, started)
+        def in_process(job: ClusterJob) -> ClusterMetrics:
+            return optimize_in_process(job, snapshot, read, started=started)
+
+        def in_spark(job: ClusterJob) -> ClusterMetrics:
+            from zorder.api.in_spark import rewrite  # pyspark loads only when Spark runs
+
+            session = spark or run.spark("optimize")
+            with progress_of(run.progress, f"Optimizing {job.uri}...", session):
+                return rewrite(job, session, snapshot, read, started)
+
+        return _executed(job, run, in_process, in_spark)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 from pyspark.sql import DataFrame, SparkSession
@@ -24,7 +23,6 @@ from zorder.api.progress import phase, progress_of
 from zorder.api.runs import ClusterMetrics, RunOutput, commit_run, unchanged_metrics
 from zorder.api.samples import files_sample, partitions_sample
 from zorder.api.scanning import session_time_zone
-from zorder.curves.clustering import sample_size_for
 from zorder.curves.partitions import files_per_partition
 from zorder.errors import StorageMismatchError
 from zorder.spark.layout import cluster
@@ -47,6 +45,7 @@ from zorder.spark.writes import (
 from zorder.table import DataFile, TableSnapshot, guarded_run, remove_writer_markers
 from zorder.table.clustering import Run
 from zorder.table.schema import delta_schema
+from zorder.table.snapshot import by_partition
 
 __all__ = ["clustered_write", "filled", "rewrite"]
 
@@ -100,9 +99,7 @@ def rewrite(
             rows=None if None in counts else sum(c or 0 for c in counts),
             sampled_from=read,
         )
-    groups: dict[tuple[Any, ...], tuple[DataFile, ...]] = {}
-    for data_file in read:
-        groups[data_file.partition] = (*groups.get(data_file.partition, ()), data_file)
+    groups = by_partition(read)
     key = f"__zorder_partition_{uuid.uuid4().hex}"
     todo = list(groups)
     df = read_partitions(snapshot, spark, keep, todo, index_column=key)
@@ -195,7 +192,7 @@ def _write_and_commit(
         per_file: int | None = partitioned.rows_per_file
     else:
         phase("sampling")
-        size = sample_size_for(files) if job.sample_size is None else job.sample_size
+        size = job.sample_rows(files)
         drawn = files_sample(job, sampled_from, size)  # in process, for a small optimize
         if rows is None and job.plan.bloom_filters:  # sizes the filters; the sample counts no more
             rows = df.count()

@@ -33,7 +33,7 @@ from zorder.arrow.files import LegacyCalendarError, read_file, read_in_order
 from zorder.arrow.layout import curve_files, sorted_files
 from zorder.arrow.sample import drawn_rows, ranked_sample, sample_plan
 from zorder.arrow.writes import ParquetOptions, ancient_values, hive_directory, write_files
-from zorder.curves.clustering import DEFAULT_SAMPLE_SEED, sample_size_for
+from zorder.curves.clustering import DEFAULT_SAMPLE_SEED
 from zorder.curves.kinds import BLOOM_ROWS_SLACK, rows_per_row_group
 from zorder.curves.partitions import (
     Partition,
@@ -51,6 +51,7 @@ from zorder.table import DataFile, TableSnapshot, guarded_run
 from zorder.table.clustering import Run
 from zorder.table.partition_filters import partitions_where
 from zorder.table.schema import delta_schema
+from zorder.table.snapshot import by_partition
 
 if TYPE_CHECKING:
     from zorder.api.sources import InProcessInput
@@ -247,7 +248,7 @@ def _rewrite_files(
         laid_out = sorted_files(rows, plan, count=files)
     else:
         phase("sampling")
-        size = sample_size_for(files) if job.sample_size is None else job.sample_size
+        size = job.sample_rows(files)
         taken = sample_plan([read], [size], seed=DEFAULT_SAMPLE_SEED)
         fitted = plan.fit(_sample_of(job, parts, read, taken), count=files)
         phase("clustering and writing")
@@ -286,9 +287,7 @@ def _rewrite_partitions(
 ) -> PartitionFiles | None:
     """A partitioned optimize's files, partition by partition (one partition's rows held at
     a time), written into ``run``'s directory; None when no partition has a row."""
-    groups: dict[tuple[Any, ...], tuple[DataFile, ...]] = {}
-    for data_file in read:
-        groups[data_file.partition] = (*groups.get(data_file.partition, ()), data_file)
+    groups = by_partition(read)
     todo = list(groups)
     check_partitioned_plan(job.plan)
     partitions = logged_partitions(todo, groups)
@@ -457,7 +456,7 @@ def _write_rows(
     phase("sampling")
     fitted = None
     if not plan.sorts_plainly:
-        size = sample_size_for(files) if job.sample_size is None else job.sample_size
+        size = job.sample_rows(files)
         sample = _drawn(rows, job, size, np.random.default_rng(DEFAULT_SAMPLE_SEED))
         fitted = plan.fit(sample, count=files)
     phase("clustering and writing")

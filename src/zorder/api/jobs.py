@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from zorder.api.engines import EngineChoice
 from zorder.api.modes import SCHEMA_MODES, WRITE_MODES, SchemaMode, WriteMode
 from zorder.columns import resolve_columns
-from zorder.curves.clustering import ClusteringPlan
+from zorder.curves.clustering import ClusteringPlan, sample_size_for
 from zorder.curves.kinds import (
     BloomColumn,
     BloomFilters,
@@ -138,6 +138,10 @@ class ClusterJob:
     def sized_by(self) -> int | None:
         """The bytes a file is sized to; None where ``num_files`` fixes the count instead."""
         return None if self.num_files else self.target
+
+    def sample_rows(self, files: int) -> int:
+        """The rows to sample for ``files`` files: as asked, else what cutting them needs."""
+        return sample_size_for(files) if self.sample_size is None else self.sample_size
 
 
 def file_count(
