@@ -41,6 +41,7 @@ from zorder.table.tiering import DEFAULT_FANOUT
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from zorder.advice.advisor import Advice
     from zorder.api.scanning import Scan
 
 SourceFormatOption = Annotated[
@@ -163,16 +164,31 @@ def _advised(
         raise InvalidArgumentError(
             "--by-advice chooses the columns, curve and method; drop --by, --curve and --method"
         )
+    spark, advice = _advice(out, reach, path, workload, num_files=clustering.num_files)
+    return spark, advice.spec
+
+
+def _advice(
+    out: Output,
+    reach: Reach,
+    path: str,
+    workload: Path,
+    *,
+    num_files: int | None,
+    max_columns: int | None = None,
+) -> tuple[SparkSession, Advice]:
+    """``zorder.advise`` of ``path`` for ``workload``, and the session started for it."""
     spark = reach.session(out)
     with out.working(f"Advising {path} for {workload}...", spark):
         advice = zorder.advise(
             path,
             workload,
             spark=spark,
-            num_files=clustering.num_files,
+            num_files=num_files,
+            max_columns=max_columns,
             storage_options=reach.storage_options,
         )
-    return spark, advice.spec
+    return spark, advice
 
 
 def _handle(
@@ -236,16 +252,7 @@ def advise(
     Simulates candidate layouts on a sample and prints their expected rows scanned;
     `zorder optimize PATH --by-advice WORKLOAD` applies the best.
     """
-    spark = reach.session(out)
-    with out.working(f"Advising {path}...", spark):
-        advice = zorder.advise(
-            path,
-            workload,
-            spark=spark,
-            num_files=num_files,
-            max_columns=max_columns,
-            storage_options=reach.storage_options,
-        )
+    _, advice = _advice(out, reach, path, workload, num_files=num_files, max_columns=max_columns)
     out.result(advice, render.advice, as_json=render.advice_json)
 
 
