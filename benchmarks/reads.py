@@ -40,6 +40,7 @@ from benchmarks.report import (
     write_json,
 )
 from benchmarks.session import user_session
+from zorder.api.context import Context
 from zorder.api.scanning import plan_scan
 from zorder.demo import best_seconds, network_frame, time_point_lookups
 from zorder.table import Storage, load_snapshot
@@ -96,7 +97,7 @@ def planning(workdir: Path, files: int, repeat: int) -> dict[str, Any]:
     report = zorder.explain(path, where)
     # What zorder adds to deltalake's own load: evaluating the filter on every file.
     snapshot = load_snapshot(Storage.of(path))
-    planning_s = best_seconds(lambda: plan_scan(snapshot, where), repeat)
+    planning_s = best_seconds(lambda: plan_scan(snapshot, where, Context.of(None)), repeat)
     return {
         "files": files,
         "deltalake_load_s": load_s,

@@ -11,6 +11,7 @@ import pytest
 from deltalake import DeltaTable
 
 import zorder
+from zorder.api.context import Context
 from zorder.api.sources import WriteSource, in_process_input
 from zorder.errors import InvalidArgumentError
 
@@ -18,19 +19,19 @@ from zorder.errors import InvalidArgumentError
 def test_inputs_only_spark_reads_right_are_left_to_it(tmp_path: Path) -> None:
     csv = tmp_path / "in.csv"
     csv.write_text("a,b\n1,x\n2,y\n")
-    assert "CSV" in str(in_process_input(WriteSource(str(csv))).declined)
+    assert "CSV" in str(in_process_input(WriteSource(str(csv)), Context()).declined)
     unsigned = tmp_path / "u.parquet"
     pq.write_table(pa.table({"a": pa.array([1, 2], pa.uint32())}), unsigned)
-    assert "uint32" in str(in_process_input(WriteSource(str(unsigned))).declined)
+    assert "uint32" in str(in_process_input(WriteSource(str(unsigned)), Context()).declined)
     nanos = tmp_path / "n.parquet"
     pq.write_table(
         pa.table({"t": pa.array([1, 2], pa.timestamp("ns"))}), nanos, coerce_timestamps=None
     )
-    assert in_process_input(WriteSource(str(nanos))).declined is not None
+    assert in_process_input(WriteSource(str(nanos)), Context()).declined is not None
     hive = tmp_path / "hive" / "day=1"
     hive.mkdir(parents=True)
     pq.write_table(pa.table({"a": [1]}), hive / "part.parquet")
-    assert "hive" in str(in_process_input(WriteSource(str(tmp_path / "hive"))).declined)
+    assert "hive" in str(in_process_input(WriteSource(str(tmp_path / "hive")), Context()).declined)
     with pytest.raises(InvalidArgumentError, match=r"engine='arrow' cannot run.*CSV"):
         zorder.write(str(csv), str(tmp_path / "t"), by=["a"], engine="arrow")
     assert not (tmp_path / "t").exists()

@@ -263,8 +263,10 @@ def test_nested_fields_added_and_dropped_since_a_file_was_written(
 def test_partitions_of_a_renamed_partition_column_are_chosen_as_spark_chooses(
     spark: SparkSession, kernel: duckdb.DuckDBPyConnection, tmp_path: Path
 ) -> None:
+    from zorder.api.context import Context
+    from zorder.api.inprocess import chosen_here
     from zorder.skipping.sql import parse_filter
-    from zorder.spark.writes import _chosen_by_spark, _chosen_in_process
+    from zorder.spark.writes import chosen_by_spark
     from zorder.table import Storage, load_snapshot
 
     path = str(tmp_path / "renamed")
@@ -274,9 +276,9 @@ def test_partitions_of_a_renamed_partition_column_are_chosen_as_spark_chooses(
     snapshot = load_snapshot(Storage.of(path))
     partitions = list(snapshot.files_by_partition())
     for where in ["newid >= 1", "NEWID = 1", "`newid` IN (1, NULL)", "newid IS NULL", "newid <> 1"]:
-        chosen = _chosen_in_process(spark, snapshot, partitions, parse_filter(where))
+        chosen = chosen_here(snapshot, partitions, parse_filter(where), Context.of_session(spark))
         assert chosen is not None, where  # a column against literals: answered in process
-        assert chosen == _chosen_by_spark(spark, snapshot, partitions, where), where
+        assert chosen == chosen_by_spark(spark, snapshot, partitions, where), where
     metrics = zorder.optimize(spark, path, by=["description"], where="newid >= 1", full=True)
     assert metrics.rows == sum(expected.values())
     check_everywhere(spark, kernel, path, columns, expected)

@@ -69,7 +69,8 @@ from pyspark.sql.types import (
 )
 
 import zorder
-from zorder.api.scanning import session_ansi
+from zorder.api.context import Context, session_ansi
+from zorder.api.inprocess import chosen_here
 from zorder.columns import match_column
 from zorder.errors import FilterEvaluationError, UnsupportedFilterError, ZorderError
 from zorder.skipping.ansi import ANSI_SETTING
@@ -78,7 +79,7 @@ from zorder.skipping.sql import parse_filter, parse_unfolded, referenced_columns
 from zorder.spark.compat import PYSPARK_VERSION
 from zorder.spark.guard import check_spark_parse
 from zorder.spark.scan import read_files
-from zorder.spark.writes import _chosen_by_spark, _chosen_in_process
+from zorder.spark.writes import chosen_by_spark
 from zorder.table import Storage, TableSnapshot, load_snapshot
 
 pytestmark = pytest.mark.spark
@@ -983,12 +984,12 @@ def _check_chosen(
     except ZorderError:
         return  # chosen_partitions refuses it before choosing
     try:
-        expected: set[tuple[Any, ...]] | Exception = _chosen_by_spark(
+        expected: set[tuple[Any, ...]] | Exception = chosen_by_spark(
             spark, snapshot, partitions, where
         )
     except Exception as error:  # Spark's refusal is the answer: an AnalysisException, an ANSI error
         expected = error
-    chosen = _chosen_in_process(spark, snapshot, partitions, parse_filter(where))
+    chosen = chosen_here(snapshot, partitions, parse_filter(where), Context.of_session(spark))
     if chosen is None:
         return  # refused: Spark decides
     assert not isinstance(expected, Exception), f"{where!r} chosen in process; Spark: {expected}"

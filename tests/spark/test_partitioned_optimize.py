@@ -17,8 +17,8 @@ from pyspark.sql import SparkSession
 import zorder
 import zorder.api.runs as runs_module
 from tests.spark.helpers import row_multiset
+from zorder.api.context import session_ansi
 from zorder.api.modes import Engine
-from zorder.api.scanning import session_ansi
 from zorder.table.commit import commit_files
 
 pytestmark = pytest.mark.spark

@@ -147,3 +147,23 @@ def test_a_scan_planned_in_another_zone_reads_as_the_session_does(
     # read takes the same course: files chosen in the session's zone, as the rows are.
     again = zorder.read(spark, path, where, time_zone="America/New_York")
     assert [r.asDict() for r in again.collect()] == full
+
+
+@pytest.mark.parametrize("engine", ["spark", "arrow"])
+def test_an_optimize_where_is_read_in_the_handles_zone_by_either_engine(
+    spark: SparkSession, path: str, tmp_path: Path, engine: Any
+) -> None:
+    # 11:30 in Los Angeles is 18:30 UTC: the ISO partition (x=2); in the session's UTC it
+    # would be neither. The handle's zone decides, whichever engine runs.
+    assert spark.conf.get("spark.sql.session.timeZone") == "UTC"
+    copy = tmp_path / "copy"
+    shutil.copytree(path, copy)
+    handle = zorder.Table(str(copy), spark=spark, time_zone=LA)
+    where = "ts = '2021-09-08 11:30:00'"
+    metrics = handle.optimize(by=["x"], where=where, full=True, engine=engine)
+    assert (metrics.files_removed, metrics.rows) == (1, 1)
+    assert sorted(r.x for r in zorder.read(spark, str(copy)).collect()) == [1, 2]
+    # The file removed is the ISO partition's: its directory is gone from the log.
+    files = DeltaTable(str(copy)).file_uris()
+    assert len(files) == 2
+    assert not any("/iso/" in f for f in files)

@@ -27,7 +27,7 @@ from pyspark.sql import functions as F
 
 import zorder
 from tests.spark.helpers import PREFIX, all_types_frame, row_multiset, spark_rows
-from zorder.api.scanning import session_ansi
+from zorder.api.context import session_ansi
 from zorder.errors import FilterEvaluationError, ForbiddenFilterError, UnsupportedFilterError
 from zorder.spark.compat import arrow_frame
 

@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING
 
 from zorder.advice.advisor import Advice, Candidate, TableSize, advise_sample
 from zorder.advice.workload import Workload, read_workload
+from zorder.api.context import Context
 from zorder.api.jobs import file_count
-from zorder.api.scanning import plan_scan, session_time_zone
+from zorder.api.scanning import plan_scan
 from zorder.columns import resolve_column
 from zorder.curves.clustering import ClusteringColumn
 from zorder.curves.encodings import SUPPORTED_TYPES, canonical_type_name
@@ -59,8 +60,8 @@ class AdviceOptions:
 def advise_frame(
     df: DataFrame, workload: str | Path | Sequence[str], options: AdviceOptions
 ) -> Advice:
-    """:func:`zorder.advise` of a DataFrame."""
-    return _advise(_Source(df), workload, options)[0]
+    """:func:`zorder.advise` of a DataFrame, in its session's zone."""
+    return _advise(_Source(df), workload, options, Context.of_session(df.sparkSession))[0]
 
 
 def advise_snapshot(
@@ -68,13 +69,12 @@ def advise_snapshot(
     snapshot: TableSnapshot,
     workload: str | Path | Sequence[str],
     options: AdviceOptions,
-    *,
-    time_zone: str,
-    ansi: bool,
+    context: Context,
 ) -> Advice:
     """:meth:`zorder.Table.advise`: the rows sampled are those of ``snapshot``, the version
-    whose partitions, file size and row count are described."""
-    frame = plan_scan(snapshot, None, spark=spark, time_zone=time_zone, ansi=ansi).to_spark(spark)
+    whose partitions, file size and row count are described; the workload read in
+    ``context``'s zone and ANSI meaning."""
+    frame = plan_scan(snapshot, None, context).to_spark(spark)
     source = _Source(
         frame,
         partition_columns=tuple(snapshot.partition_columns),
@@ -82,17 +82,15 @@ def advise_snapshot(
         rows=snapshot.total_rows,
         bytes=snapshot.total_bytes,
     )
-    advice, parsed = _advise(source, workload, options)
-    now = [_scanned_now(snapshot, f, time_zone=time_zone, ansi=ansi) for f in parsed.filters]
+    advice, parsed = _advise(source, workload, options, context)
+    now = [_scanned_now(snapshot, f, context) for f in parsed.filters]
     return dataclasses.replace(advice, current_scanned=sum(now) / len(now) if now else None)
 
 
-def _scanned_now(
-    snapshot: TableSnapshot, parsed: ParsedFilter, *, time_zone: str, ansi: bool
-) -> float:
+def _scanned_now(snapshot: TableSnapshot, parsed: ParsedFilter, context: Context) -> float:
     """The fraction of the table's rows ``parsed`` scans in its files as they are."""
     try:
-        plan = plan_scan(snapshot, parsed.text, time_zone=time_zone, ansi=ansi, parsed=parsed)
+        plan = plan_scan(snapshot, parsed.text, context, parsed=parsed)
     except ZorderError:
         return 1.0  # a filter skipping cannot read keeps every file, as in the simulation
     report = plan.report
@@ -102,17 +100,19 @@ def _scanned_now(
 
 
 def _advise(
-    source_of: _Source, workload: str | Path | Sequence[str], options: AdviceOptions
+    source_of: _Source,
+    workload: str | Path | Sequence[str],
+    options: AdviceOptions,
+    context: Context,
 ) -> tuple[Advice, Workload]:
-    """The advice, and the workload as read (parsed once)."""
+    """The advice, and the workload as read (parsed once, in ``context``'s zone)."""
     num_files, max_columns = options.num_files, options.max_columns
     sample_size, seed = options.sample_size, options.seed
     _check_counts(num_files=num_files, max_columns=max_columns, sample_size=sample_size)
     frame = source_of.frame
     partition_columns = source_of.partition_columns
     types = {f.name: str(f.dataType.simpleString()) for f in frame.schema.fields}
-    time_zone = session_time_zone(frame.sparkSession)
-    parsed = read_workload(workload, types, time_zone=time_zone)
+    parsed = read_workload(workload, types, time_zone=context.time_zone, now=context.clock())
     wanted = _filtered_columns(parsed.filters, types)
     # Columns of other types (maps, arrays, structs) have no statistics to simulate: filters
     # on them keep every file, in the simulation as on the table.
@@ -144,7 +144,7 @@ def _advise(
         parsed,
         num_files=count,
         max_columns=max_columns,
-        time_zone=time_zone,
+        time_zone=context.time_zone,
         partition_columns=partition_columns,
         table=table,
     )

@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from zorder.api.engines import EngineChoice, RunWith, check_engine, choose_engine
 from zorder.api.inprocess import (
@@ -123,7 +123,7 @@ def write_table(
 
         def in_process(job: ClusterJob) -> ClusterMetrics:
             assert rows is not None
-            return write_in_process(job, rows, started=started, time_zone=run.time_zone)
+            return write_in_process(job, rows, started=started, context=run.context)
 
         def in_spark(job: ClusterJob) -> ClusterMetrics:
             frame = df
@@ -150,7 +150,7 @@ def _write_input(
     if not isinstance(source, WriteSource):
         declined = "a DataFrame is written by Spark (give a path to write in process)"
     elif run.engine != "spark":
-        rows = in_process_input(source, time_zone=run.time_zone)
+        rows = in_process_input(source, run.context)
         declined = rows.declined
     work = rows.work if rows is not None else None
     choice = choose_engine(run.engine, what=f"write to {storage.uri}", declined=declined, work=work)
@@ -231,16 +231,17 @@ def optimize_table(
         phase("planning")
         partitions = list(snapshot.files_by_partition())
         spark: SparkSession | None = None
-        chosen: set[tuple[Any, ...]] | None = set(partitions)
-        if parsed is not None:
-            here = run.engine != "spark"
-            chosen = chosen_here(snapshot, partitions, parsed, run) if here else None
+        chosen = (
+            set(partitions)
+            if parsed is None
+            else chosen_here(snapshot, partitions, parsed, run.context)
+        )
         if chosen is None:  # only Spark can tell
             assert where is not None
             spark = run.spark("optimize")
-            from zorder.spark.writes import chosen_partitions
+            from zorder.spark.writes import chosen_by_spark
 
-            chosen = chosen_partitions(spark, snapshot, partitions, where)
+            chosen = chosen_by_spark(spark, snapshot, partitions, where)
         picked = files_to_optimize(
             snapshot, job.plan.spec, chosen, full=full, target_file_size=job.target, fanout=fanout
         )

@@ -12,10 +12,10 @@ Spark.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from zorder.api.context import Context
 from zorder.api.modes import ENGINES, Engine, EngineUsed
 from zorder.errors import InvalidArgumentError
 from zorder.sizes import size_text
@@ -84,23 +84,28 @@ class EngineChoice:
 
 @dataclass(frozen=True, kw_only=True)
 class RunWith:
-    """How a write or an optimize runs: the engine asked for; the Spark session, from a
-    function called only when Spark runs; the zone and ANSI meaning filters and partition
-    values are read with in process (a session's, else UTC and ANSI on); a status line."""
+    """How a write or an optimize runs: the engine asked for; the handle's context (its
+    session, started only when Spark runs, and the zone and ANSI meaning filters and
+    partition values are read with); a status line."""
 
     engine: Engine = "auto"
-    session: Callable[[], SparkSession] | None = None
-    time_zone: str = "UTC"
-    ansi: bool = True
+    context: Context = field(default_factory=Context)
     progress: bool = False
 
+    @property
+    def time_zone(self) -> str:
+        return self.context.time_zone
+
+    @property
+    def ansi(self) -> bool:
+        return self.context.ansi
+
     def spark(self, what: str) -> SparkSession:
-        """The session Spark runs ``what`` in; InvalidArgumentError if none can be had."""
-        if self.session is None:
-            raise InvalidArgumentError(f"the {what} runs in Spark, and no Spark session was given")
+        """The session Spark runs ``what`` in (``"write"``, ``"optimize"``), started now if
+        it was not; InvalidArgumentError if none can be had."""
+        spark = self.context.session(f"Table.{what}")
         from zorder.api.progress import watch_session
 
-        spark = self.session()
         watch_session(spark)  # a status line shows its tasks
         return spark
 

@@ -18,11 +18,11 @@ import numpy as np
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from zorder.api.context import session_time_zone
 from zorder.api.jobs import ClusterJob, file_count
 from zorder.api.progress import phase, progress_of
 from zorder.api.runs import ClusterMetrics, RunOutput, commit_run, unchanged_metrics
 from zorder.api.samples import files_sample, partitions_sample
-from zorder.api.scanning import session_time_zone
 from zorder.curves.partitions import files_per_partition
 from zorder.errors import StorageMismatchError
 from zorder.spark.layout import cluster

@@ -25,7 +25,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from deltalake import Schema as DeltaSchema
 
-from zorder.api.engines import InProcessWork, RunWith
+from zorder.api.context import Context
+from zorder.api.engines import InProcessWork
 from zorder.api.jobs import ClusterJob, file_count
 from zorder.api.progress import files_planned, phase
 from zorder.api.runs import ClusterMetrics, RunOutput, commit_run, partition_texts
@@ -77,12 +78,14 @@ def chosen_here(
     snapshot: TableSnapshot,
     partitions: Sequence[tuple[Any, ...]],
     parsed: ParsedFilter,
-    run: RunWith,
+    context: Context,
 ) -> set[tuple[Any, ...]] | None:
     """The partitions an optimize's ``where`` (parsed and checked by
     :func:`~zorder.table.partition_filters.check_partition_where`) chooses, read without
-    Spark in ``run``'s zone and ANSI meaning; None where only Spark can tell."""
-    return partitions_where(snapshot, partitions, parsed, time_zone=run.time_zone, ansi=run.ansi)
+    Spark in ``context``'s zone and ANSI meaning (the one decision of them, whichever
+    engine runs); None where only Spark can tell."""
+    zone, ansi = context.time_zone, context.ansi
+    return partitions_where(snapshot, partitions, parsed, time_zone=zone, ansi=ansi)
 
 
 def optimize_work(read: Sequence[DataFile]) -> InProcessWork:
@@ -362,11 +365,12 @@ def _partition_directory(
 
 
 def write_in_process(
-    job: ClusterJob, source: InProcessInput, *, started: float, time_zone: str
+    job: ClusterJob, source: InProcessInput, *, started: float, context: Context
 ) -> ClusterMetrics:
     """A write's run in this process: ``source``'s rows clustered, written and committed;
-    a partition's values (instants) are taken in ``time_zone`` where the table's log writes
-    them without a zone."""
+    a partition's values (instants) are taken in ``context``'s zone where the table's log
+    writes them without a zone."""
+    time_zone = context.time_zone
     phase("reading")
     try:
         rows = source.read()

@@ -8,8 +8,9 @@ from py4j.protocol import Py4JJavaError
 from pyspark.errors import AnalysisException, PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
+from zorder.api.context import Context, table_storage
 from zorder.api.modes import INPUT_FORMATS, InputFormat
-from zorder.api.scanning import plan_scan, session_ansi, session_time_zone, table_storage
+from zorder.api.scanning import plan_scan
 from zorder.columns import resolve_columns
 from zorder.errors import InvalidArgumentError, SourceNotFoundError, ZorderError
 from zorder.spark.storage import spark_path
@@ -71,11 +72,9 @@ def read_input(
             f"unknown input format {format!r}; accepted: {', '.join(INPUT_FORMATS)}"
         )
     if format == "delta":  # as Table(path, spark=spark).read() reads it
-        zone = session_time_zone(spark)
-        storage = table_storage(path, storage_options, spark)
-        snapshot = load_snapshot(storage, time_zone=zone)
-        scan = plan_scan(snapshot, None, spark=spark, time_zone=zone, ansi=session_ansi(spark))
-        return scan.to_spark(spark)
+        context = Context.of_session(spark).at(path, storage_options)
+        snapshot = load_snapshot(context.table_storage, time_zone=context.time_zone)
+        return plan_scan(snapshot, None, context).to_spark(spark)
     location = spark_path(spark, path)
     try:
         if format == "csv":

@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from zorder.api.catalog import is_table_name, lookup, new_table_location, register
+from zorder.api.context import active_session
 from zorder.api.describe import TableDescription
 from zorder.api.modes import Engine, InputFormat, SchemaMode, WriteMode
 from zorder.api.restore import RestoreResult
-from zorder.api.scanning import Scan, Where, active_session
+from zorder.api.scanning import Scan, Where
 from zorder.api.table import Table
 from zorder.api.vacuum import VacuumResult
 from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError

@@ -16,14 +16,13 @@ are that, one call each.
 from __future__ import annotations
 
 import datetime as dt
-import os
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
 
+from zorder.api.context import Context, required_session
 from zorder.arrow import read_rows
 from zorder.arrow.blooms import ProbeCost, probe_blooms
 from zorder.columns import match_column, resolve_column, sql_identifier
@@ -35,25 +34,19 @@ from zorder.errors import (
     UnsupportedTableError,
 )
 from zorder.skipping import Bound, Mask, ParsedFilter, bind, might_match_mask, parse_filter
-from zorder.skipping.ansi import ANSI_SETTING, ansi_enabled, reads_as_ansi
 from zorder.skipping.blooms import bloom_lookups, excluded_by_blooms
 from zorder.skipping.clock import in_zone, parse_with_clock
 from zorder.skipping.constants import FoldContext
 from zorder.skipping.explain import planned_sql
 from zorder.skipping.guard import spark_rendered
 from zorder.skipping.zones import session_zone
-from zorder.table import DataFile, Storage, TableSnapshot, normalize_uri
+from zorder.table import DataFile, TableSnapshot
 
 __all__ = [
     "Scan",
     "ScanReport",
     "Where",
-    "active_session",
     "plan_scan",
-    "required_session",
-    "session_ansi",
-    "session_time_zone",
-    "table_storage",
 ]
 
 if TYPE_CHECKING:
@@ -129,7 +122,8 @@ class Scan:
     source: TableSnapshot  # as loaded: what a plan in another zone starts from
     where: Where  # as given
     columns: tuple[str, ...] | None  # resolved to the table's names; None: all
-    time_zone: str
+    # The zone and ANSI meaning it was planned with (its clock's instant is in ``parsed``).
+    context: Context
     keep: Mask  # per file of the snapshot: might it hold a matching row?
     files: tuple[DataFile, ...]  # the files kept
     report: ScanReport
@@ -140,10 +134,18 @@ class Scan:
     # none: TRUE), which every engine reads, and its tree bound for statistics.
     parsed: ParsedFilter
     bound: Bound
-    # Whose meaning the filter has: a session's with ANSI mode on (True), or off, read with
-    # ANSI's rules where that is exact (skipping/ansi.py); skipping reads what is not as
-    # unknown and to_arrow refuses it.
-    ansi: bool = True
+
+    @property
+    def time_zone(self) -> str:
+        """The zone zone-less timestamps were read in."""
+        return self.context.time_zone
+
+    @property
+    def ansi(self) -> bool:
+        """Whose meaning the filter has: a session's with ANSI mode on (True), or off, read
+        with ANSI's rules where that is exact (skipping/ansi.py); skipping reads what is not
+        as unknown and to_arrow refuses it."""
+        return self.context.ansi
 
     def explain(self) -> ScanReport:
         """Files, rows and bytes this scan reads, against the table's totals."""
@@ -167,7 +169,7 @@ class Scan:
         parsed = self.parsed
         if not self.ansi:  # the evaluators answer with ANSI's rules: ANSI off's read as them
             parsed = parsed.for_ansi_off(
-                self.snapshot.schema.column_types, cast_strings=not legacy_ansi_session(None)
+                self.snapshot.schema.column_types, cast_strings=not self.context.legacy_ansi
             )
         return read_rows(
             self.snapshot,
@@ -186,15 +188,13 @@ class Scan:
         the same version (``source``), so the files kept and the rows filtered
         read zone-less timestamps alike and the answer is Spark's own.
         """
-        zone, ansi = session_time_zone(spark), session_ansi(spark)
-        if zone != self.time_zone or ansi != self.ansi:
+        session = Context.of_session(spark, self.context.storage)
+        if not session.reads_like(self.context):
             again = plan_scan(
                 self.source,
                 self.where,
-                spark=spark,
-                time_zone=zone,
+                session,
                 columns=self.columns,
-                ansi=ansi,
                 parsed=self.parsed if isinstance(self.where, str) else None,
             )
             return again.to_spark(spark)
@@ -217,22 +217,18 @@ class Scan:
 def plan_scan(
     snapshot: TableSnapshot,
     where: Where,
+    context: Context,
     *,
-    spark: SparkSession | None = None,
-    time_zone: str | None = None,
     columns: Sequence[str] | None = None,
-    ansi: bool | None = None,
     parsed: ParsedFilter | None = None,
 ) -> Scan:
     """The files of ``snapshot`` that may hold rows matching ``where``.
 
-    Zone-less timestamps are read in ``time_zone``, else in the session's; the
-    filter means what it means to a session with ANSI mode ``ansi``, else the
-    session's (see :func:`session_ansi`). ``parsed``, SQL ``where`` as an earlier
-    plan parsed it, is planned again in this zone, its clock at the same instant.
+    Zone-less timestamps are read in ``context``'s zone and the filter has its ANSI
+    meaning; a SQL filter's clock reads ``context``'s. ``parsed``, SQL ``where`` as an
+    earlier plan parsed it, is planned again in this zone, its clock at the same instant.
     """
-    zone = time_zone if time_zone is not None else session_time_zone(spark)
-    ansi = ansi if ansi is not None else session_ansi(spark)
+    zone, ansi = context.time_zone, context.ansi
     source, snapshot = snapshot, snapshot.in_time_zone(zone)
     types = snapshot.schema.column_types
     picked = None if columns is None else tuple(_resolved_columns(columns, types))
@@ -240,9 +236,9 @@ def plan_scan(
         parsed = in_zone(parsed, columns=snapshot.schema.column_types, time_zone=zone)
         text = parsed.text
     else:
-        text, parsed = _predicate(where, snapshot, spark, zone)
+        text, parsed = _predicate(where, snapshot, context)
     predicate = parsed.predicate(
-        ansi_off=None if ansi else types, cast_strings=not legacy_ansi_session(spark)
+        ansi_off=None if ansi else types, cast_strings=not context.legacy_ansi
     )
     bound = bind(predicate, types, time_zone=zone)
     mask = might_match_mask(
@@ -272,14 +268,13 @@ def plan_scan(
         source=source,
         where=where,
         columns=picked,
-        time_zone=zone,
+        context=context,
         keep=mask,
         files=kept,
         report=report,
         row_filter=text if isinstance(where, str) else where,
         parsed=parsed,
         bound=bound,
-        ansi=ansi,
     )
 
 
@@ -338,19 +333,20 @@ def _resolved_columns(columns: Sequence[str], types: Mapping[str, str]) -> list[
     return [resolve_column(c, types) for c in columns]
 
 
-def _predicate(
-    where: Where, snapshot: TableSnapshot, spark: SparkSession | None, time_zone: str
-) -> tuple[str, ParsedFilter]:
+def _predicate(where: Where, snapshot: TableSnapshot, context: Context) -> tuple[str, ParsedFilter]:
     """The filter's SQL text (SQL given with its clock pinned to now; a Column's as Spark
     writes it) and what the scan plans with: that text parsed, once, its constants folding
     in the session's zone."""
     if where is None:
         return "TRUE", parse_filter("TRUE")
     if isinstance(where, str):
-        parsed = parse_with_clock(where, columns=snapshot.schema.column_types, time_zone=time_zone)
+        types = snapshot.schema.column_types
+        parsed = parse_with_clock(
+            where, columns=types, time_zone=context.time_zone, now=context.clock()
+        )
         return parsed.text, parsed
     try:
-        zone: dt.tzinfo | None = session_zone(time_zone)
+        zone: dt.tzinfo | None = session_zone(context.time_zone)
     except InvalidArgumentError:
         zone = None  # a zone Python does not know: what depends on it stays unfolded
     from pyspark.sql import Column
@@ -359,7 +355,7 @@ def _predicate(
         raise InvalidArgumentTypeError(
             f"where must be SQL text or a pyspark Column, got {type(where).__name__}"
         )
-    session = required_session(spark, "a Column filter (or pass SQL text instead)")
+    session = required_session(context.spark, "a Column filter (or pass SQL text instead)")
     from zorder.spark.progress import is_connect
 
     if is_connect(session):
@@ -372,11 +368,11 @@ def _predicate(
     # Spark filters the rows with the Column; skipping reads the conjuncts it can read with
     # Spark's meaning, and leaves out any it cannot parse (keeping more files, never fewer).
     # Spark reads the Column's clock itself: it stays unfolded (no instant in the context).
-    context = FoldContext(zone=zone, zone_name=time_zone)
+    folding = FoldContext(zone=zone, zone_name=context.time_zone)
 
     def conjunction(conjuncts: Sequence[str]) -> ParsedFilter:
         text = " AND ".join(f"({c})" for c in conjuncts) or "TRUE"
-        return parse_filter(text, context=context)
+        return parse_filter(text, context=folding)
 
     with spark_rendered():  # the caller's code built it; Spark filters with the Column
         try:
@@ -391,83 +387,3 @@ def _predicate(
                 continue
             readable.append(conjunct)
         return analyzed.sql, conjunction(readable)
-
-
-def table_storage(
-    location: str | os.PathLike[str],
-    storage_options: Mapping[str, str] | None,
-    spark: SparkSession | None,
-) -> Storage:
-    """Where the table at ``location`` lives and how to reach it: the location normalized
-    (see :func:`~zorder.table.normalize_uri`), and ``storage_options`` over the object-store
-    settings of ``spark``, else of the active session (see :mod:`zorder.spark.storage`).
-
-    Without pyspark imported no session can be active: nothing loads it to ask.
-    """
-    uri = normalize_uri(location)
-    session = active_session(spark)
-    if session is None:
-        return Storage.of(uri, dict(storage_options or {}))
-    from zorder.spark.storage import session_storage_options
-
-    return Storage.of(uri, session_storage_options(session, uri, storage_options))
-
-
-def active_session(spark: SparkSession | None) -> SparkSession | None:
-    """``spark``, else the active session; None, without loading pyspark, when it is not
-    loaded (no session can then be active)."""
-    if spark is None and "pyspark.sql" not in sys.modules:
-        return None
-    from pyspark.sql import SparkSession
-
-    return spark or SparkSession.getActiveSession()
-
-
-def legacy_ansi_session(spark: SparkSession | None) -> bool:
-    """Whether ``spark`` (else the active session) is a Spark 3.5 session with ANSI mode on:
-    read as one with it off (:func:`session_ansi`), except that its strings compared with
-    numbers are cast otherwise (to BIGINT or DOUBLE, raising where malformed), so no string
-    is read as ANSI off casts it (:meth:`ParsedFilter.for_ansi_off`)."""
-    session = active_session(spark)
-    if session is None:
-        return False
-    setting = session.conf.get(ANSI_SETTING)
-    version = str(session.version)
-    text = None if setting is None else str(setting)
-    return ansi_enabled(text, version) and not reads_as_ansi(text, version)
-
-
-def required_session(spark: SparkSession | None, what: str) -> SparkSession:
-    """``spark``, else the active session; InvalidArgumentError saying ``what`` needs one."""
-    session = active_session(spark)
-    if session is None:
-        raise InvalidArgumentError(f"{what} needs Spark: pass spark= or start a SparkSession")
-    return session
-
-
-def session_time_zone(spark: SparkSession | None) -> str:
-    """The zone Spark reads zone-less timestamp literals in; UTC when no session is active.
-
-    Without pyspark imported no session can be active: a lookup does not load it to ask.
-    """
-    session = active_session(spark)
-    if session is None:
-        return "UTC"
-    return str(session.conf.get("spark.sql.session.timeZone", "UTC") or "UTC")
-
-
-def session_ansi(spark: SparkSession | None) -> bool:
-    """Whether filters mean what they mean to Spark 4.x with ANSI mode on: the session's
-    ``spark.sql.ansi.enabled`` (off by default before Spark 4.0, on since) on a 4.x
-    session; on, Spark 4.x's default, when no session is active.
-
-    A Spark 3.5 session with ANSI on is read as one with it off
-    (:func:`~zorder.skipping.ansi.reads_as_ansi`).
-
-    Without pyspark imported no session can be active: a lookup does not load it to ask.
-    """
-    session = active_session(spark)
-    if session is None:
-        return True
-    setting = session.conf.get(ANSI_SETTING)
-    return reads_as_ansi(None if setting is None else str(setting), str(session.version))

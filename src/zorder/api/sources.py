@@ -39,6 +39,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from zorder.api.context import Context, table_storage
 from zorder.api.engines import InProcessWork
 from zorder.api.inputs import (
     check_input_columns,
@@ -47,7 +48,6 @@ from zorder.api.inputs import (
     read_input,
 )
 from zorder.api.modes import InputFormat
-from zorder.api.scanning import table_storage
 from zorder.arrow.files import legacy_calendar, read_file, read_in_order
 from zorder.curves.kinds import ClusteringSpec
 from zorder.errors import ZorderError
@@ -97,16 +97,16 @@ def read_source(spark: SparkSession, source: WriteSource) -> DataFrame:
     )
 
 
-def in_process_input(source: WriteSource, *, time_zone: str = "UTC") -> InProcessInput:
+def in_process_input(source: WriteSource, context: Context) -> InProcessInput:
     """How the in-process engine would read ``source`` (metadata only: footers, a log);
-    a Delta input's timestamp partition values read in ``time_zone``, as Spark's session
-    would read them."""
+    a Delta input's timestamp partition values read in ``context``'s zone, as Spark's
+    session would read them."""
     try:
         found = source.format or input_format(source.path, source.storage_options)
         if found == "csv":
             return _declined("CSV input: Spark infers its columns' types")
         if found == "delta":
-            return _delta_input(source, time_zone)
+            return _delta_input(source, context)
         return _parquet_input(source)
     except (OSError, pa.ArrowException, ZorderError) as error:
         return _declined(f"its input is not readable here ({error})")
@@ -116,9 +116,9 @@ def _declined(why: str) -> InProcessInput:
     return InProcessInput(schema=None, work=None, declined=why)
 
 
-def _delta_input(source: WriteSource, time_zone: str) -> InProcessInput:
+def _delta_input(source: WriteSource, context: Context) -> InProcessInput:
     storage = table_storage(source.path, source.storage_options, None)
-    snapshot = load_snapshot(storage, time_zone=time_zone)
+    snapshot = load_snapshot(storage, time_zone=context.time_zone)
     if any(f.get("metadata") for f in json.loads(snapshot.schema.json)["fields"]):
         # Column mapping, generated or identity columns, CHAR types: what Spark's read
         # keeps of them for the new table is Spark's to say.

@@ -2,7 +2,7 @@
 
 Opening a handle decides once where the table lives and how to reach it (the
 location normalized, the storage options resolved, given ones over the Spark
-session's object-store settings, see :func:`~zorder.api.scanning.table_storage`,
+session's object-store settings, see :func:`~zorder.api.context.table_storage`,
 into one :class:`~zorder.table.Storage`), which zone zone-less timestamps are
 read in and which ANSI meaning filters have, and reads the table's log once:
 the handle holds that snapshot. ``version``, ``scan``, ``read``,
@@ -36,19 +36,11 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from zorder.api.catalog import is_table_name, lookup
+from zorder.api.context import Context
 from zorder.api.describe import FileDescription, TableDescription, describe_snapshot
 from zorder.api.modes import Engine, InputFormat, SchemaMode, WriteMode
 from zorder.api.restore import RestoreResult, check_restore_target, restore_snapshot
-from zorder.api.scanning import (
-    Scan,
-    Where,
-    active_session,
-    plan_scan,
-    required_session,
-    session_ansi,
-    session_time_zone,
-    table_storage,
-)
+from zorder.api.scanning import Scan, Where, plan_scan
 from zorder.api.vacuum import VacuumResult, check_retain_hours, vacuum_snapshot
 from zorder.curves.kinds import BloomFilters
 from zorder.errors import (
@@ -61,6 +53,7 @@ from zorder.table import (
     AsOf,
     Commit,
     DataFile,
+    Storage,
     TableSnapshot,
     history,
     load_snapshot,
@@ -153,21 +146,21 @@ class Table:
         time_zone: str | None,
         ansi: bool | None,
     ) -> None:
-        """Where the table lives and how to reach it, its zone and ANSI meaning; no read."""
+        """The handle's :class:`~zorder.api.context.Context`: where the table lives and how
+        to reach it, its zone and ANSI meaning, its session; no read."""
         if not isinstance(uri, str | os.PathLike) or not os.fspath(uri):
             raise InvalidArgumentError(
                 f"a table's location must be a non-empty string, got {uri!r}"
             )
         # A function given as spark starts the session when Spark first runs (the CLI's:
         # work done in process starts no JVM).
-        self._start_session = spark if callable(spark) else None
-        spark = None if callable(spark) else spark
+        context = Context.of(spark, time_zone=time_zone, ansi=ansi)
         self.name: str | None = None  # the catalog name it was opened by, if any
         if is_table_name(uri):
             assert isinstance(uri, str)
-            if spark is None and self._start_session is not None:
-                spark = self._start_session()
-            found = lookup(active_session(spark), uri)
+            session = context.started()  # a name is the catalog's: its session decides
+            context = Context.of(session, time_zone=time_zone, ansi=ansi)
+            found = lookup(session, uri)
             if found is None:
                 raise TableNotFoundError(
                     f"the session's catalog has no table named {uri} (and no directory of "
@@ -175,14 +168,29 @@ class Table:
                     f"write ./{uri}"
                 )
             self.name, uri = uri, found.location
-        self.spark = spark
-        self.storage = table_storage(uri, storage_options, spark)
-        self.time_zone = time_zone if time_zone is not None else session_time_zone(spark)
-        if ansi is not None and not isinstance(ansi, bool):
-            raise InvalidArgumentTypeError(f"ansi must be True, False or None, got {ansi!r}")
-        self.ansi = ansi if ansi is not None else session_ansi(spark)
+        self.context = context.at(uri, storage_options)
         self._held = None
         self._made = None
+
+    @property
+    def storage(self) -> Storage:
+        """Where the table lives and how to reach it."""
+        return self.context.table_storage
+
+    @property
+    def spark(self) -> SparkSession | None:
+        """The handle's session: given, active when opened, or started since (None: none)."""
+        return self.context.spark
+
+    @property
+    def time_zone(self) -> str:
+        """The zone zone-less timestamps are read in."""
+        return self.context.time_zone
+
+    @property
+    def ansi(self) -> bool:
+        """Whether filters mean what they mean with ANSI mode on."""
+        return self.context.ansi
 
     @property
     def uri(self) -> str:
@@ -588,8 +596,7 @@ class Table:
             self._snapshot(),
             workload,
             options,
-            time_zone=self.time_zone,
-            ansi=self.ansi,
+            self.context,
         )
 
     def _run_with(self, engine: Engine, what: str, progress: bool) -> RunWith:
@@ -597,18 +604,10 @@ class Table:
         started when first needed; filters and partition values read in its zone."""
         from zorder.api.engines import RunWith
 
-        return RunWith(
-            engine=engine,
-            session=lambda: self._session(what),
-            time_zone=self.time_zone,
-            ansi=self.ansi,
-            progress=progress,
-        )
+        return RunWith(engine=engine, context=self.context, progress=progress)
 
     def _session(self, what: str) -> SparkSession:
-        if self.spark is None and self._start_session is not None:
-            self.spark = self._start_session()
-        return required_session(self.spark, f"Table.{what}")
+        return self.context.session(f"Table.{what}")
 
     def _load(self, *, version: int | None = None, timestamp: AsOf | None = None) -> TableSnapshot:
         """One read of the log: the newest version, or the one asked for."""
@@ -678,14 +677,7 @@ class Snapshot:
     def scan(self, where: Where = None, *, columns: Sequence[str] | None = None) -> Scan:
         """The files of this version that may hold rows matching ``where`` (see
         :meth:`Table.scan`)."""
-        return plan_scan(
-            self.table_snapshot,
-            where,
-            spark=self.table.spark,
-            time_zone=self.table.time_zone,
-            columns=columns,
-            ansi=self.table.ansi,
-        )
+        return plan_scan(self.table_snapshot, where, self.table.context, columns=columns)
 
     def describe(self, *, columns: Sequence[str] | None = None) -> TableDescription:
         """This version's spec, runs and files (see :meth:`Table.describe`)."""

@@ -27,8 +27,6 @@ from zorder.curves.kinds import (
 )
 from zorder.curves.partitions import logged_partitions
 from zorder.errors import InvalidArgumentError
-from zorder.skipping.ansi import ANSI_SETTING, reads_as_ansi
-from zorder.skipping.sql import ParsedFilter
 from zorder.spark.committer import COMMIT_PROTOCOL, COMMIT_PROTOCOL_SETTING, FILE_COLUMN_OPTION
 from zorder.spark.compat import arrow_frame, arrow_schema, collect_arrow
 from zorder.spark.failures import filter_failures
@@ -38,13 +36,12 @@ from zorder.spark.progress import is_connect
 from zorder.spark.scan import spark_schema, stored_frame, stored_schema
 from zorder.table import TableSnapshot
 from zorder.table.clustering import file_number
-from zorder.table.partition_filters import check_partition_where, partitions_where
 
 __all__ = [
     "LOCAL_WRITE_OPTIONS",
     "bloom_filter_bytes",
     "bloom_filter_options",
-    "chosen_partitions",
+    "chosen_by_spark",
     "estimated_bytes",
     "file_number",
     "logged_partitions",
@@ -234,25 +231,15 @@ def write_run(
     return [f.name for f in stored_schema(snapshot).fields]
 
 
-def chosen_partitions(
+def chosen_by_spark(
     spark: SparkSession, snapshot: TableSnapshot, partitions: Sequence[tuple[Any, ...]], where: str
 ) -> set[tuple[Any, ...]]:
-    """The partitions whose values satisfy ``where``, as Spark evaluates it on them.
-
-    Decided in process where :mod:`zorder.skipping.rows` reproduces Spark's
-    meaning of ``where`` exactly (a column against literals), else by Spark
-    itself, on a small DataFrame of the partitions' values: one job.
-    """
-    parsed = check_partition_where(snapshot, where)
+    """The partitions whose values satisfy ``where`` (checked by
+    :func:`~zorder.table.partition_filters.check_partition_where`), as Spark itself
+    evaluates it on a small DataFrame of the partitions' values: one job. For a ``where``
+    the exact in-process evaluator refuses (:func:`~zorder.api.inprocess.chosen_here`
+    decides the rest, in the run's zone and ANSI meaning)."""
     check_spark_parse(spark, where)
-    chosen = _chosen_in_process(spark, snapshot, partitions, parsed)
-    return _chosen_by_spark(spark, snapshot, partitions, where) if chosen is None else chosen
-
-
-def _chosen_by_spark(
-    spark: SparkSession, snapshot: TableSnapshot, partitions: Sequence[tuple[Any, ...]], where: str
-) -> set[tuple[Any, ...]]:
-    """:func:`chosen_partitions` as Spark decides it (one small job)."""
     columns = snapshot.partition_columns
     index = f"__zorder_partition_{uuid.uuid4().hex}"
     fields = {f.name: f for f in spark_schema(snapshot).fields}
@@ -264,15 +251,3 @@ def _chosen_by_spark(
     with filter_failures(where):
         kept = collect_arrow(arrow_frame(spark, table, schema).where(where).select(index))
     return {partitions[i] for i in kept.column(0).to_pylist()}
-
-
-def _chosen_in_process(
-    spark: SparkSession,
-    snapshot: TableSnapshot,
-    partitions: Sequence[tuple[Any, ...]],
-    parsed: ParsedFilter,
-) -> set[tuple[Any, ...]] | None:
-    """:func:`chosen_partitions` without Spark, or None where the exact evaluator refuses."""
-    zone = spark.conf.get("spark.sql.session.timeZone", None) or "UTC"
-    ansi = reads_as_ansi(spark.conf.get(ANSI_SETTING), str(spark.version))
-    return partitions_where(snapshot, partitions, parsed, time_zone=zone, ansi=ansi)
