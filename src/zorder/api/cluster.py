@@ -22,12 +22,11 @@ from typing import TYPE_CHECKING
 
 from zorder.api.engines import EngineChoice, RunWith, check_engine, choose_engine
 from zorder.api.inprocess import (
+    ArrowRun,
     NeedsSparkError,
     chosen_here,
     declined_in_process,
-    optimize_in_process,
     optimize_work,
-    write_in_process,
 )
 from zorder.api.jobs import (
     ClusterJob,
@@ -38,7 +37,7 @@ from zorder.api.jobs import (
 )
 from zorder.api.modes import Engine, WriteMode
 from zorder.api.progress import phase, progress_of, timed_phases
-from zorder.api.runs import ClusterMetrics, unchanged_metrics
+from zorder.api.runs import ClusterMetrics, RunPlan, execute_and_commit, unchanged_metrics
 from zorder.curves.kinds import ClusteringSpec
 from zorder.errors import InvalidArgumentError
 from zorder.table import Storage, TableSnapshot, record_properties, rewrite_scope
@@ -51,6 +50,7 @@ from zorder.table.transactions import AlreadyRecordedError, AppTransaction
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from zorder.api.in_spark import SparkRun
     from zorder.api.sources import InProcessInput, WriteSource
 
 __all__ = ["ClusterMetrics", "WriteMode", "optimize_table", "write_table"]
@@ -95,7 +95,7 @@ def write_table(
     their own before anything is written (:func:`zorder.table.evolution.add_columns`).
     """
     # A write meets its rows in Spark's types, whichever engine writes them.
-    from zorder.api.in_spark import clustered_write, filled
+    from zorder.api.in_spark import SparkRun, filled
     from zorder.api.sources import WriteSource, checked_source, read_source
 
     started = time.perf_counter()
@@ -121,19 +121,17 @@ def write_table(
             return _skipped(job, started)
         job = _evolved(job)
 
-        def in_process(job: ClusterJob) -> ClusterMetrics:
-            assert rows is not None
-            return write_in_process(job, rows, started=started, context=run.context)
-
-        def in_spark(job: ClusterJob) -> ClusterMetrics:
+        def in_spark(plan: RunPlan) -> SparkRun:
             frame = df
             if frame is None:  # the in-process engine gave the path back to Spark
                 assert isinstance(source, WriteSource)
                 frame = read_source(run.spark("write"), source)
-            return clustered_write(job, filled(job, frame), started, run.progress)
+            return SparkRun(frame.sparkSession, filled(plan.job, frame))
 
+        plan = RunPlan(job=job, started=started)
+        here = ArrowRun(run.context, rows) if rows is not None else None
         try:
-            metrics = _executed(job, run, in_process if rows is not None else None, in_spark)
+            metrics = _executed(plan, run, here, in_spark, f"Clustering into {job.uri}...")
         except AlreadyRecordedError:
             return _skipped(job, started)
     return _with_overwritten(job, metrics)
@@ -171,20 +169,25 @@ def _evolved(job: ClusterJob) -> ClusterJob:
 
 
 def _executed(
-    job: ClusterJob,
+    plan: RunPlan,
     run: RunWith,
-    in_process: Callable[[ClusterJob], ClusterMetrics] | None,
-    in_spark: Callable[[ClusterJob], ClusterMetrics],
+    here: ArrowRun | None,
+    in_spark: Callable[[RunPlan], SparkRun],
+    shown: str,
 ) -> ClusterMetrics:
-    """``job`` run by the engine chosen for it: in this process (``in_process``, where the
-    input can be read here), else by Spark (``in_spark``), and by Spark too when the
-    in-process engine finds, before anything is committed, that it cannot go on."""
-    if job.chosen_engine.engine == "arrow" and in_process is not None:
+    """``plan`` executed by the engine chosen for it and committed: in this process
+    (``here``, where the input can be read here), else by Spark (the engine ``in_spark``
+    makes, its session's tasks shown on the status line as ``shown``), and by Spark too
+    when the in-process engine finds, before anything is committed, that it cannot go on."""
+    if plan.job.chosen_engine.engine == "arrow" and here is not None:
         try:
-            return in_process(job)
+            return execute_and_commit(plan, here)
         except NeedsSparkError as error:
-            job = dataclasses.replace(job, engine=_fallen_back(run.engine, error))
-    return in_spark(job)
+            job = dataclasses.replace(plan.job, engine=_fallen_back(run.engine, error))
+            plan = dataclasses.replace(plan, job=job)
+    engine = in_spark(plan)
+    with progress_of(run.progress, shown, engine.session):
+        return execute_and_commit(plan, engine)
 
 
 def _fallen_back(engine: Engine, error: NeedsSparkError) -> EngineChoice:
@@ -256,14 +259,11 @@ def optimize_table(
         choice = choose_engine(run.engine, what=what, declined=declined_in_process(job), work=work)
         job = dataclasses.replace(job, engine=choice)
 
-        def in_process(job: ClusterJob) -> ClusterMetrics:
-            return optimize_in_process(job, snapshot, read, started=started)
+        def in_spark(plan: RunPlan) -> SparkRun:
+            from zorder.api.in_spark import SparkRun  # pyspark loads only when Spark runs
 
-        def in_spark(job: ClusterJob) -> ClusterMetrics:
-            from zorder.api.in_spark import rewrite  # pyspark loads only when Spark runs
+            return SparkRun(spark or run.spark("optimize"))
 
-            session = spark or run.spark("optimize")
-            with progress_of(run.progress, f"Optimizing {job.uri}...", session):
-                return rewrite(job, session, snapshot, read, started)
-
-        return _executed(job, run, in_process, in_spark)
+        plan = RunPlan(job=job, read=tuple(read), started=started)
+        here = ArrowRun(run.context)
+        return _executed(plan, run, here, in_spark, f"Optimizing {job.uri}...")

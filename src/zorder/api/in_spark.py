@@ -1,11 +1,11 @@
-"""The Spark engine's part of ``write`` and ``optimize``: a job's rows laid out, written and
-committed by Spark.
+"""The Spark engine of ``write`` and ``optimize``: a plan's rows laid out and written by
+Spark (:class:`SparkRun`, a :class:`~zorder.api.runs.RunEngine`).
 
-:mod:`zorder.api.cluster` chooses the engine and hands a job here when Spark runs it
+:mod:`zorder.api.cluster` chooses the engine and hands a plan here when Spark runs it
 (the in-process engine is :mod:`zorder.api.inprocess`): the rows are laid out
 partition by partition where the table has partitions (:mod:`zorder.spark.partitions`),
-else as one run of files (:mod:`zorder.spark.layout`), written by Spark into the run's
-own directory, and committed through :func:`zorder.api.runs.commit_run`. Only this
+else as one run of files (:mod:`zorder.spark.layout`), and written by Spark into the
+run's own directory; :func:`zorder.api.runs.execute_and_commit` commits them. Only this
 module of the write path imports pyspark when it loads, so an in-process run loads none.
 """
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from pyspark.sql import DataFrame, SparkSession
@@ -20,8 +21,8 @@ from pyspark.sql import functions as F
 
 from zorder.api.context import session_time_zone
 from zorder.api.jobs import ClusterJob, file_count
-from zorder.api.progress import phase, progress_of
-from zorder.api.runs import ClusterMetrics, RunOutput, commit_run, unchanged_metrics
+from zorder.api.progress import phase
+from zorder.api.runs import RunOutput, RunPlan
 from zorder.api.samples import files_sample, partitions_sample
 from zorder.curves.partitions import files_per_partition
 from zorder.errors import StorageMismatchError
@@ -42,12 +43,12 @@ from zorder.spark.writes import (
     rows_per_row_group,
     write_run,
 )
-from zorder.table import DataFile, TableSnapshot, guarded_run, remove_writer_markers
+from zorder.table import DataFile, remove_writer_markers
 from zorder.table.clustering import Run
 from zorder.table.schema import delta_schema
 from zorder.table.snapshot import by_partition
 
-__all__ = ["clustered_write", "filled", "rewrite"]
+__all__ = ["SparkRun", "filled"]
 
 
 def filled(job: ClusterJob, df: DataFrame) -> DataFrame:
@@ -59,43 +60,52 @@ def filled(job: ClusterJob, df: DataFrame) -> DataFrame:
     )
 
 
-def clustered_write(
-    job: ClusterJob, df: DataFrame, started: float, progress: bool
-) -> ClusterMetrics:
-    """The write's rows laid out by Spark (per partition, when the table has them) and
-    committed."""
-    with progress_of(progress, f"Clustering into {job.uri}...", df.sparkSession):
-        phase("counting")
-        num_files = job.num_files
-        estimated = estimated_bytes(df) if num_files is None else 0
-        layout = _partitioned_layout(job, df, bytes_total=estimated) if job.partition_by else None
-        if layout is not None:
-            files = layout.first_file[-1]
-        else:  # unpartitioned, or no rows (one empty file makes the table)
-            files = num_files if num_files is not None else file_count(None, job.target, estimated)
-        return _write_and_commit(job, df, files=files, started=started, partitioned=layout)
+@dataclass(frozen=True)
+class SparkRun:
+    """The Spark engine: a plan executed in ``session``. A write's rows are ``frame`` (the
+    table's columns it lacks filled, :func:`filled`); an optimize reads the plan's files."""
+
+    session: SparkSession
+    frame: DataFrame | None = None
+
+    def execute(self, plan: RunPlan, run: Run) -> RunOutput | None:
+        if plan.job.operation == "optimize":
+            return _rewritten(plan.job, self.session, plan.read, run)
+        assert self.frame is not None, "a write's rows are given"
+        return _clustered(plan.job, self.frame, run)
 
 
-def rewrite(
-    job: ClusterJob,
-    spark: SparkSession,
-    snapshot: TableSnapshot,
-    read: Sequence[DataFile],
-    started: float,
-) -> ClusterMetrics:
-    """Optimize's run in Spark: the rows of ``read`` (files of ``snapshot``) clustered and
-    committed."""
+def _clustered(job: ClusterJob, df: DataFrame, run: Run) -> RunOutput:
+    """A write's rows laid out by Spark (per partition, when the table has them) and
+    written."""
+    phase("counting")
+    num_files = job.num_files
+    estimated = estimated_bytes(df) if num_files is None else 0
+    layout = _partitioned_layout(job, df, bytes_total=estimated) if job.partition_by else None
+    if layout is not None:
+        files = layout.first_file[-1]
+    else:  # unpartitioned, or no rows (one empty file makes the table)
+        files = num_files if num_files is not None else file_count(None, job.target, estimated)
+    return _written(job, df, run, files=files, partitioned=layout)
+
+
+def _rewritten(
+    job: ClusterJob, spark: SparkSession, read: Sequence[DataFile], run: Run
+) -> RunOutput | None:
+    """Optimize's rows, those of ``read`` (files of the job's snapshot), clustered and
+    written; None where they hold no row and no deleted row (nothing to do)."""
+    snapshot = job.snapshot
+    assert snapshot is not None, "an optimize has a table"
     wanted = {f.path for f in read}
     keep = np.array([f.path in wanted for f in snapshot.files], dtype=bool)
     bytes_read = sum(f.size for f in read)
     if not job.partition_by:
         counts = [f.num_records for f in read]
-        return _write_and_commit(
+        return _written(
             job,
             read_files(snapshot, spark, keep),
+            run,
             files=file_count(job.num_files, job.sized_by, bytes_read),
-            started=started,
-            removed=read,
             rows=None if None in counts else sum(c or 0 for c in counts),
             sampled_from=read,
         )
@@ -112,17 +122,15 @@ def rewrite(
         groups=[groups[values] for values in todo],
     )
     if layout is None and not any(f.has_vector for f in read):
-        return unchanged_metrics(job, started, None)  # no rows: nothing to do
+        return None  # no rows: nothing to do
     if layout is None:  # every row deleted: the files go, and nothing takes their place
-        empty = read_files(snapshot, spark, keep)
-        return _write_and_commit(job, empty, files=1, started=started, removed=read, rows=0)
-    return _write_and_commit(
+        return _written(job, read_files(snapshot, spark, keep), run, files=1, rows=0)
+    return _written(
         job,
         layout.laid_out.rows,  # the rows without their partition index
+        run,
         files=layout.first_file[-1],
-        started=started,
         partitioned=layout,
-        removed=read,
     )
 
 
@@ -168,25 +176,23 @@ def _partitioned_layout(
     )
 
 
-def _write_and_commit(
+def _written(
     job: ClusterJob,
     df: DataFrame,
+    run: Run,
     *,
     files: int,
-    started: float,
     partitioned: PartitionedLayout | None = None,
-    removed: Sequence[DataFile] = (),
     rows: int | None = None,
     sampled_from: Sequence[DataFile] = (),
-) -> ClusterMetrics:
-    """Lay out, write, commit; then record what the table should remember.
+) -> RunOutput:
+    """Lay out and write ``df`` into ``run``'s directory; what was written.
 
     ``rows`` is the exact row count of ``df`` when the log knows it (saves
     the sample its count job); ``sampled_from``, the files ``df`` reads when
     an optimize rewrites them (their sample may be drawn in process).
     """
     snapshot, uri = job.snapshot, job.uri
-    run = Run.new(job.plan.spec)
     if partitioned is not None:
         laid_out = partitioned.laid_out
         per_file: int | None = partitioned.rows_per_file
@@ -198,33 +204,31 @@ def _write_and_commit(
             rows = df.count()
         laid_out = cluster(df, job.plan, num_files=files, sample_size=size, rows=rows, sample=drawn)
         per_file = -(-rows // files) if rows is not None else None
-    with guarded_run(job.storage, run.directory) as attempt:
-        phase("clustering and writing")
-        location = spark_path(df.sparkSession, f"{uri}/{run.directory}")
-        stored = write_run(
-            laid_out,
-            location,
-            snapshot=snapshot,
-            partition_by=job.partition_by,
-            blooms=job.plan.bloom_filters,
-            rows_per_file=rows_per_row_group(per_file, job.sized_by),
+    phase("clustering and writing")
+    location = spark_path(df.sparkSession, f"{uri}/{run.directory}")
+    stored = write_run(
+        laid_out,
+        location,
+        snapshot=snapshot,
+        partition_by=job.partition_by,
+        blooms=job.plan.bloom_filters,
+        rows_per_file=rows_per_row_group(per_file, job.sized_by),
+    )
+    if not remove_writer_markers(job.storage, run.directory):
+        raise StorageMismatchError(
+            f"Spark wrote {location}, but zorder finds no file in {uri}/{run.directory}: "
+            "Spark (the session's fs.* settings) and zorder (storage_options, else the "
+            "environment) reach different stores. Nothing was committed"
         )
-        if not remove_writer_markers(job.storage, run.directory):
-            raise StorageMismatchError(
-                f"Spark wrote {location}, but zorder finds no file in {uri}/{run.directory}: "
-                "Spark (the session's fs.* settings) and zorder (storage_options, else the "
-                "environment) reach different stores. Nothing was committed"
-            )
-        output = RunOutput(
-            run=run,
-            columns=stored,
-            schema=delta_schema(df.schema.json()),
-            files=files,
-            engine=job.chosen_engine,
-            # The rows an optimize read (a write's DataFrame may give others each time).
-            rows=rows if job.operation == "optimize" else None,
-            partitioned=partitioned,
-            # An optimize's values come from the log; a write's rows are the session's.
-            time_zone=None if job.operation == "optimize" else session_time_zone(df.sparkSession),
-        )
-        return commit_run(job, output, attempt, removed=removed, started=started)
+    return RunOutput(
+        run=run,
+        columns=stored,
+        schema=delta_schema(df.schema.json()),
+        files=files,
+        engine=job.chosen_engine,
+        # The rows an optimize read (a write's DataFrame may give others each time).
+        rows=rows if job.operation == "optimize" else None,
+        partitioned=partitioned,
+        # An optimize's values come from the log; a write's rows are the session's.
+        time_zone=None if job.operation == "optimize" else session_time_zone(df.sparkSession),
+    )

@@ -6,8 +6,9 @@ partition values from the log, a column-mapped table's names), keyed with the
 file plan fitted on the same sample the Spark engine fits on (for an optimize,
 :func:`zorder.arrow.sample.sample_files`, which the Spark engine also uses for
 such work), cut and sorted into the same files (:mod:`zorder.arrow.layout`),
-written as Spark writes them (:mod:`zorder.arrow.writes`), and committed
-through the path both engines share (:func:`zorder.api.runs.commit_run`).
+written as Spark writes them (:mod:`zorder.arrow.writes`): :class:`ArrowRun`, a
+:class:`~zorder.api.runs.RunEngine`, committed through the path both engines share
+(:func:`zorder.api.runs.execute_and_commit`).
 
 A partitioned table is worked one partition at a time, so the rows held are
 one partition's. Files only Spark reads right (written in Spark's legacy
@@ -18,6 +19,7 @@ hybrid calendar) stop the run before anything is committed:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -29,7 +31,7 @@ from zorder.api.context import Context
 from zorder.api.engines import InProcessWork
 from zorder.api.jobs import ClusterJob, file_count
 from zorder.api.progress import files_planned, phase
-from zorder.api.runs import ClusterMetrics, RunOutput, commit_run, partition_texts
+from zorder.api.runs import RunOutput, RunPlan, partition_texts
 from zorder.arrow.files import LegacyCalendarError, read_file, read_in_order
 from zorder.arrow.layout import curve_files, sorted_files
 from zorder.arrow.sample import drawn_rows, ranked_sample, sample_plan
@@ -48,7 +50,7 @@ from zorder.curves.partitions import (
 from zorder.curves.ranks import ranked_prefix
 from zorder.errors import BrokenTableError, InternalError, InvalidArgumentError
 from zorder.skipping.sql import ParsedFilter
-from zorder.table import DataFile, TableSnapshot, guarded_run
+from zorder.table import DataFile, TableSnapshot
 from zorder.table.clustering import Run
 from zorder.table.partition_filters import partitions_where
 from zorder.table.schema import delta_schema
@@ -58,12 +60,11 @@ if TYPE_CHECKING:
     from zorder.api.sources import InProcessInput
 
 __all__ = [
+    "ArrowRun",
     "NeedsSparkError",
     "chosen_here",
     "declined_in_process",
-    "optimize_in_process",
     "optimize_work",
-    "write_in_process",
 ]
 
 
@@ -156,29 +157,42 @@ def stored_rows(snapshot: TableSnapshot, rows: pa.Table) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=pa.schema(fields))
 
 
-def optimize_in_process(
-    job: ClusterJob, snapshot: TableSnapshot, read: Sequence[DataFile], *, started: float
-) -> ClusterMetrics:
-    """Optimize's run in this process: the rows of ``read`` (files of ``snapshot``)
-    clustered, written and committed."""
-    run = Run.new(job.plan.spec)
-    with guarded_run(job.storage, run.directory) as attempt:
-        if job.partition_by:
-            partitioned = _rewrite_partitions(job, snapshot, read, run)
-            # No rows left: the files go, and nothing takes their place.
-            files = 0 if partitioned is None else partitioned.first_file[-1]
-        else:
-            partitioned, files = None, _rewrite_files(job, snapshot, read, run)
-        output = RunOutput(
-            run=run,
-            columns=[snapshot.schema.stored_name(c) for c in _data_columns(snapshot)],
-            schema=snapshot.schema.delta,
-            files=files,
-            engine=job.chosen_engine,
-            rows=optimize_work(read).rows,
-            partitioned=partitioned,
-        )
-        return commit_run(job, output, attempt, removed=read, started=started)
+@dataclass(frozen=True)
+class ArrowRun:
+    """The in-process engine: a plan executed in this process. A write's rows are
+    ``source``'s (their partition values, instants, taken in ``context``'s zone where the
+    table's log writes them without one); an optimize reads the plan's files."""
+
+    context: Context
+    source: InProcessInput | None = None
+
+    def execute(self, plan: RunPlan, run: Run) -> RunOutput:
+        if plan.job.operation == "optimize":
+            return _optimized(plan.job, plan.read, run)
+        assert self.source is not None, "a write's input is given"
+        return _written(plan.job, self.source, run, self.context.time_zone)
+
+
+def _optimized(job: ClusterJob, read: Sequence[DataFile], run: Run) -> RunOutput:
+    """Optimize's run in this process: the rows of ``read`` (files of the job's snapshot)
+    clustered and written."""
+    snapshot = job.snapshot
+    assert snapshot is not None, "an optimize has a table"
+    if job.partition_by:
+        partitioned = _rewrite_partitions(job, snapshot, read, run)
+        # No rows left: the files go, and nothing takes their place.
+        files = 0 if partitioned is None else partitioned.first_file[-1]
+    else:
+        partitioned, files = None, _rewrite_files(job, snapshot, read, run)
+    return RunOutput(
+        run=run,
+        columns=[snapshot.schema.stored_name(c) for c in _data_columns(snapshot)],
+        schema=snapshot.schema.delta,
+        files=files,
+        engine=job.chosen_engine,
+        rows=optimize_work(read).rows,
+        partitioned=partitioned,
+    )
 
 
 def _data_columns(snapshot: TableSnapshot) -> list[str]:
@@ -364,13 +378,10 @@ def _partition_directory(
     return hive_directory(names, [texts[n] for n in names])
 
 
-def write_in_process(
-    job: ClusterJob, source: InProcessInput, *, started: float, context: Context
-) -> ClusterMetrics:
-    """A write's run in this process: ``source``'s rows clustered, written and committed;
-    a partition's values (instants) are taken in ``context``'s zone where the table's log
-    writes them without a zone."""
-    time_zone = context.time_zone
+def _written(job: ClusterJob, source: InProcessInput, run: Run, time_zone: str) -> RunOutput:
+    """A write's run in this process: ``source``'s rows clustered and written; a
+    partition's values (instants) are taken in ``time_zone`` where the table's log writes
+    them without a zone."""
     phase("reading")
     try:
         rows = source.read()
@@ -390,26 +401,23 @@ def write_in_process(
     _check_calendar(rows)
     stored_schema = _stored_schema(job, table)
     input_bytes = source.work.bytes if source.work is not None else rows.nbytes
-    run = Run.new(job.plan.spec)
-    with guarded_run(job.storage, run.directory) as attempt:
-        if job.partition_by:
-            partitioned = _write_partitions(job, rows, stored_schema, run, input_bytes, time_zone)
-            files = partitioned.first_file[-1] if partitioned is not None else 0
-        else:
-            partitioned = None
-            files = job.num_files or file_count(None, job.target, input_bytes)
-            _write_rows(job, rows, stored_schema, run, files)
-        output = RunOutput(
-            run=run,
-            columns=stored_schema.names,
-            schema=job.snapshot.schema.delta if job.snapshot else _created_schema(source),
-            files=files,
-            engine=job.chosen_engine,
-            rows=rows.num_rows,  # exactly the rows read: a file short of them is refused
-            partitioned=partitioned,
-            time_zone=time_zone,
-        )
-        return commit_run(job, output, attempt, removed=(), started=started)
+    if job.partition_by:
+        partitioned = _write_partitions(job, rows, stored_schema, run, input_bytes, time_zone)
+        files = partitioned.first_file[-1] if partitioned is not None else 0
+    else:
+        partitioned = None
+        files = job.num_files or file_count(None, job.target, input_bytes)
+        _write_rows(job, rows, stored_schema, run, files)
+    return RunOutput(
+        run=run,
+        columns=stored_schema.names,
+        schema=job.snapshot.schema.delta if job.snapshot else _created_schema(source),
+        files=files,
+        engine=job.chosen_engine,
+        rows=rows.num_rows,  # exactly the rows read: a file short of them is refused
+        partitioned=partitioned,
+        time_zone=time_zone,
+    )
 
 
 def _constant(directory: str) -> Callable[[int], str]:

@@ -1,10 +1,13 @@
-"""The part of a ``write`` or ``optimize`` both engines share: the files a run wrote
-checked, committed with their statistics, the table's properties recorded, and the result.
+"""The part of a ``write`` or ``optimize`` both engines share: the plan they execute, and
+the files a run wrote checked, committed with their statistics, the table's properties
+recorded, and the result.
 
-An engine (Spark's in :mod:`zorder.api.cluster`, this process's in
-:mod:`zorder.api.inprocess`) writes a run's files into the run's directory
-inside :func:`zorder.table.guarded_run`, then hands them here as a
-:class:`RunOutput`.
+A :class:`RunPlan` is what the runner (:mod:`zorder.api.cluster`) hands an engine. An
+engine (:class:`RunEngine`: Spark's :class:`~zorder.api.in_spark.SparkRun`, this
+process's :class:`~zorder.api.inprocess.ArrowRun`) writes the plan's files into a run's
+directory and says what it wrote, a :class:`RunOutput`; :func:`execute_and_commit`
+opens that directory inside :func:`zorder.table.guarded_run`, has the engine write it,
+and commits through :func:`commit_run`, whichever engine wrote it.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from deltalake import Schema as DeltaSchema
 
@@ -34,6 +38,7 @@ from zorder.table import (
     commit_files,
     delta_partition_value,
     describe_written_files,
+    guarded_run,
     record_properties,
 )
 from zorder.table.clustering import CommitClustering, Operation, Run, file_number
@@ -41,8 +46,11 @@ from zorder.table.depths import rewritten_depths, snapshot_depths
 
 __all__ = [
     "ClusterMetrics",
+    "RunEngine",
     "RunOutput",
+    "RunPlan",
     "commit_run",
+    "execute_and_commit",
     "partition_texts",
     "run_metrics",
     "unchanged_metrics",
@@ -150,6 +158,42 @@ class RunOutput:
     partitioned: PartitionFiles | None = None  # the partition of each file number
     # The zone a write's partition values (instants) are in; None: the log's (an optimize's).
     time_zone: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunPlan:
+    """One write or optimize, planned, as either engine executes it: the job (its table, its
+    clustering plan, file and row-group sizes, bloom filters, partitions, and the engine
+    chosen for it) and, for an optimize, the files it rewrites (files of
+    ``job.snapshot``, whole partitions where deleted rows require it). ``started``: when
+    the command began (its result's seconds)."""
+
+    job: ClusterJob
+    read: tuple[DataFile, ...] = ()
+    started: float
+
+
+class RunEngine(Protocol):
+    """An engine: writes a plan's files into ``run``'s directory and says what it wrote."""
+
+    def execute(self, plan: RunPlan, run: Run) -> RunOutput | None:
+        """``plan``'s rows laid out and written under ``run.directory``; None where there
+        is nothing to commit (an optimize whose files hold no row and no deleted row).
+        Raises before anything is committed; the runner removes the directory then."""
+        ...
+
+
+def execute_and_commit(plan: RunPlan, engine: RunEngine) -> ClusterMetrics:
+    """``plan`` executed by ``engine`` in a run directory of its own and committed: the one
+    path from a plan to a commit (:func:`commit_run`). A failure before the commit is in the
+    log removes the directory (:func:`zorder.table.guarded_run`)."""
+    job = plan.job
+    run = Run.new(job.plan.spec)
+    with guarded_run(job.storage, run.directory) as attempt:
+        output = engine.execute(plan, run)
+        if output is None:
+            return unchanged_metrics(job, plan.started, None)
+        return commit_run(job, output, attempt, removed=plan.read, started=plan.started)
 
 
 def commit_run(
