@@ -18,7 +18,8 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from zorder.api.engines import EngineChoice, RunWith, check_engine, choose_engine
 from zorder.api.inprocess import (
@@ -48,12 +49,19 @@ from zorder.table.tiering import check_fanout, files_to_optimize, runs_of_spec
 from zorder.table.transactions import AlreadyRecordedError, AppTransaction
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import DataFrame
 
     from zorder.api.in_spark import SparkRun
     from zorder.api.sources import InProcessInput, WriteSource
 
-__all__ = ["ClusterMetrics", "WriteMode", "optimize_table", "write_table"]
+__all__ = [
+    "ClusterMetrics",
+    "NothingToDo",
+    "WriteMode",
+    "optimize_table",
+    "plan_optimize",
+    "write_table",
+]
 
 
 def _clustered_already(snapshot: TableSnapshot, spec: ClusteringSpec, fanout: int) -> str:
@@ -210,6 +218,15 @@ def _with_overwritten(job: ClusterJob, metrics: ClusterMetrics) -> ClusterMetric
     )
 
 
+@dataclass(frozen=True)
+class NothingToDo:
+    """A run planned with nothing to rewrite: the job (what the table should still
+    record), and why, in words for the user."""
+
+    job: ClusterJob
+    why: str
+
+
 def optimize_table(
     storage: Storage,
     snapshot: TableSnapshot,
@@ -221,49 +238,68 @@ def optimize_table(
     run: RunWith,
 ) -> ClusterMetrics:
     """:meth:`zorder.Table.optimize`: the table at ``storage``, as of ``snapshot`` (its
-    newest version when planned), optimized by the engine ``run`` asks for
-    (:mod:`zorder.api.engines`); ``where`` is read in process with ``run``'s zone and
-    ANSI meaning where that reads it exactly, else by Spark."""
+    newest version when planned), planned (:func:`plan_optimize`), then executed by the
+    engine chosen and committed; with nothing to rewrite, only the properties the table
+    should record are (a commit of their own where one changes)."""
     started = time.perf_counter()
     with timed_phases(), progress_of(run.progress, f"Optimizing {storage.uri}...", None):
-        check_engine(run.engine)
-        fanout = check_fanout(fanout)
-        # Refused here, before any session starts, whoever evaluates it below.
-        parsed = None if where is None else check_partition_where(snapshot, where)
-        job = optimize_job(storage, snapshot, asked, where=where, fanout=fanout)
-        phase("planning")
-        partitions = list(snapshot.files_by_partition())
-        spark: SparkSession | None = None
-        chosen = (
-            set(partitions)
-            if parsed is None
-            else chosen_here(snapshot, partitions, parsed, run.context)
+        planned = plan_optimize(
+            storage, snapshot, asked, where=where, full=full, fanout=fanout, run=run
         )
-        if chosen is None:  # only Spark can tell
-            assert where is not None
-            spark = run.spark("optimize")
-            from zorder.spark.writes import chosen_by_spark
-
-            chosen = chosen_by_spark(spark, snapshot, partitions, where)
-        picked = files_to_optimize(
-            snapshot, job.plan.spec, chosen, full=full, target_file_size=job.target, fanout=fanout
-        )
-        read = rewrite_scope(snapshot, picked)
-        if not read:
+        if isinstance(planned, NothingToDo):
+            job = planned.job
             wanted = job.remember.properties(snapshot, [])
             recorded = record_properties(job.storage, wanted, known=snapshot.configuration)
             unchanged = unchanged_metrics(job, started, recorded)
-            why = _clustered_already(snapshot, job.plan.spec, fanout)
-            return dataclasses.replace(unchanged, notes=(why,))
-        what, work = f"optimize of {storage.uri}", optimize_work(read)
-        choice = choose_engine(run.engine, what=what, declined=declined_in_process(job), work=work)
-        job = dataclasses.replace(job, engine=choice)
+            return dataclasses.replace(unchanged, notes=(planned.why,))
+        plan = dataclasses.replace(planned, started=started)
 
         def in_spark(plan: RunPlan) -> SparkRun:
             from zorder.api.in_spark import SparkRun  # pyspark loads only when Spark runs
 
-            return SparkRun(spark or run.spark("optimize"))
+            return SparkRun(run.spark("optimize"))
 
-        plan = RunPlan(job=job, read=tuple(read), started=started)
         here = ArrowRun(run.context)
-        return _executed(plan, run, here, in_spark, f"Optimizing {job.uri}...")
+        return _executed(plan, run, here, in_spark, f"Optimizing {plan.job.uri}...")
+
+
+def plan_optimize(
+    storage: Storage,
+    snapshot: TableSnapshot,
+    asked: ClusterOptions,
+    *,
+    where: str | None,
+    full: bool,
+    fanout: int,
+    run: RunWith,
+) -> RunPlan | NothingToDo:
+    """An optimize of ``snapshot`` planned: the job, the files to rewrite and the engine
+    that will, or why nothing needs rewriting. Every input is checked before a session
+    starts; ``where`` is read in ``run``'s context (its zone and ANSI meaning) where the
+    exact evaluator reads it, else by Spark, on the partitions' values alone. Nothing is
+    written or committed."""
+    check_engine(run.engine)
+    fanout = check_fanout(fanout)
+    # Refused here, before any session starts, whoever evaluates it below.
+    parsed = None if where is None else check_partition_where(snapshot, where)
+    job = optimize_job(storage, snapshot, asked, where=where, fanout=fanout)
+    phase("planning")
+    partitions = list(snapshot.files_by_partition())
+    chosen: set[tuple[Any, ...]] | None = set(partitions)
+    if parsed is not None:  # in the run's zone and ANSI meaning, whichever engine runs
+        chosen = chosen_here(snapshot, partitions, parsed, run.context)
+    if chosen is None:  # only Spark can tell
+        assert where is not None
+        from zorder.spark.writes import chosen_by_spark
+
+        chosen = chosen_by_spark(run.spark("optimize"), snapshot, partitions, where)
+    picked = files_to_optimize(
+        snapshot, job.plan.spec, chosen, full=full, target_file_size=job.target, fanout=fanout
+    )
+    read = rewrite_scope(snapshot, picked)
+    if not read:
+        return NothingToDo(job, _clustered_already(snapshot, job.plan.spec, fanout))
+    what, work = f"optimize of {storage.uri}", optimize_work(read)
+    choice = choose_engine(run.engine, what=what, declined=declined_in_process(job), work=work)
+    job = dataclasses.replace(job, engine=choice)
+    return RunPlan(job=job, read=tuple(read), started=time.perf_counter())
