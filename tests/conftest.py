@@ -211,8 +211,8 @@ def log_reads(monkeypatch: pytest.MonkeyPatch) -> LogReads:
     """Counts zorder's reads of Delta logs (see :class:`LogReads`) while the test runs."""
     from deltalake import DeltaTable
 
-    import zorder.table.snapshot
-    import zorder.table.versions
+    import zorder.table.delta.snapshot
+    import zorder.table.delta.versions
 
     reads = LogReads()
 
@@ -238,6 +238,6 @@ def log_reads(monkeypatch: pytest.MonkeyPatch) -> LogReads:
             reads.read("is_deltatable")
             return bool(DeltaTable.is_deltatable(*args, **kwargs))
 
-    for module in (zorder.table.versions, zorder.table.snapshot):
+    for module in (zorder.table.delta.versions, zorder.table.delta.snapshot):
         monkeypatch.setattr(module, "DeltaTable", Counted)
     return reads

@@ -69,7 +69,7 @@ def test_every_public_error_is_in_the_hierarchy() -> None:
     ("module", "name"),
     [
         ("zorder.api.inprocess", "NeedsSparkError"),
-        ("zorder.table.transactions", "AlreadyRecordedError"),
+        ("zorder.table.delta.transactions", "AlreadyRecordedError"),
     ],
 )
 def test_control_flow_is_not_a_zorder_error(module: str, name: str) -> None:

@@ -41,7 +41,7 @@ from zorder.table import (
     is_delta_table,
     normalize_uri,
 )
-from zorder.table.schema import delta_schema
+from zorder.table.delta.schema import delta_schema
 
 __all__ = [
     "DEMO_LAYOUTS",

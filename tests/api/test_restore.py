@@ -49,7 +49,7 @@ from zorder.table import (
     record_properties,
 )
 from zorder.table.clustering import TARGET_FILE_SIZE_PROPERTY, spec_properties
-from zorder.table.restore import commit_restore, plan_restore
+from zorder.table.delta.restore import commit_restore, plan_restore
 
 DATA = Path(__file__).parents[1] / "data"
 

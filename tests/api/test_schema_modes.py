@@ -28,8 +28,8 @@ from zorder.errors import (
     SchemaMismatchError,
     UnsupportedTableError,
 )
-from zorder.table import evolution
-from zorder.table.snapshot import load_snapshot
+from zorder.table.delta import evolution
+from zorder.table.delta.snapshot import load_snapshot
 from zorder.table.storage import Storage
 
 COLUMNS = ["day", "x", "extra"]

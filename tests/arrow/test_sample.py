@@ -19,7 +19,7 @@ from zorder.arrow.sample import (
     samples_in_process,
 )
 from zorder.table import Storage, load_snapshot
-from zorder.table.snapshot import TableSnapshot
+from zorder.table.delta.snapshot import TableSnapshot
 
 FILE_ROWS = (100, 300, 600)
 

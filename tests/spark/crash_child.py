@@ -47,7 +47,7 @@ from zorder.arrow.writes import write_files
 from zorder.spark import local_session
 from zorder.spark.layout import cluster
 from zorder.spark.partitions import cluster_partitions
-from zorder.table.commit import commit_files
+from zorder.table.delta.commit import commit_files
 
 COLUMNS = ["a", "b", "s"]
 APPENDED = 3_000

@@ -70,7 +70,7 @@ import zorder.api.runs as runs_module
 from tests.spark.helpers import kernel_rows
 from zorder.api.modes import Engine
 from zorder.errors import ConcurrentCommitError
-from zorder.table.commit import commit_files
+from zorder.table.delta.commit import commit_files
 
 COLUMNS = ["id", "p", "v", "a", "b"]
 BY = ["a", "b"]

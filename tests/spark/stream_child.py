@@ -53,7 +53,7 @@ from tests.spark.jvm import QUICK_JVM_OPTIONS
 from zorder.api.streams import BatchWriter
 from zorder.spark import local_session
 from zorder.spark.layout import cluster
-from zorder.table.commit import commit_files
+from zorder.table.delta.commit import commit_files
 
 SCHEMA = "id BIGINT, a BIGINT, b BIGINT, c STRING"
 COLUMNS = ["id", "a", "b", "c"]

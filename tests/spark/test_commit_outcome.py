@@ -37,7 +37,7 @@ from pyspark.sql import SparkSession
 
 import zorder
 import zorder.api.runs as runs_module
-import zorder.table.commit as commit_module
+import zorder.table.delta.commit as commit_module
 from tests.delta_writer import delete_rows, live_adds
 from tests.spark.helpers import arrow_rows, delta_rs_rows, kernel_rows
 from zorder.api.modes import Engine, WriteMode
@@ -213,7 +213,7 @@ def test_a_failure_inside_deltalakes_call_after_it_committed_keeps_the_commit(
         with pytest.raises(KeyboardInterrupt):
             case.run(spark, path)
     else:
-        with caplog.at_level(logging.WARNING, logger="zorder.table.outcome"):
+        with caplog.at_level(logging.WARNING, logger="zorder.table.delta.outcome"):
             metrics = case.run(spark, path)
         # The log holds the commit: the run stands, as after a commit without the error.
         assert getattr(metrics, "data_version", None) == version + 1

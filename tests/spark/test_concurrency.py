@@ -21,7 +21,7 @@ import zorder
 import zorder.api.runs as runs_module
 from zorder.api.modes import Engine
 from zorder.errors import ConcurrentCommitError
-from zorder.table.commit import commit_files
+from zorder.table.delta.commit import commit_files
 
 pytestmark = pytest.mark.spark
 

@@ -31,8 +31,8 @@ from pyspark.sql import DataFrame, SparkSession
 import zorder
 from tests.spark.delta_oracle import delta_rows
 from tests.spark.helpers import arrow_rows, kernel_rows, spark_rows
+from zorder.table.delta.versions import commit_infos
 from zorder.table.storage import Storage
-from zorder.table.versions import commit_infos
 
 pytestmark = pytest.mark.spark
 
@@ -248,7 +248,7 @@ def test_a_delta_stream_downstream_sees_each_appended_row_once(
     make(delta, path, kind)
     # zorder's rewrites say dataChange=false, which Delta's source skips. On a table with
     # deletion vectors an optimize of files with deleted rows removes them with
-    # dataChange=true (see zorder.table.commit), as a DELETE's rewrite does: a stream
+    # dataChange=true (see zorder.table.delta.commit), as a DELETE's rewrite does: a stream
     # there needs skipChangeCommits, as it does for Delta's own DELETE.
     options = {"skipChangeCommits": "true"} if kind == "features" else {}
     query, seen = _streamed(delta, path, **options)

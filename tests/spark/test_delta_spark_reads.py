@@ -53,7 +53,7 @@ def mapped(spark: SparkSession, path: str) -> None:
     """delta-rs's column-mapped table, then zorder clusters it."""
     table = zorder.to_arrow(_plain(spark, path + "-source"))
     # A zoned timestamp: with timestamp_ntz deltalake 1.6 leaves columnMapping out of the
-    # protocol, and such a table is refused (tests/table/test_features.py).
+    # protocol, and such a table is refused (tests/table/delta/test_features.py).
     assert table.schema.field("ts").type.tz is not None
     for part in range(3):
         write_deltalake(

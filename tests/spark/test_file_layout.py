@@ -39,7 +39,7 @@ from zorder.table import (
     remove_writer_markers,
 )
 from zorder.table.clustering import CommitClustering, Run, spec_properties
-from zorder.table.schema import delta_schema
+from zorder.table.delta.schema import delta_schema
 
 pytestmark = pytest.mark.spark
 

@@ -32,7 +32,7 @@ from zorder.api.modes import Engine
 from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError, TableExistsError
 from zorder.spark.compat import collect_arrow
 from zorder.table.clustering import SPEC_TRANSACTION
-from zorder.table.commit import commit_files
+from zorder.table.delta.commit import commit_files
 
 pytestmark = pytest.mark.spark
 

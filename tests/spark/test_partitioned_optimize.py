@@ -19,7 +19,7 @@ import zorder.api.runs as runs_module
 from tests.spark.helpers import row_multiset
 from zorder.api.context import session_ansi
 from zorder.api.modes import Engine
-from zorder.table.commit import commit_files
+from zorder.table.delta.commit import commit_files
 
 pytestmark = pytest.mark.spark
 

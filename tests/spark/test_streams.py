@@ -29,7 +29,7 @@ import zorder.api.runs as runs_module
 from tests.spark.helpers import delta_rs_rows, kernel_rows
 from zorder.api.modes import Engine
 from zorder.errors import ConcurrentCommitError, InvalidArgumentError
-from zorder.table.commit import CommitRequest, commit_files
+from zorder.table.delta.commit import CommitRequest, commit_files
 
 pytestmark = pytest.mark.spark
 

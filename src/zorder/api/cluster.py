@@ -42,11 +42,11 @@ from zorder.api.runs import ClusterMetrics, RunPlan, execute_and_commit, unchang
 from zorder.curves.kinds import ClusteringSpec
 from zorder.errors import InvalidArgumentError
 from zorder.table import Storage, TableSnapshot, record_properties, rewrite_scope
-from zorder.table.evolution import add_columns
+from zorder.table.delta.evolution import add_columns
+from zorder.table.delta.schema import delta_schema
+from zorder.table.delta.transactions import AlreadyRecordedError, AppTransaction
 from zorder.table.partition_filters import check_partition_where
-from zorder.table.schema import delta_schema
 from zorder.table.tiering import check_fanout, files_to_optimize, runs_of_spec
-from zorder.table.transactions import AlreadyRecordedError, AppTransaction
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -97,10 +97,10 @@ def write_table(
 
     With ``transaction``, a write the table records already is skipped before
     anything runs, and one a concurrent writer commits first is skipped at the
-    commit (its files deleted): see :mod:`zorder.table.transactions`.
+    commit (its files deleted): see :mod:`zorder.table.delta.transactions`.
 
     Under ``asked.schema_mode="merge"``, columns the table lacks are added to it in a commit of
-    their own before anything is written (:func:`zorder.table.evolution.add_columns`).
+    their own before anything is written (:func:`zorder.table.delta.evolution.add_columns`).
     """
     # A write meets its rows in Spark's types, whichever engine writes them.
     from zorder.api.in_spark import SparkRun, filled

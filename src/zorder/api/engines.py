@@ -92,14 +92,6 @@ class RunWith:
     context: Context = field(default_factory=Context)
     progress: bool = False
 
-    @property
-    def time_zone(self) -> str:
-        return self.context.time_zone
-
-    @property
-    def ansi(self) -> bool:
-        return self.context.ansi
-
     def spark(self, what: str) -> SparkSession:
         """The session Spark runs ``what`` in (``"write"``, ``"optimize"``), started now if
         it was not; InvalidArgumentError if none can be had."""

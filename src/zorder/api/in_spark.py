@@ -45,8 +45,8 @@ from zorder.spark.writes import (
 )
 from zorder.table import DataFile, remove_writer_markers
 from zorder.table.clustering import Run
-from zorder.table.schema import delta_schema
-from zorder.table.snapshot import by_partition
+from zorder.table.delta.schema import delta_schema
+from zorder.table.delta.snapshot import by_partition
 
 __all__ = ["SparkRun", "filled"]
 

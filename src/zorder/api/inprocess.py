@@ -52,9 +52,9 @@ from zorder.errors import BrokenTableError, InternalError, InvalidArgumentError
 from zorder.skipping.sql import ParsedFilter
 from zorder.table import DataFile, TableSnapshot
 from zorder.table.clustering import Run
+from zorder.table.delta.schema import delta_schema
+from zorder.table.delta.snapshot import by_partition
 from zorder.table.partition_filters import partitions_where
-from zorder.table.schema import delta_schema
-from zorder.table.snapshot import by_partition
 
 if TYPE_CHECKING:
     from zorder.api.sources import InProcessInput

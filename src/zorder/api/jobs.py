@@ -46,9 +46,9 @@ from zorder.table import (
     WrittenFile,
 )
 from zorder.table.clustering import TARGET_FILE_SIZE_PROPERTY, Operation, spec_properties
+from zorder.table.delta.transactions import AppTransaction
 from zorder.table.partition_filters import check_partition_where
 from zorder.table.tiering import check_fanout
-from zorder.table.transactions import AppTransaction
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructField, StructType

@@ -1,6 +1,6 @@
 """``restore``: undo, as one new commit that makes the table what one of its versions was.
 
-The work is :mod:`zorder.table.restore`'s (deltalake's restore, checked first);
+The work is :mod:`zorder.table.delta.restore`'s (deltalake's restore, checked first);
 here are the result, the check of what was asked, and the call from the
 table's newest version (:meth:`zorder.Table.restore`).
 """
@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from zorder.errors import InvalidArgumentError
-from zorder.table.restore import commit_restore, plan_restore
-from zorder.table.snapshot import TableSnapshot
-from zorder.table.versions import AsOf, check_version
+from zorder.table.delta.restore import commit_restore, plan_restore
+from zorder.table.delta.snapshot import TableSnapshot
+from zorder.table.delta.versions import AsOf, check_version
 
 __all__ = ["RestoreResult", "check_restore_target", "restore_snapshot"]
 

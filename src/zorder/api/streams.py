@@ -26,7 +26,7 @@ from zorder.api.jobs import check_schema_mode, check_size
 from zorder.api.modes import SchemaMode
 from zorder.curves.kinds import ClusteringSpec, Curve, KeyMethod, as_curve, as_key_method
 from zorder.errors import ConcurrentCommitError, InvalidArgumentError, InvalidArgumentTypeError
-from zorder.table.transactions import AppTransaction
+from zorder.table.delta.transactions import AppTransaction
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

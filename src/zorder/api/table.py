@@ -537,7 +537,7 @@ class Table:
         from zorder.api.cluster import write_table
         from zorder.api.jobs import ClusterOptions
         from zorder.api.sources import WriteSource
-        from zorder.table.transactions import AppTransaction
+        from zorder.table.delta.transactions import AppTransaction
 
         transaction = AppTransaction.of(txn_app_id, txn_version)  # checked before any read
 
@@ -627,9 +627,9 @@ class Table:
         """The newest version, held from now on: a commit starts from it (None: no table).
 
         The version held is the newest when the log has no commit after it (one look for a
-        file, :func:`~zorder.table.versions.has_commit_after`): then it is planned on as it
+        file, :func:`~zorder.table.delta.versions.has_commit_after`): then it is planned on as it
         is, so opening a handle and optimizing reads the log once; else the log is read."""
-        from zorder.table.versions import has_commit_after
+        from zorder.table.delta.versions import has_commit_after
 
         self.storage.warn_if_commits_unsafe()
         self.storage.filesystem()  # a configuration pyarrow refuses, refused before Spark runs

@@ -8,7 +8,7 @@ from typing import Literal
 
 from zorder.errors import InvalidArgumentError
 from zorder.table import TableSnapshot, vacuum_files
-from zorder.table.retention import RETENTION_PROPERTY, Retention, table_retention
+from zorder.table.delta.retention import RETENTION_PROPERTY, Retention, table_retention
 
 __all__ = ["VacuumResult", "check_retain_hours", "vacuum_snapshot"]
 

@@ -27,7 +27,7 @@ import pyarrow as pa
 
 from zorder.arrow.files import read_file, read_in_order
 from zorder.curves.ranks import ranked_prefix
-from zorder.table.snapshot import DataFile, TableSnapshot
+from zorder.table.delta.snapshot import DataFile, TableSnapshot
 
 __all__ = [
     "IN_PROCESS_SAMPLE_BYTES",

@@ -35,7 +35,7 @@ from zorder.curves.kinds import ClusteringSpec
 from zorder.errors import InvalidArgumentError
 from zorder.sizes import MAX_FILES
 from zorder.table import MIN_VACUUM_RETENTION_HOURS
-from zorder.table.retention import DEFAULT_RETENTION_HOURS, RETENTION_PROPERTY
+from zorder.table.delta.retention import DEFAULT_RETENTION_HOURS, RETENTION_PROPERTY
 from zorder.table.tiering import DEFAULT_FANOUT
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """A snapshot's rows read by Spark: its files as plain Parquet, with the table's schema.
 
-No Delta jars: the files come from the log (:mod:`zorder.table.snapshot`),
+No Delta jars: the files come from the log (:mod:`zorder.table.delta.snapshot`),
 partition values are added as typed literals, rows a deletion vector deletes
 are anti-joined away by position, and a column-mapped table's physical
 columns are read and renamed to their logical names.
@@ -45,13 +45,13 @@ from zorder.spark.compat import (
     spark_version,
 )
 from zorder.spark.storage import spark_paths, unescaped
-from zorder.table.features import (
+from zorder.table.delta.features import (
     ALLOWED_TYPE_CHANGES,
     Protocol,
     type_changes,
     unsupported_type_changes,
 )
-from zorder.table.snapshot import DataFile, TableSnapshot, by_partition
+from zorder.table.delta.snapshot import DataFile, TableSnapshot, by_partition
 
 __all__ = [
     "read_files",

@@ -1,7 +1,7 @@
 """The Spark side of a clustering run: sizing the input, laying partitions out, writing files.
 
 What the run writes goes into its own directory under the table root
-(:attr:`zorder.table.Run.directory`); :mod:`zorder.table.commit` then reads
+(:attr:`zorder.table.Run.directory`); :mod:`zorder.table.delta.commit` then reads
 the footers and commits the files. Classic sessions and Spark Connect take
 the same path except where noted: a Connect client holds no JVM handles.
 """

@@ -1,27 +1,26 @@
-"""Delta tables through the ``deltalake`` package: the log is never hand-written.
+"""The table layer: a table's versions, files and commits, behind one seam per format.
 
-- :mod:`~zorder.table.snapshot`: a pinned version, from the log alone (no data read);
-  :mod:`~zorder.table.versions` chooses it (time travel);
-  :mod:`~zorder.table.actions` reads its add actions, :mod:`~zorder.table.vectors` its
-  deletion vectors; :mod:`~zorder.table.schema` holds its schema's forms.
+The format's own part lives in a package of its own: :mod:`zorder.table.delta`, Delta
+Lake through the ``deltalake`` package (the log is never hand-written), the one format
+now. An Iceberg snapshot and committer (through ``pyiceberg``) sit beside it as
+``zorder.table.iceberg``. What is the same for every format stays here:
+
+- :mod:`~zorder.table.storage`: where a table lives and how each client reaches it.
 - :mod:`~zorder.table.runs`: a run's files described from their footers, Spark's markers.
-- :mod:`~zorder.table.commit`: committing them; :mod:`~zorder.table.conflicts`: a rewrite
-  checked against the commits since its snapshot; :mod:`~zorder.table.outcome`: whether
-  a commit reached the log.
-- :mod:`~zorder.table.evolution`: new nullable columns added before an append's data
-  (``schema_mode="merge"``), in a commit of their own.
-- :mod:`~zorder.table.maintenance`: vacuum, the newest clustering commit;
-  :mod:`~zorder.table.restore`: a restore, checked, then committed by deltalake.
-- :mod:`~zorder.table.clustering`, :mod:`~zorder.table.tiering`,
-  :mod:`~zorder.table.features`, :mod:`~zorder.table.mapping`,
-  :mod:`~zorder.table.timestamps`: pure rules over the log's contents.
+- :mod:`~zorder.table.clustering`: zorder's own records of a run (spec, run id, file
+  numbers); :mod:`~zorder.table.tiering`: which files an incremental optimize rewrites;
+  :mod:`~zorder.table.depths`: the clustering depth of a version's files;
+  :mod:`~zorder.table.partition_filters`: which partitions a filter chooses.
 
-Spark reads a snapshot in :mod:`zorder.spark.scan`; nothing here imports pyspark.
+The layers above import the names they share from this package (a snapshot, its
+files, a commit request, storage); what is Delta's alone (column mapping, deletion
+vectors, protocol features, the log's time travel) they import from
+:mod:`zorder.table.delta`, by name. Spark reads a snapshot in :mod:`zorder.spark.scan`;
+nothing here imports pyspark.
 """
 
 from __future__ import annotations
 
-from zorder.table.actions import delta_partition_value
 from zorder.table.clustering import (
     COMMIT_METADATA_KEY,
     CommitClustering,
@@ -29,7 +28,8 @@ from zorder.table.clustering import (
     Run,
     latest_clustering,
 )
-from zorder.table.commit import (
+from zorder.table.delta.actions import delta_partition_value
+from zorder.table.delta.commit import (
     CommitAttempt,
     CommitMode,
     CommitRequest,
@@ -37,26 +37,27 @@ from zorder.table.commit import (
     guarded_run,
     record_properties,
 )
-from zorder.table.conflicts import rewrite_scope
-from zorder.table.maintenance import (
+from zorder.table.delta.conflicts import rewrite_scope
+from zorder.table.delta.maintenance import (
     MIN_VACUUM_RETENTION_HOURS,
     Commit,
     history,
     vacuum_files,
 )
-from zorder.table.runs import (
-    WrittenFile,
-    delete_directory,
-    describe_written_files,
-    remove_writer_markers,
-)
-from zorder.table.schema import TableSchema
-from zorder.table.snapshot import (
+from zorder.table.delta.schema import TableSchema
+from zorder.table.delta.snapshot import (
     DataFile,
     TableSnapshot,
     is_delta_table,
     load_snapshot,
     not_a_table,
+)
+from zorder.table.delta.versions import AsOf
+from zorder.table.runs import (
+    WrittenFile,
+    delete_directory,
+    describe_written_files,
+    remove_writer_markers,
 )
 from zorder.table.storage import (
     Storage,
@@ -65,7 +66,6 @@ from zorder.table.storage import (
     options_from_hadoop,
     parse_storage_options,
 )
-from zorder.table.versions import AsOf
 
 __all__ = [
     "COMMIT_METADATA_KEY",

@@ -39,8 +39,8 @@ from zorder.curves.cuts import CutTree
 from zorder.curves.kinds import BloomColumn, ClusteringSpec, as_curve, as_key_method
 from zorder.errors import InternalError, UnsupportedTableError, ZorderError
 from zorder.sizes import parse_size
+from zorder.table.delta.versions import commit_infos, restored_version
 from zorder.table.storage import Storage
-from zorder.table.versions import commit_infos, restored_version
 
 __all__ = [
     "COMMIT_METADATA_KEY",

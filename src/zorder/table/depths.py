@@ -17,8 +17,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from zorder.stats import ColumnDepth, action_stats_field, column_depth, typed_bound
+from zorder.table.delta.snapshot import DataFile, TableSnapshot
 from zorder.table.runs import WrittenFile
-from zorder.table.snapshot import DataFile, TableSnapshot
 
 __all__ = ["rewritten_depths", "snapshot_depths"]
 

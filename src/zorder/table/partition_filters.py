@@ -14,7 +14,7 @@ from zorder.columns import match_column
 from zorder.errors import FilterEvaluationError, InvalidArgumentError, UnsupportedFilterError
 from zorder.skipping.rows import exact_predicate, row_mask
 from zorder.skipping.sql import ParsedFilter, parse_filter
-from zorder.table.snapshot import TableSnapshot
+from zorder.table.delta.snapshot import TableSnapshot
 
 __all__ = ["check_partition_where", "partitions_where"]
 

@@ -34,7 +34,7 @@ from typing import Any
 from zorder.curves.kinds import ClusteringSpec
 from zorder.errors import InvalidArgumentError
 from zorder.table.clustering import Run
-from zorder.table.snapshot import DataFile, TableSnapshot
+from zorder.table.delta.snapshot import DataFile, TableSnapshot
 
 __all__ = [
     "DEFAULT_FANOUT",

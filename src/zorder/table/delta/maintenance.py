@@ -19,13 +19,13 @@ from zorder.table.clustering import (
     commit_clustering,
     latest_clustering,
 )
-from zorder.table.features import (
+from zorder.table.delta.features import (
     DELETION_VECTORS,
 )
-from zorder.table.retention import DEFAULT_RETENTION_HOURS
-from zorder.table.snapshot import TableSnapshot
+from zorder.table.delta.retention import DEFAULT_RETENTION_HOURS
+from zorder.table.delta.snapshot import TableSnapshot
+from zorder.table.delta.versions import commit_infos
 from zorder.table.storage import Storage
-from zorder.table.versions import commit_infos
 
 __all__ = [
     "MIN_VACUUM_RETENTION_HOURS",

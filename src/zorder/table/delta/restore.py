@@ -6,7 +6,7 @@ keeps the checks): each logical file of the version, a path with its deletion
 vector, that is not live now is added again (its add action as the version
 has it, deletion vector and statistics included, ``dataChange = true``); each
 live one the version lacks is removed with its deletion vector (a remove
-without it would leave the file live, see :mod:`zorder.table.conflicts`);
+without it would leave the file live, see :mod:`zorder.table.delta.conflicts`);
 and the version's metadata action (schema, partition columns, table
 properties: zorder's clustering spec and ``delta.targetFileSize`` among
 them) is committed again, column mapping's physical names and field ids with
@@ -23,7 +23,7 @@ What it does not do is done here, before anything is committed
   is refused by name (:class:`~zorder.errors.MissingFilesError`);
 - it removes files from an append-only table;
 - it keeps the table's feature lists where Delta Spark merges both
-  versions' (:func:`~zorder.table.features.restore_gaps`);
+  versions' (:func:`~zorder.table.delta.features.restore_gaps`);
 - it refuses the newest version and commits even when nothing would change:
   a restore to what the table already is (the same logical files, the same
   metadata) commits nothing (:attr:`RestoreChange.changes_nothing`).
@@ -42,11 +42,11 @@ from deltalake.exceptions import CommitFailedError, DeltaError
 from deltalake.transaction import CommitProperties
 
 from zorder.errors import ConcurrentCommitError, MissingFilesError, UnsupportedTableError
-from zorder.table.features import Protocol, restore_gaps
-from zorder.table.outcome import CommitAttempt, Recognizer, Watched
-from zorder.table.snapshot import DataFile, TableSnapshot, has_scheme
+from zorder.table.delta.features import Protocol, restore_gaps
+from zorder.table.delta.outcome import CommitAttempt, Recognizer, Watched
+from zorder.table.delta.snapshot import DataFile, TableSnapshot, has_scheme
+from zorder.table.delta.versions import open_table
 from zorder.table.storage import Storage
-from zorder.table.versions import open_table
 
 __all__ = [
     "RESTORE_METADATA_KEY",

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 import zorder
 from tests.delta_writer import set_properties
 from zorder.cli import app
-from zorder.table.maintenance import vacuum_hidden
+from zorder.table.delta.maintenance import vacuum_hidden
 
 runner = CliRunner()
 

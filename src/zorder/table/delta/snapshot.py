@@ -1,9 +1,9 @@
 """A pinned version of a Delta table, from its log alone: files, statistics, schema.
 
 Metadata only: nothing here reads a data file or imports pyspark. The
-schema's forms are in :mod:`zorder.table.schema`; the engines read a
+schema's forms are in :mod:`zorder.table.delta.schema`; the engines read a
 snapshot's files elsewhere (:mod:`zorder.spark.scan`,
-:mod:`zorder.arrow.files`); commits are in :mod:`zorder.table.commit`.
+:mod:`zorder.arrow.files`); commits are in :mod:`zorder.table.delta.commit`.
 """
 
 from __future__ import annotations
@@ -37,13 +37,6 @@ from zorder.errors import (
 )
 from zorder.skipping.zones import is_utc, session_zone
 from zorder.stats import STATS_COLUMNS
-from zorder.table.actions import (
-    delta_partition_value,
-    logical_statistics,
-    partition_tuples,
-    with_partition_statistics,
-    with_partition_values,
-)
 from zorder.table.clustering import (
     SPEC_TRANSACTION,
     CommitClustering,
@@ -54,13 +47,20 @@ from zorder.table.clustering import (
     recorded_target_file_size,
     trusted_runs,
 )
-from zorder.table.features import Protocol, WriteOperation, unreadable, unwritable
-from zorder.table.mapping import ColumnMapping
-from zorder.table.schema import TableSchema
+from zorder.table.delta.actions import (
+    delta_partition_value,
+    logical_statistics,
+    partition_tuples,
+    with_partition_statistics,
+    with_partition_values,
+)
+from zorder.table.delta.features import Protocol, WriteOperation, unreadable, unwritable
+from zorder.table.delta.mapping import ColumnMapping
+from zorder.table.delta.schema import TableSchema
+from zorder.table.delta.timestamps import instant, is_zoned, wall_clocks_in_zone
+from zorder.table.delta.vectors import deleted_positions
+from zorder.table.delta.versions import AsOf, log_is_whole, open_table
 from zorder.table.storage import Storage, normalize_uri
-from zorder.table.timestamps import instant, is_zoned, wall_clocks_in_zone
-from zorder.table.vectors import deleted_positions
-from zorder.table.versions import AsOf, log_is_whole, open_table
 
 __all__ = [
     "DataFile",
@@ -325,7 +325,7 @@ class TableSnapshot:
     @functools.cached_property
     def deleted_positions(self) -> Mapping[str, npt.NDArray[np.int64]]:
         """Per file with a deletion vector (by its decoded path): its deleted rows' positions
-        (see :func:`zorder.table.vectors.deleted_positions`)."""
+        (see :func:`zorder.table.delta.vectors.deleted_positions`)."""
         return deleted_positions(self.table, self.actions, self.uri, self.version)
 
     @functools.cached_property

@@ -5,14 +5,14 @@ are committed in one transaction, as a :class:`CommitRequest` asks: a new
 table, an append or overwrite (whose conflicts with concurrent commits
 deltalake resolves by its own rules), or optimize's rewrite, which zorder
 checks against every commit made since the snapshot it read
-(:mod:`zorder.table.conflicts`). Table properties go in a commit of their own.
+(:mod:`zorder.table.delta.conflicts`). Table properties go in a commit of their own.
 
 Whether a failed run's files may be deleted is decided by the outcome of its
 commit, never by where the error came from (:class:`CommitAttempt`): before
 deltalake is asked to commit, nothing references them; once it returned, the
 log does. An error from inside deltalake's call (a conflict, a storage error
 after the log entry was written, a failing post-commit step, an interrupt)
-leaves it open, and the log is read to find out (:mod:`zorder.table.outcome`).
+leaves it open, and the log is read to find out (:mod:`zorder.table.delta.outcome`).
 Files are kept whenever the answer is yes or unknown: an orphan costs a
 vacuum, a committed file deleted breaks the table in every reader.
 """
@@ -36,26 +36,26 @@ from deltalake.transaction import (
 )
 
 from zorder.errors import ConcurrentCommitError, InvalidArgumentError, UnsupportedTableError
-from zorder.table.actions import PartitionFilter
 from zorder.table.clustering import (
     SPEC_TRANSACTION,
     CommitClustering,
     commit_clustering,
     write_spec_file,
 )
-from zorder.table.conflicts import (
+from zorder.table.delta.actions import PartitionFilter
+from zorder.table.delta.conflicts import (
     append_still_fits,
     check_purgeable,
     check_purged,
     check_rewritable,
     purge_filters,
 )
-from zorder.table.outcome import CommitAttempt, Watched, adding, setting
+from zorder.table.delta.outcome import CommitAttempt, Watched, adding, setting
+from zorder.table.delta.snapshot import DataFile, TableSnapshot, load_snapshot
+from zorder.table.delta.transactions import AlreadyRecordedError, AppTransaction
+from zorder.table.delta.versions import commit_infos, open_table
 from zorder.table.runs import WrittenFile, delete_directory
-from zorder.table.snapshot import DataFile, TableSnapshot, load_snapshot
 from zorder.table.storage import Storage
-from zorder.table.transactions import AlreadyRecordedError, AppTransaction
-from zorder.table.versions import commit_infos, open_table
 
 __all__ = [
     "CommitAttempt",
@@ -174,7 +174,7 @@ class CommitRequest:
     ``clustering`` (a zorder run's files) goes into the commit as
     ``commitInfo.zorder`` and as the run's ``txn`` action; ``transaction``
     (a create, append or overwrite) as the writer's own ``txn``, which makes
-    the commit fail with :class:`~zorder.table.transactions.AlreadyRecordedError`
+    the commit fail with :class:`~zorder.table.delta.transactions.AlreadyRecordedError`
     when the table records it by then.
     """
 
@@ -255,7 +255,7 @@ def _commit_data(request: CommitRequest, snapshot: TableSnapshot, watched: Watch
     it. A blind append read none of them: it is committed again on the newer
     version, as Delta Spark's are, while the table's schema, partitioning,
     configuration and protocol are still those its files were written for
-    (:func:`~zorder.table.conflicts.append_still_fits`).
+    (:func:`~zorder.table.delta.conflicts.append_still_fits`).
     """
     table, mode = snapshot.table, request.mode
     adds: list[AddAction | RemoveAction] = [*_add_actions(request.files, data_change=True)]
@@ -300,7 +300,7 @@ def _commit_purge(request: CommitRequest, snapshot: TableSnapshot, watched: Watc
     (Delta Spark's OPTIMIZE: both copies of the rows would stay live). As in
     :func:`_commit_rewrite`, the check is made here: on the newest version V
     the filter must select exactly the files read
-    (:func:`~zorder.table.conflicts.check_purgeable`), and the overwrite is
+    (:func:`~zorder.table.delta.conflicts.check_purgeable`), and the overwrite is
     made on V and committed as exactly V + 1. The removes say
     ``dataChange = true`` (deltalake sets it), the adds ``false``.
     """

@@ -41,8 +41,8 @@ from deltalake import Schema as DeltaSchema
 from deltalake.exceptions import CommitFailedError, DeltaError
 
 from zorder.errors import ConcurrentCommitError, UnsupportedTableError
-from zorder.table.mapping import COLUMN_ID, PHYSICAL_NAME
-from zorder.table.snapshot import TableSnapshot, load_snapshot
+from zorder.table.delta.mapping import COLUMN_ID, PHYSICAL_NAME
+from zorder.table.delta.snapshot import TableSnapshot, load_snapshot
 from zorder.table.storage import Storage
 
 __all__ = ["MAX_COLUMN_ID", "add_columns"]

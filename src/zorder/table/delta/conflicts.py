@@ -5,8 +5,8 @@ and as read, under the schema read (:func:`check_rewritable`); a purge of
 deleted rows replaces every file of their partitions, exactly the files
 its partition filter selects (:func:`rewrite_scope`, :func:`purge_filters`),
 and no more nor fewer afterwards (:func:`check_purged`). Commits
-themselves are in :mod:`zorder.table.commit`; whether one reached the log
-in :mod:`zorder.table.outcome`.
+themselves are in :mod:`zorder.table.delta.commit`; whether one reached the log
+in :mod:`zorder.table.delta.outcome`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import warnings
 from collections.abc import Sequence
 
 from zorder.errors import ConcurrentCommitError, InternalError, UnsupportedTableError
-from zorder.table.actions import PartitionFilter, overwrite_filters, satisfies
-from zorder.table.snapshot import DataFile, TableSnapshot, load_snapshot
+from zorder.table.delta.actions import PartitionFilter, overwrite_filters, satisfies
+from zorder.table.delta.snapshot import DataFile, TableSnapshot, load_snapshot
 from zorder.table.storage import Storage
 
 __all__ = [
@@ -140,7 +140,7 @@ def check_purged(storage: Storage, version: int, removed: Sequence[DataFile]) ->
 
 def rewrite_scope(snapshot: TableSnapshot, files: Sequence[DataFile]) -> tuple[DataFile, ...]:
     """What a rewrite of ``files`` must replace: ``files``, or, when one has deleted rows,
-    every file of their partitions (see :func:`zorder.table.commit.commit_files`)."""
+    every file of their partitions (see :func:`zorder.table.delta.commit.commit_files`)."""
     if not any(f.has_vector for f in files):
         return tuple(files)
     _refuse_purge(snapshot)

@@ -17,7 +17,7 @@ from deltalake import DeltaTable
 from deltalake.exceptions import DeltaError
 
 from zorder.errors import UnsupportedTableError
-from zorder.table.features import DELETION_VECTORS
+from zorder.table.delta.features import DELETION_VECTORS
 
 __all__ = ["deleted_positions"]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from zorder.table.features import (
+from zorder.table.delta.features import (
     Protocol,
     restore_gaps,
     unreadable,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from zorder.errors import InvalidArgumentError
-from zorder.table.retention import (
+from zorder.table.delta.retention import (
     DEFAULT_RETENTION_HOURS,
     RETENTION_PROPERTY,
     interval_hours,

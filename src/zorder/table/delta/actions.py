@@ -23,8 +23,8 @@ from zorder.errors import (
 from zorder.stats import (
     action_stats_field,
 )
-from zorder.table.mapping import ColumnMapping
-from zorder.table.timestamps import iso_text
+from zorder.table.delta.mapping import ColumnMapping
+from zorder.table.delta.timestamps import iso_text
 
 __all__ = [
     "PartitionFilter",

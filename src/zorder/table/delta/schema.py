@@ -18,8 +18,8 @@ import pyarrow as pa
 from deltalake import Schema as DeltaSchema
 
 from zorder.curves.encodings import canonical_type_name
-from zorder.table.features import COLUMN_MAPPING_MODE
-from zorder.table.mapping import ColumnMapping
+from zorder.table.delta.features import COLUMN_MAPPING_MODE
+from zorder.table.delta.mapping import ColumnMapping
 
 __all__ = ["TableSchema", "delta_schema"]
 

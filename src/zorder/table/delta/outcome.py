@@ -4,7 +4,7 @@ deltalake may raise after it wrote the log entry (a storage error, a
 failing post-commit step, an interrupt): the commit is then looked for in
 the versions made since the one it was made on (:class:`Watched`), by
 what it adds or sets (its recognizer). Commits themselves, and what a run's
-files become on each outcome, are in :mod:`zorder.table.commit`.
+files become on each outcome, are in :mod:`zorder.table.delta.commit`.
 """
 
 from __future__ import annotations
