@@ -982,7 +982,7 @@ def _check_chosen(
     try:
         check_spark_parse(spark, where)
     except ZorderError:
-        return  # chosen_partitions refuses it before choosing
+        return  # chosen_by_spark refuses it before choosing
     try:
         expected: set[tuple[Any, ...]] | Exception = chosen_by_spark(
             spark, snapshot, partitions, where

@@ -126,3 +126,31 @@ def test_a_write_through_the_handle_moves_it_to_the_version_written(
     assert table.scan().to_arrow().num_rows == 200
     with pytest.raises(zorder.errors.InvalidArgumentError, match="carries its own"):
         zorder.write(df, table, mode="append", storage_options={"x": "y"})
+
+
+def test_a_handle_runs_spark_in_the_session_given_else_started_else_active(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    path = str(tmp_path / "t")
+    write_deltalake(path, pa.table({"x": [1, 2, 3]}))
+    # Given none: the settings are the active session's, and Spark work runs in the session
+    # active when it runs (the handle holds none of its own).
+    opened = zorder.Table(path)
+    assert opened.spark is None
+    assert opened.time_zone == spark.conf.get("spark.sql.session.timeZone")
+    assert opened.read("x > 1").count() == 2
+    assert opened.spark is None
+    # A function given is called when Spark first runs, once, even with a session active.
+    calls: list[int] = []
+
+    def start() -> SparkSession:
+        calls.append(1)
+        return spark
+
+    lazy = zorder.Table(path, spark=start)
+    assert lazy.scan("x > 1").to_arrow().num_rows == 2
+    assert calls == []
+    assert lazy.read("x > 1").count() == 2
+    assert lazy.read("x > 2").count() == 1
+    assert calls == [1]
+    assert lazy.spark is spark

@@ -60,7 +60,7 @@ class Context:
     ansi: bool = True
     legacy_ansi: bool = False
     clock: Callable[[], dt.datetime] = _utc_now
-    given: SparkSession | None = None  # the session given, or active when decided
+    given: SparkSession | None = None  # the session given (None: none was)
     start: Callable[[], SparkSession] | None = None  # starts one when Spark first runs
     # The session ``start`` made (at most one); the one mutable part: a session is started
     # once, by whichever step first runs Spark.
@@ -75,8 +75,11 @@ class Context:
         ansi: bool | None = None,
     ) -> Context:
         """The context of a handle or call given ``spark`` (a session, a function that
-        starts one, or None: the active session, if any), ``time_zone`` and ``ansi`` (None:
-        the session's; with no session, UTC and ANSI on). Nothing is started."""
+        starts one, or None), ``time_zone`` and ``ansi`` (None: those of the session given,
+        else of the one active now; with no session, UTC and ANSI on). Nothing is started.
+
+        Only the settings are taken from an active session: Spark work runs in the session
+        given, else in the one the function starts, else in the one active when it runs."""
         if time_zone is not None and (not isinstance(time_zone, str) or not time_zone.strip()):
             raise InvalidArgumentError(
                 f"time_zone must be a zone name such as 'UTC' or 'Europe/Paris', got {time_zone!r}"
@@ -84,12 +87,13 @@ class Context:
         if ansi is not None and not isinstance(ansi, bool):
             raise InvalidArgumentTypeError(f"ansi must be True, False or None, got {ansi!r}")
         start = spark if callable(spark) else None
-        session = active_session(None if callable(spark) else spark)
+        given = None if callable(spark) else spark
+        session = active_session(given)  # whose settings they are
         return cls(
             time_zone=time_zone if time_zone is not None else session_time_zone(session),
             ansi=ansi if ansi is not None else session_ansi(session),
             legacy_ansi=legacy_ansi_session(session),
-            given=session,
+            given=given,
             start=start,
         )
 
@@ -112,8 +116,8 @@ class Context:
         return self.given if self.given is not None else next(iter(self._started), None)
 
     def started(self) -> SparkSession | None:
-        """The session, started now if a function was given for it; else the given or
-        active one, if any."""
+        """The session Spark work runs in: the one given, else the one the function given
+        starts (called now, once), else the one active now, if any."""
         if self.spark is None and self.start is not None:
             self._started.append(self.start())
         return active_session(self.spark)

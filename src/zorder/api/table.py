@@ -159,7 +159,8 @@ class Table:
         if is_table_name(uri):
             assert isinstance(uri, str)
             session = context.started()  # a name is the catalog's: its session decides
-            context = Context.of(session, time_zone=time_zone, ansi=ansi)
+            # In the settings of the session started for it (held), or of the active one.
+            context = Context.of(context.spark, time_zone=time_zone, ansi=ansi)
             found = lookup(session, uri)
             if found is None:
                 raise TableNotFoundError(
@@ -442,7 +443,7 @@ class Table:
             where=where,
             full=full,
             fanout=fanout,
-            run=self._run_with(engine, "optimize", progress),
+            run=self._run_with(engine, progress),
         )
         return self._committed(metrics)
 
@@ -570,7 +571,7 @@ class Table:
             mode=mode,
             partition_by=partition_by,
             transaction=transaction,
-            run=self._run_with(engine, "write", progress),
+            run=self._run_with(engine, progress),
         )
         return self._committed(metrics)
 
@@ -599,7 +600,7 @@ class Table:
             self.context,
         )
 
-    def _run_with(self, engine: Engine, what: str, progress: bool) -> RunWith:
+    def _run_with(self, engine: Engine, progress: bool) -> RunWith:
         """How a write or an optimize of this handle runs: Spark's session is the handle's,
         started when first needed; filters and partition values read in its zone."""
         from zorder.api.engines import RunWith

@@ -2,8 +2,8 @@
 
 The format's own part lives in a package of its own: :mod:`zorder.table.delta`, Delta
 Lake through the ``deltalake`` package (the log is never hand-written), the one format
-now. An Iceberg snapshot and committer (through ``pyiceberg``) sit beside it as
-``zorder.table.iceberg``. What is the same for every format stays here:
+now; an Iceberg snapshot and committer (through ``pyiceberg``) are to sit beside it, in
+a package of their own. What is the same for every format stays here:
 
 - :mod:`~zorder.table.storage`: where a table lives and how each client reaches it.
 - :mod:`~zorder.table.runs`: a run's files described from their footers, Spark's markers.
