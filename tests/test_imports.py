@@ -141,3 +141,40 @@ def test_an_in_process_optimize_loads_no_pyspark(tmp_path: object) -> None:
     loaded = loaded_after(statement)
     assert "pyspark" not in loaded, loaded
     assert "py4j" not in loaded, loaded
+
+
+def test_an_in_process_write_loads_no_pyspark(tmp_path: object) -> None:
+    """A write from a path in process (``engine="arrow"``) plans, writes and commits without
+    pyspark: Parquet into a new table, an append that adds a column and writes a missing one
+    as NULL (``schema_mode="merge"``), and a Delta table into a new partitioned one."""
+    path = str(tmp_path)
+    statement = (
+        "import os, numpy as np, pyarrow as pa, pyarrow.parquet as pq, deltalake, zorder\n"
+        "n = 3000\n"
+        "rows = pa.table({'a': np.arange(n), 'b': np.arange(n)[::-1] % 97,\n"
+        "                 'day': np.where(np.arange(n) % 2 == 0, 'd1', 'd2')})\n"
+        f"root = {path!r}\n"
+        "pq.write_table(rows, root + '/in.parquet')\n"
+        "done = zorder.write(root + '/in.parquet', root + '/t', by=['a', 'b'], engine='arrow',\n"
+        "                    num_files=2)\n"
+        "assert (done.engine, done.files_added) == ('arrow', 2), done\n"
+        "more = rows.append_column('c', pa.array(np.arange(n) * 2.0)).drop_columns(['day'])\n"
+        "os.makedirs(root + '/in2')\n"
+        "pq.write_table(more, root + '/in2/p.parquet')\n"
+        "again = zorder.write(root + '/in2', root + '/t', mode='append', schema_mode='merge',\n"
+        "                     engine='arrow')\n"
+        "assert again.engine == 'arrow', again\n"
+        "parted = zorder.write(root + '/t', root + '/p', by=['a'], partition_by=['day'],\n"
+        "                      engine='arrow')\n"
+        "assert parted.engine == 'arrow', parted\n"
+        "got = pq.read_table(deltalake.DeltaTable(root + '/t').file_uris())\n"
+        "assert got.column_names == ['a', 'b', 'day', 'c'], got.schema\n"
+        "assert (got.num_rows, got['day'].null_count, got['c'].null_count) == (6000, 3000, 3000)\n"
+        "assert sorted(got['a'].to_pylist()) == sorted(list(range(n)) * 2)\n"
+        "new = deltalake.DeltaTable(root + '/p')\n"
+        "assert new.metadata().partition_columns == ['day']\n"
+        "assert sum(pq.read_metadata(u).num_rows for u in new.file_uris()) == 6000\n"
+    )
+    loaded = loaded_after(statement)
+    assert "pyspark" not in loaded, loaded
+    assert "py4j" not in loaded, loaded

@@ -154,3 +154,84 @@ def test_planning_names_every_type_as_spark_does(spark: SparkSession) -> None:
         }
     )
     assert Columns.from_json(padded.json()).field("code").declared == "char(5)"
+
+
+def _spark_types() -> object:
+    from hypothesis import strategies as st
+    from pyspark.sql.types import (
+        ArrayType,
+        DataType,
+        DateType,
+        DecimalType,
+        IntegerType,
+        LongType,
+        MapType,
+        StringType,
+        StructField,
+        StructType,
+        TimestampType,
+    )
+
+    leaves = st.sampled_from(
+        [
+            IntegerType(),
+            LongType(),
+            StringType(),
+            DateType(),
+            TimestampType(),
+            DecimalType(12, 3),
+            DecimalType(12, 2),
+        ]
+    )
+    metadata = st.sampled_from([{}, {"comment": "x"}])
+
+    def nested(inner: st.SearchStrategy[DataType]) -> st.SearchStrategy[DataType]:
+        fields = st.lists(
+            st.builds(StructField, st.sampled_from(["a", "b"]), inner, st.booleans(), metadata),
+            min_size=1,
+            max_size=2,
+            unique_by=lambda f: f.name,
+        )
+        return st.one_of(
+            st.builds(ArrayType, inner, st.booleans()),
+            st.builds(MapType, leaves, inner, st.booleans()),
+            fields.map(StructType),
+        )
+
+    return st.recursive(leaves, nested, max_leaves=4)
+
+
+def test_a_schema_change_is_seen_as_sparks_type_equality_sees_it() -> None:
+    """``same_type`` on the JSON form (what a write compares the rows' and the table's
+    columns by, in no engine's types) agrees with Spark's ``DataType`` equality, nested
+    nullability and metadata included; a left-out flag reads as Spark reads it."""
+    from hypothesis import given
+    from hypothesis import strategies as st
+    from pyspark.sql.types import DataType
+
+    from zorder.curves.schema import same_type, type_text
+
+    types = _spark_types()
+    assert isinstance(types, st.SearchStrategy)
+
+    @given(types, types)
+    def agrees(one: DataType, other: DataType) -> None:
+        assert same_type(one.jsonValue(), other.jsonValue()) == (one == other)
+        assert same_type(one.jsonValue(), one.jsonValue())
+        assert type_text(one.jsonValue()) == one.simpleString()
+
+    agrees()
+    bare = {
+        "type": "array",
+        "elementType": {"type": "struct", "fields": [{"name": "a", "type": "integer"}]},
+    }
+    full = {
+        "type": "array",
+        "elementType": {
+            "type": "struct",
+            "fields": [{"name": "a", "type": "integer", "nullable": True, "metadata": {}}],
+        },
+        "containsNull": True,
+    }
+    assert same_type(bare, full)
+    assert not same_type(bare, {**full, "containsNull": False})

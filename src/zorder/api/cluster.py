@@ -102,8 +102,6 @@ def write_table(
     Under ``asked.schema_mode="merge"``, columns the table lacks are added to it in a commit of
     their own before anything is written (:func:`zorder.table.delta.evolution.add_columns`).
     """
-    # A write meets its rows in Spark's types, whichever engine writes them.
-    from zorder.api.in_spark import SparkRun, filled
     from zorder.api.sources import WriteSource, checked_source, read_source
 
     started = time.perf_counter()
@@ -113,7 +111,8 @@ def write_table(
         if isinstance(source, WriteSource):
             source = checked_source(source, asked.by)
         rows, df, choice = _write_input(source, storage, run)
-        schema = df.schema if df is not None else rows.schema if rows is not None else None
+        # The rows' schema in Spark's JSON form (Delta's log's), whichever engine reads them.
+        schema = df.schema.json() if df is not None else rows.schema if rows is not None else None
         assert schema is not None
         job = write_job(
             schema,
@@ -130,6 +129,8 @@ def write_table(
         job = _evolved(job)
 
         def in_spark(plan: RunPlan) -> SparkRun:
+            from zorder.api.in_spark import SparkRun, filled  # pyspark loads when Spark runs
+
             frame = df
             if frame is None:  # the in-process engine gave the path back to Spark
                 assert isinstance(source, WriteSource)
@@ -169,10 +170,10 @@ def _write_input(
 def _evolved(job: ClusterJob) -> ClusterJob:
     """``job`` on the table with the columns its rows bring added (schema_mode="merge")."""
     evolution, snapshot = job.evolution, job.snapshot
-    if evolution is None or not evolution.added.fields or snapshot is None:
+    if evolution is None or evolution.added is None or snapshot is None:
         return job
     phase("adding columns")
-    evolved = add_columns(job.storage, snapshot, delta_schema(evolution.added.json()))
+    evolved = add_columns(job.storage, snapshot, delta_schema(evolution.added))
     return dataclasses.replace(job, snapshot=evolved)
 
 

@@ -35,7 +35,7 @@ from zorder.spark.partitions import (
     partition_key,
     partition_sample_sizes,
 )
-from zorder.spark.scan import read_files, read_partitions
+from zorder.spark.scan import read_files, read_partitions, spark_schema
 from zorder.spark.storage import spark_path
 from zorder.spark.writes import (
     estimated_bytes,
@@ -53,10 +53,11 @@ __all__ = ["SparkRun", "filled"]
 
 def filled(job: ClusterJob, df: DataFrame) -> DataFrame:
     """``df`` with the table's nullable columns it lacks as NULL (schema_mode="merge")."""
-    if job.evolution is None or not job.evolution.filled:
+    if job.evolution is None or not job.evolution.filled or job.snapshot is None:
         return df
+    table = spark_schema(job.snapshot)
     return df.select(
-        "*", *(F.lit(None).cast(f.dataType).alias(f.name) for f in job.evolution.filled)
+        "*", *(F.lit(None).cast(table[name].dataType).alias(name) for name in job.evolution.filled)
     )
 
 

@@ -388,9 +388,9 @@ def _written(job: ClusterJob, source: InProcessInput, run: Run, time_zone: str) 
     except LegacyCalendarError as error:
         raise NeedsSparkError(str(error)) from None
     table = _table_schema(job, source)
-    for field in job.evolution.filled if job.evolution is not None else ():
+    for name in job.evolution.filled if job.evolution is not None else ():
         # schema_mode="merge": a nullable column of the table the rows lack is NULL.
-        rows = rows.append_column(field.name, pa.nulls(rows.num_rows, table.field(field.name).type))
+        rows = rows.append_column(name, pa.nulls(rows.num_rows, table.field(name).type))
     try:
         rows = rows.select(table.names).cast(table)
     except pa.ArrowInvalid as error:
@@ -428,7 +428,7 @@ def _created_schema(source: InProcessInput) -> DeltaSchema:
     """The schema of the table a write of ``source`` creates."""
     if source.schema is None:  # pragma: no cover (a declined input never runs here)
         raise InternalError("no schema for an input the in-process engine declined")
-    return delta_schema(source.schema.json())
+    return delta_schema(source.schema)
 
 
 def _table_schema(job: ClusterJob, source: InProcessInput) -> pa.Schema:

@@ -1,20 +1,20 @@
-"""Input for a clustering write: Parquet, CSV or a Delta table, read by Spark."""
+"""Input for a clustering write: Parquet, CSV or a Delta table; what it holds is found
+without Spark, and :func:`read_input` reads it with Spark (pyspark loads only then)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-
-from py4j.protocol import Py4JJavaError
-from pyspark.errors import AnalysisException, PySparkException
-from pyspark.sql import DataFrame, SparkSession
+from typing import TYPE_CHECKING
 
 from zorder.api.context import Context, table_storage
 from zorder.api.modes import INPUT_FORMATS, InputFormat
 from zorder.api.scanning import plan_scan
 from zorder.columns import resolve_columns
 from zorder.errors import InvalidArgumentError, SourceNotFoundError, ZorderError
-from zorder.spark.storage import spark_path
 from zorder.table import is_delta_table, load_snapshot
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
 
 __all__ = [
     "INPUT_FORMATS",
@@ -71,6 +71,12 @@ def read_input(
         raise InvalidArgumentError(
             f"unknown input format {format!r}; accepted: {', '.join(INPUT_FORMATS)}"
         )
+    # Spark's errors load with Spark: an input read in process loads none of them.
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors import AnalysisException, PySparkException
+
+    from zorder.spark.storage import spark_path
+
     if format == "delta":  # as Table(path, spark=spark).read() reads it
         context = Context.of_session(spark).at(path, storage_options)
         snapshot = load_snapshot(context.table_storage, time_zone=context.time_zone)

@@ -11,10 +11,10 @@ reads a row, and the run itself (:mod:`zorder.api.cluster`) works from one
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from zorder.api.engines import EngineChoice
 from zorder.api.modes import SCHEMA_MODES, WRITE_MODES, SchemaMode, WriteMode
@@ -30,7 +30,13 @@ from zorder.curves.kinds import (
     as_key_method,
     bloom_columns,
 )
-from zorder.curves.schema import Columns, plan_clustering, resolve_partition_columns
+from zorder.curves.schema import (
+    Columns,
+    plan_clustering,
+    resolve_partition_columns,
+    same_type,
+    type_text,
+)
 from zorder.errors import (
     InternalError,
     InvalidArgumentError,
@@ -49,9 +55,6 @@ from zorder.table.clustering import TARGET_FILE_SIZE_PROPERTY, Operation, spec_p
 from zorder.table.delta.transactions import AppTransaction
 from zorder.table.partition_filters import check_partition_where
 from zorder.table.tiering import check_fanout
-
-if TYPE_CHECKING:
-    from pyspark.sql.types import StructField, StructType
 
 __all__ = [
     "ClusterJob",
@@ -100,8 +103,10 @@ class Remember:
 class SchemaEvolution:
     """What ``schema_mode="merge"`` changes for a write into an existing table."""
 
-    added: StructType  # the data's columns the table lacks, added to it before the data
-    filled: tuple[StructField, ...] = ()  # the table's nullable columns the data lacks: NULL
+    # The data's columns the table lacks, added to it before the data: a schema in Spark's
+    # JSON form (Delta's log's), or None when there are none.
+    added: str | None
+    filled: tuple[str, ...] = ()  # the table's nullable columns the data lacks: NULL
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -202,7 +207,7 @@ class ClusterOptions:
 
 
 def write_job(
-    schema: StructType,
+    schema: str,
     storage: Storage,
     snapshot: TableSnapshot | None,
     asked: ClusterOptions,
@@ -211,18 +216,17 @@ def write_job(
     partition_by: Sequence[str] | None,
     transaction: AppTransaction | None,
 ) -> ClusterJob:
-    """``zorder.write``'s request, checked against the rows' ``schema`` and the table's
-    ``snapshot`` (None: no table is there yet); ``transaction`` is the writer's own, committed
-    with the rows; ``asked.schema_mode="merge"`` lets the rows bring new columns."""
-    from zorder.spark.scan import spark_schema  # the rows' schema is Spark's already
-
+    """``zorder.write``'s request, checked against the rows' ``schema`` (in Spark's JSON form,
+    which Delta's log holds: whichever engine reads the rows, no engine's types) and the
+    table's ``snapshot`` (None: no table is there yet); ``transaction`` is the writer's own,
+    committed with the rows; ``asked.schema_mode="merge"`` lets the rows bring new columns."""
     commit_mode = write_commit_mode(mode, storage, snapshot)
-    columns = Columns.from_json(schema.json())
+    columns = Columns.from_json(schema)
     plan = plan_clustering(columns, _resolved_spec(asked, snapshot, storage))
     evolution = None
     if snapshot is not None:
         evolution = _evolution(
-            spark_schema(snapshot), schema, asked.schema_mode, f"{mode} to {storage.uri}"
+            snapshot.schema.json, schema, asked.schema_mode, f"{mode} to {storage.uri}"
         )
     partition_columns = _write_partitions(columns, plan, partition_by, snapshot, mode)
     records_spec = commit_mode != "append" or snapshot is None or snapshot.recorded_spec is None
@@ -518,20 +522,20 @@ _WIDENING = (
 
 
 def _evolution(
-    table: StructType, data: StructType, schema_mode: SchemaMode | None, what: str
+    table: str, data: str, schema_mode: SchemaMode | None, what: str
 ) -> SchemaEvolution | None:
-    """How ``data``'s columns meet ``table``'s: None when they are the same; under
-    ``schema_mode="merge"``, the columns to add and those to write as NULL. Anything else
-    (a type changed, a NOT NULL column missing, every difference in strict mode) raises
-    :class:`SchemaMismatchError`, naming the way forward."""
-    table_fields = {f.name: f for f in table.fields}
-    data_fields = {f.name: f for f in data.fields}
+    """How ``data``'s columns meet ``table``'s (both schemas in Spark's JSON form): None when
+    they are the same; under ``schema_mode="merge"``, the columns to add and those to write
+    as NULL. Anything else (a type changed, a NOT NULL column missing, every difference in
+    strict mode) raises :class:`SchemaMismatchError`, naming the way forward."""
+    table_fields = {str(f["name"]): f for f in json.loads(table)["fields"]}
+    data_fields = {str(f["name"]): f for f in json.loads(data)["fields"]}
     folded = {name.lower(): name for name in table_fields}
     changed = {  # in the table's order
-        name: f"{name!r} is {field.dataType.simpleString()} in the table but "
-        f"{data_fields[name].dataType.simpleString()} in the data"
+        name: f"{name!r} is {type_text(field['type'])} in the table but "
+        f"{type_text(data_fields[name]['type'])} in the data"
         for name, field in table_fields.items()
-        if name in data_fields and data_fields[name].dataType != field.dataType
+        if name in data_fields and not same_type(data_fields[name]["type"], field["type"])
     }
     cased = [
         f"{name!r} differs from the table's {folded[name.lower()]!r} only in case"
@@ -539,7 +543,7 @@ def _evolution(
         if name not in table_fields and name.lower() in folded
     ]
     new = [f for name, f in data_fields.items() if name.lower() not in folded]
-    missing = [f for name, f in table_fields.items() if name not in data_fields]
+    missing = [name for name in table_fields if name not in data_fields]
     if schema_mode is None:
         # In the table's order, then the data's columns the table lacks.
         problems = [
@@ -547,7 +551,7 @@ def _evolution(
             for name in table_fields
             if name in changed or name not in data_fields
         ]
-        problems += cased + [f"{f.name!r} is not in the table" for f in new]
+        problems += cased + [f"{f['name']!r} is not in the table" for f in new]
         if not problems:
             return None
         hints = [_WIDENING] if changed else []
@@ -561,7 +565,9 @@ def _evolution(
             f"schema mismatch on {what}: " + "; ".join(problems) + ". " + "; ".join(hints)
         )
     required = [
-        f"{f.name!r} is missing from the data and NOT NULL" for f in missing if not f.nullable
+        f"{name!r} is missing from the data and NOT NULL"
+        for name in missing
+        if not table_fields[name].get("nullable", True)
     ]
     problems = [*changed.values(), *cased, *required]
     if problems:
@@ -572,6 +578,5 @@ def _evolution(
         )
     if not new and not missing:
         return None
-    from pyspark.sql.types import StructType  # a write's rows came with Spark's types
-
-    return SchemaEvolution(StructType(new), tuple(missing))
+    added = json.dumps({"type": "struct", "fields": new}) if new else None
+    return SchemaEvolution(added, tuple(missing))

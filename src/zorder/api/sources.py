@@ -16,28 +16,9 @@ import dataclasses
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.types import (
-    BinaryType,
-    BooleanType,
-    ByteType,
-    DataType,
-    DateType,
-    DecimalType,
-    DoubleType,
-    FloatType,
-    IntegerType,
-    LongType,
-    ShortType,
-    StringType,
-    StructField,
-    StructType,
-    TimestampNTZType,
-    TimestampType,
-)
 
 from zorder.api.context import Context, table_storage
 from zorder.api.engines import InProcessWork
@@ -51,8 +32,10 @@ from zorder.api.modes import InputFormat
 from zorder.arrow.files import legacy_calendar, read_file, read_in_order
 from zorder.curves.kinds import ClusteringSpec
 from zorder.errors import ZorderError
-from zorder.spark.scan import spark_schema
 from zorder.table import DataFile, load_snapshot
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
 
 __all__ = ["InProcessInput", "WriteSource", "checked_source", "in_process_input", "read_source"]
 
@@ -68,10 +51,11 @@ class WriteSource:
 
 @dataclass(frozen=True)
 class InProcessInput:
-    """An input as the in-process engine would read it: its schema as Spark reads it, its
-    size, and the read; or why it is left to Spark (``declined``)."""
+    """An input as the in-process engine would read it: its schema as Spark reads it (in
+    Spark's JSON form, which Delta's log holds), its size, and the read; or why it is left
+    to Spark (``declined``)."""
 
-    schema: StructType | None
+    schema: str | None
     work: InProcessWork | None
     declined: str | None = None
     read: Callable[[], pa.Table] = field(default=lambda: pa.table({}), repr=False)
@@ -136,7 +120,7 @@ def _delta_input(source: WriteSource, context: Context) -> InProcessInput:
         return pa.concat_tables(parts) if parts else snapshot.schema.arrow.empty_table()
 
     work = InProcessWork(rows=rows, bytes=sum(f.size for f in files), files=len(files))
-    return InProcessInput(schema=spark_schema(snapshot), work=work, read=read)
+    return InProcessInput(schema=snapshot.schema.json, work=work, read=read)
 
 
 def _hidden(relative: str) -> bool:
@@ -188,7 +172,7 @@ def _parquet_input(source: WriteSource) -> InProcessInput:
         if over is not None:  # the rest is not read: Spark reads it
             return _declined(over)
     assert schema is not None
-    struct, why = _spark_schema(schema)
+    struct, why = _schema_json(schema)
     if struct is None:
         return _declined(why)
 
@@ -200,47 +184,51 @@ def _parquet_input(source: WriteSource) -> InProcessInput:
     return InProcessInput(schema=struct, work=work, read=read)
 
 
-_SIMPLE: dict[str, DataType] = {
-    "bool": BooleanType(),
-    "int8": ByteType(),
-    "int16": ShortType(),
-    "int32": IntegerType(),
-    "int64": LongType(),
-    "float": FloatType(),
-    "double": DoubleType(),
-    "string": StringType(),
-    "large_string": StringType(),
-    "binary": BinaryType(),
-    "large_binary": BinaryType(),
-    "date32[day]": DateType(),
+# The type Spark reads a Parquet column of each Arrow type as, in the JSON form.
+_SIMPLE: dict[str, str] = {
+    "bool": "boolean",
+    "int8": "byte",
+    "int16": "short",
+    "int32": "integer",
+    "int64": "long",
+    "float": "float",
+    "double": "double",
+    "string": "string",
+    "large_string": "string",
+    "binary": "binary",
+    "large_binary": "binary",
+    "date32[day]": "date",
 }
 
 
-def _spark_type(arrow: pa.DataType) -> DataType | None:
-    """The type Spark reads a Parquet column of ``arrow``'s type as, None where it is in
-    doubt here."""
+def _json_type(arrow: pa.DataType) -> str | None:
+    """The type Spark reads a Parquet column of ``arrow``'s type as (its JSON name), None
+    where it is in doubt here."""
     simple = _SIMPLE.get(str(arrow))
     if simple is not None:
         return simple
     if pa.types.is_timestamp(arrow) and arrow.unit in ("ms", "us"):
-        return TimestampType() if arrow.tz is not None else TimestampNTZType()
+        return "timestamp" if arrow.tz is not None else "timestamp_ntz"
     if pa.types.is_decimal128(arrow) and arrow.precision <= 38:
-        return DecimalType(arrow.precision, arrow.scale)
+        return f"decimal({arrow.precision},{arrow.scale})"
     return None
 
 
-def _spark_schema(schema: pa.Schema) -> tuple[StructType | None, str]:
-    """``schema`` as Spark reads it (every column nullable), or None and why not."""
+def _schema_json(schema: pa.Schema) -> tuple[str | None, str]:
+    """``schema`` as Spark reads it (every column nullable) in Spark's JSON form, or None
+    and why not."""
     folded = [n.lower() for n in schema.names]
     if len(set(folded)) != len(folded):
         return None, "column names equal but for case: Spark refuses them"
     fields = []
     for arrow_field in schema:
-        spark_type = _spark_type(arrow_field.type)
-        if spark_type is None:
+        json_type = _json_type(arrow_field.type)
+        if json_type is None:
             return None, (
                 f"column {arrow_field.name!r} has the Parquet type {arrow_field.type}, which "
                 "Spark reads by rules of its own"
             )
-        fields.append(StructField(arrow_field.name, spark_type, True))
-    return StructType(fields), ""
+        fields.append(
+            {"name": arrow_field.name, "type": json_type, "nullable": True, "metadata": {}}
+        )
+    return json.dumps({"type": "struct", "fields": fields}), ""

@@ -41,6 +41,7 @@ __all__ = [
     "resolve_bloom_columns",
     "resolve_clustering_columns",
     "resolve_partition_columns",
+    "same_type",
     "type_text",
 ]
 
@@ -79,6 +80,40 @@ def type_text(kind: str | Mapping[str, Any]) -> str:
     if tag == "udt" and "sqlType" in kind:
         return type_text(kind["sqlType"])
     return tag
+
+
+def same_type(one: str | Mapping[str, Any], other: str | Mapping[str, Any]) -> bool:
+    """Whether two JSON schema types are one type as Spark's ``DataType`` equality has it:
+    nested fields' names, nullability and metadata, an array's ``containsNull`` and a map's
+    ``valueContainsNull`` included; a left-out flag or metadata read as Spark reads it."""
+    return bool(_normal(one) == _normal(other))
+
+
+def _normal(kind: str | Mapping[str, Any]) -> Any:
+    if isinstance(kind, str):
+        return kind
+    tag = kind.get("type")
+    if tag == "struct":
+        fields = [
+            (
+                str(f["name"]),
+                _normal(f["type"]),
+                bool(f.get("nullable", True)),
+                json.dumps(f.get("metadata") or {}, sort_keys=True),
+            )
+            for f in kind["fields"]
+        ]
+        return ("struct", tuple(fields))
+    if tag == "array":
+        return ("array", _normal(kind["elementType"]), bool(kind.get("containsNull", True)))
+    if tag == "map":
+        return (
+            "map",
+            _normal(kind["keyType"]),
+            _normal(kind["valueType"]),
+            bool(kind.get("valueContainsNull", True)),
+        )
+    return json.dumps(kind, sort_keys=True)
 
 
 @dataclass(frozen=True)
