@@ -1,5 +1,5 @@
-"""Planning an optimize: a frozen plan or a NothingToDo saying why, and nothing written
-or committed by planning (zorder.api.cluster.plan_optimize); no JVM."""
+"""Planning an optimize or a write: a frozen plan or a NothingToDo saying why, and nothing
+written or committed by planning (zorder.api.cluster.plan_optimize, plan_write); no JVM."""
 
 from __future__ import annotations
 
@@ -7,17 +7,21 @@ import dataclasses
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable, write_deltalake
 
 import zorder
-from zorder.api.cluster import NothingToDo, plan_optimize
+from zorder.api.cluster import NothingToDo, plan_optimize, plan_write
 from zorder.api.context import Context
 from zorder.api.engines import RunWith
 from zorder.api.jobs import ClusterOptions
+from zorder.api.modes import WriteMode
 from zorder.api.runs import RunPlan
-from zorder.errors import InvalidArgumentError
+from zorder.api.sources import InProcessInput, WriteSource
+from zorder.errors import InvalidArgumentError, SchemaMismatchError
 from zorder.table import Storage, load_snapshot
+from zorder.table.delta.transactions import AppTransaction
 
 
 def _planned(path: str, *, where: str | None = None, fanout: int = 4) -> RunPlan | NothingToDo:
@@ -80,3 +84,70 @@ def test_bad_input_is_refused_before_anything_is_planned(tmp_path: Path) -> None
         _planned(path, fanout=1)
     with pytest.raises(InvalidArgumentError, match="partition"):
         _planned(path, where="x = 1")  # an unpartitioned table has no partitions to choose
+
+
+def _planned_write(
+    source: str, path: str, *, mode: WriteMode = "append", **options: object
+) -> RunPlan | NothingToDo:
+    storage = Storage.of(path)
+    snapshot = load_snapshot(storage) if Path(path, "_delta_log").exists() else None
+    transaction = AppTransaction.of(options.pop("txn_app_id", None), options.pop("txn", None))
+    return plan_write(
+        WriteSource(source),
+        storage,
+        snapshot,
+        ClusterOptions(**options),  # type: ignore[arg-type]
+        mode=mode,
+        partition_by=None,
+        transaction=transaction,
+        run=RunWith(engine="arrow", context=Context.of(None)),
+    )
+
+
+def test_a_write_plan_holds_its_rows_and_engine_and_writes_nothing(tmp_path: Path) -> None:
+    """Planning a write reads the input's metadata only: no table is created, no column
+    added (schema_mode="merge" adds them when the plan runs), nothing committed."""
+    source = str(tmp_path / "in.parquet")
+    pq.write_table(pa.table({"x": [3, 1, 2], "y": [1, 2, 3], "z": [0.5, 1.5, 2.5]}), source)
+    path = str(tmp_path / "t")
+    planned = _planned_write(source, path, by=["x", "y"])
+    assert isinstance(planned, RunPlan)
+    assert planned.job.chosen_engine.engine == "arrow"
+    assert isinstance(planned.rows, InProcessInput)
+    assert planned.rows.work is not None
+    assert planned.rows.work.rows == 3
+    assert not Path(path).exists()  # no table made by planning
+
+    write_deltalake(path, pa.table({"x": [9], "y": [8]}))
+    merged = _planned_write(source, path, by=["x", "y"], schema_mode="merge")
+    assert isinstance(merged, RunPlan)
+    assert merged.job.evolution is not None
+    assert merged.job.evolution.filled == ()
+    assert merged.job.evolution.added is not None
+    assert '"z"' in merged.job.evolution.added
+    assert DeltaTable(path).version() == 0  # the column is added when the plan runs
+    assert DeltaTable(path).schema().to_arrow().names == ["x", "y"]
+    with pytest.raises(SchemaMismatchError, match="'z' is not in the table"):
+        _planned_write(source, path, by=["x", "y"])
+
+
+def test_a_write_the_table_records_already_is_nothing_to_do(tmp_path: Path) -> None:
+    source = str(tmp_path / "in.parquet")
+    pq.write_table(pa.table({"x": [3, 1, 2], "y": [1, 2, 3]}), source)
+    path = str(tmp_path / "t")
+    done = zorder.write(
+        source, path, by=["x", "y"], engine="arrow", txn_app_id="app", txn_version=4
+    )
+    assert not done.skipped
+    committed = DeltaTable(path).version()
+    for version in (4, 3):
+        planned = _planned_write(source, path, by=["x", "y"], txn_app_id="app", txn=version)
+        assert isinstance(planned, NothingToDo)
+        assert "'app'" in planned.why
+        assert f"version {version}" in planned.why
+    assert isinstance(_planned_write(source, path, txn_app_id="app", txn=5), RunPlan)
+    again = zorder.write(
+        source, path, mode="append", engine="arrow", txn_app_id="app", txn_version=4
+    )
+    assert again.skipped
+    assert DeltaTable(path).version() == committed

@@ -60,6 +60,7 @@ __all__ = [
     "WriteMode",
     "optimize_table",
     "plan_optimize",
+    "plan_write",
     "write_table",
 ]
 
@@ -92,8 +93,8 @@ def write_table(
 ) -> ClusterMetrics:
     """:meth:`zorder.Table.write`: ``source`` (a DataFrame, or files at a path) clustered
     into the table at ``storage``, whose newest version is ``snapshot`` (None: there is no
-    table yet), by the engine ``run`` asks for (:mod:`zorder.api.engines`): a DataFrame is
-    Spark's; files may be read and written in this process.
+    table yet): planned (:func:`plan_write`), then executed by the engine chosen and
+    committed.
 
     With ``transaction``, a write the table records already is skipped before
     anything runs, and one a concurrent writer commits first is skipped at the
@@ -102,48 +103,88 @@ def write_table(
     Under ``asked.schema_mode="merge"``, columns the table lacks are added to it in a commit of
     their own before anything is written (:func:`zorder.table.delta.evolution.add_columns`).
     """
-    from zorder.api.sources import WriteSource, checked_source, read_source
+    from zorder.api.sources import InProcessInput, WriteSource, read_source
 
     started = time.perf_counter()
     shown = progress_of(run.progress, f"Clustering into {storage.uri}...", None)
     with timed_phases(), shown:
-        write_commit_mode(mode, storage, snapshot)  # refused before any input is read
-        if isinstance(source, WriteSource):
-            source = checked_source(source, asked.by)
-        rows, df, choice = _write_input(source, storage, run)
-        # The rows' schema in Spark's JSON form (Delta's log's), whichever engine reads them.
-        schema = df.schema.json() if df is not None else rows.schema if rows is not None else None
-        assert schema is not None
-        job = write_job(
-            schema,
+        planned = plan_write(
+            source,
             storage,
             snapshot,
             asked,
             mode=mode,
             partition_by=partition_by,
             transaction=transaction,
+            run=run,
         )
-        job = dataclasses.replace(job, engine=choice)
-        if transaction is not None and snapshot is not None and transaction.done_in(snapshot.table):
-            return _skipped(job, started)
-        job = _evolved(job)
+        if isinstance(planned, NothingToDo):
+            return _skipped(planned.job, started)
+        plan = dataclasses.replace(planned, job=_evolved(planned.job), started=started)
 
         def in_spark(plan: RunPlan) -> SparkRun:
             from zorder.api.in_spark import SparkRun, filled  # pyspark loads when Spark runs
 
-            frame = df
-            if frame is None:  # the in-process engine gave the path back to Spark
+            frame = plan.rows
+            if frame is None or isinstance(frame, InProcessInput):
+                # the in-process engine gave the path back to Spark
                 assert isinstance(source, WriteSource)
                 frame = read_source(run.spark("write"), source)
             return SparkRun(frame.sparkSession, filled(plan.job, frame))
 
-        plan = RunPlan(job=job, started=started)
+        rows = plan.rows if isinstance(plan.rows, InProcessInput) else None
         here = ArrowRun(run.context, rows) if rows is not None else None
         try:
-            metrics = _executed(plan, run, here, in_spark, f"Clustering into {job.uri}...")
+            metrics = _executed(plan, run, here, in_spark, f"Clustering into {plan.job.uri}...")
         except AlreadyRecordedError:
-            return _skipped(job, started)
-    return _with_overwritten(job, metrics)
+            return _skipped(plan.job, started)
+    return _with_overwritten(plan.job, metrics)
+
+
+def plan_write(
+    source: DataFrame | WriteSource,
+    storage: Storage,
+    snapshot: TableSnapshot | None,
+    asked: ClusterOptions,
+    *,
+    mode: WriteMode,
+    partition_by: Sequence[str] | None,
+    transaction: AppTransaction | None,
+    run: RunWith,
+) -> RunPlan | NothingToDo:
+    """A write of ``source`` planned: the job (checked against the rows' schema and the
+    table's), the engine that will write it and its rows (a DataFrame, or the input read in
+    this process); or, when the table records ``transaction`` already, why nothing is
+    written. The mode and a path input are refused before any input is read or session
+    started; a path the in-process engine declines (or ``engine="spark"``) is read by Spark
+    here, lazily (its schema only). Nothing is written or committed: columns that
+    ``schema_mode="merge"`` adds are added when the plan runs."""
+    from zorder.api.sources import WriteSource, checked_source
+
+    write_commit_mode(mode, storage, snapshot)  # refused before any input is read
+    if isinstance(source, WriteSource):
+        source = checked_source(source, asked.by)
+    rows, df, choice = _write_input(source, storage, run)
+    # The rows' schema in Spark's JSON form (Delta's log's), whichever engine reads them.
+    schema = df.schema.json() if df is not None else rows.schema if rows is not None else None
+    assert schema is not None
+    job = write_job(
+        schema,
+        storage,
+        snapshot,
+        asked,
+        mode=mode,
+        partition_by=partition_by,
+        transaction=transaction,
+    )
+    job = dataclasses.replace(job, engine=choice)
+    if transaction is not None and snapshot is not None and transaction.done_in(snapshot.table):
+        return NothingToDo(
+            job,
+            f"the table records version {transaction.version} of the writer "
+            f"{transaction.app_id!r} (or a newer one) already: nothing is written",
+        )
+    return RunPlan(job=job, rows=df if df is not None else rows, started=time.perf_counter())
 
 
 def _write_input(
@@ -221,8 +262,9 @@ def _with_overwritten(job: ClusterJob, metrics: ClusterMetrics) -> ClusterMetric
 
 @dataclass(frozen=True)
 class NothingToDo:
-    """A run planned with nothing to rewrite: the job (what the table should still
-    record), and why, in words for the user."""
+    """A run planned with nothing to write or rewrite (an optimize with no file to
+    rewrite, a write whose transaction the table records): the job (what the table should
+    still record), and why, in words for the user."""
 
     job: ClusterJob
     why: str

@@ -18,7 +18,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from deltalake import Schema as DeltaSchema
 
@@ -43,6 +43,11 @@ from zorder.table import (
 )
 from zorder.table.clustering import CommitClustering, Operation, Run, file_number
 from zorder.table.depths import rewritten_depths, snapshot_depths
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from zorder.api.sources import InProcessInput
 
 __all__ = [
     "ClusterMetrics",
@@ -165,11 +170,14 @@ class RunPlan:
     """One write or optimize, planned, as either engine executes it: the job (its table, its
     clustering plan, file and row-group sizes, bloom filters, partitions, and the engine
     chosen for it) and, for an optimize, the files it rewrites (files of
-    ``job.snapshot``, whole partitions where deleted rows require it). ``started``: when
-    the command began (its result's seconds)."""
+    ``job.snapshot``, whole partitions where deleted rows require it); for a write, its
+    rows (``rows``): a DataFrame, or the input the in-process engine reads
+    (:class:`zorder.api.sources.InProcessInput`). ``started``: when the command began (its
+    result's seconds)."""
 
     job: ClusterJob
     read: tuple[DataFile, ...] = ()
+    rows: InProcessInput | DataFrame | None = None  # a write's rows
     started: float
 
 
