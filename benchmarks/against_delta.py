@@ -69,10 +69,10 @@ import zorder
 from benchmarks import tpch_filters
 from benchmarks.report import command_line, machine_facts, measured_on, replace_section, write_json
 from benchmarks.session import delta_user_session
-from zorder.api.engines import IN_PROCESS_ROWS
 from zorder.columns import sql_identifier
 from zorder.demo import NETWORK_COLUMNS, network_frame, random_network_values
 from zorder.errors import BenchmarkError
+from zorder.plan.engines import IN_PROCESS_ROWS
 from zorder.skipping.sql import sql_literal
 
 TIME_GOAL = 0.7  # zorder's clustering time against Delta's, at most

@@ -23,16 +23,17 @@ RANKS = {
     "skipping": 4,
     "table": 5,
     "advice": 5,
-    "worker_daemon": 6,
-    "spark": 6,
-    "arrow": 6,
-    "api": 7,
-    "plot": 8,
-    "demo": 9,
-    "bench": 10,
-    "bench_delta_rs": 10,
-    "cli": 11,
-    "__main__": 12,
+    "plan": 6,
+    "worker_daemon": 7,
+    "spark": 7,
+    "arrow": 7,
+    "api": 8,
+    "plot": 9,
+    "demo": 10,
+    "bench": 11,
+    "bench_delta_rs": 11,
+    "cli": 12,
+    "__main__": 13,
 }
 # The top-level package re-exports the public API on first use (PEP 562).
 TOP_LEVEL_MAY_IMPORT = {"errors", "curves", "api"}
@@ -48,6 +49,8 @@ FORBIDDEN = {
     "table": {"pyspark", "py4j", "duckdb", "typer", "matplotlib", "rich"},
     "arrow": {"pyspark", "py4j", "typer", "matplotlib", "rich"},
     "advice": {"pyspark", "py4j", "deltalake", "duckdb", "typer", "matplotlib", "rich"},
+    # pyspark only for type names, under TYPE_CHECKING (test_the_plan_names_spark_types_only)
+    "plan": {"duckdb", "typer", "matplotlib", "rich"},
     "spark": {"typer", "matplotlib"},
     "api": {"typer", "matplotlib"},
 }
@@ -204,3 +207,51 @@ def test_no_module_imports_itself_round_about() -> None:
 def test_the_cycle_check_finds_a_cycle() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def _type_only_imports(tree: ast.Module) -> set[int]:
+    """The line numbers of imports under a module-level ``if TYPE_CHECKING:``."""
+    lines = set()
+    for node in tree.body:
+        test = node.test if isinstance(node, ast.If) else None
+        if isinstance(test, ast.Name) and test.id == "TYPE_CHECKING":
+            lines |= {
+                n.lineno for n in ast.walk(node) if isinstance(n, ast.ImportFrom | ast.Import)
+            }
+    return lines
+
+
+def pyspark_loaded_by(path: Path) -> list[int]:
+    """The lines of ``path`` that import pyspark or py4j other than for type checking."""
+    tree = ast.parse(path.read_text())
+    typing_only = _type_only_imports(tree)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        else:
+            continue
+        spark = any(n.split(".")[0] in {"pyspark", "py4j"} for n in names)
+        if spark and node.lineno not in typing_only:
+            found.append(node.lineno)
+    return found
+
+
+def test_the_plan_names_spark_types_only() -> None:
+    """The run plan is built in no engine's types: pyspark is named for type checking (a
+    write's rows may be a DataFrame), never imported."""
+    plan = sorted((SOURCE / "plan").glob("*.py"))
+    assert plan
+    assert {path.name: pyspark_loaded_by(path) for path in plan} == {p.name: [] for p in plan}
+
+
+def test_the_plan_rule_catches_a_pyspark_import(tmp_path: Path) -> None:
+    module = tmp_path / "bad.py"
+    module.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from pyspark.sql import DataFrame\n"
+        "def f():\n    import pyspark\n"
+    )
+    assert pyspark_loaded_by(module) == [5]

@@ -630,7 +630,7 @@ def test_time_travel_from_the_command_line(tmp_path: Path) -> None:
 
 
 def test_a_file_count_past_the_bound_is_refused_before_anything_runs() -> None:
-    from zorder.api.jobs import file_count
+    from zorder.plan.jobs import file_count
     from zorder.sizes import MAX_FILES
 
     assert file_count(MAX_FILES, None, None) == MAX_FILES

@@ -68,7 +68,7 @@ def test_every_public_error_is_in_the_hierarchy() -> None:
 @pytest.mark.parametrize(
     ("module", "name"),
     [
-        ("zorder.api.inprocess", "NeedsSparkError"),
+        ("zorder.arrow.engine", "NeedsSparkError"),
         ("zorder.table.delta.transactions", "AlreadyRecordedError"),
     ],
 )

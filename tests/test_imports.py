@@ -45,7 +45,7 @@ def test_the_api_still_loads_on_first_use() -> None:
     # write and optimize machinery loads Spark's half only when Spark runs.
     assert loaded_after("import zorder; zorder.write") == ["deltalake"]
     assert loaded_after("import zorder; zorder.ClusterMetrics.__name__") == ["deltalake"]
-    assert "pyspark" in loaded_after("import zorder.api.in_spark")
+    assert "pyspark" in loaded_after("import zorder.spark.engine")
 
 
 def test_every_public_name_resolves() -> None:

@@ -12,14 +12,13 @@ import pytest
 from deltalake import DeltaTable, write_deltalake
 
 import zorder
-from zorder.api.cluster import NothingToDo, plan_optimize, plan_write
+from zorder.api.cluster import NothingToDo, RunWith, plan_optimize, plan_write
 from zorder.api.context import Context
-from zorder.api.engines import RunWith
-from zorder.api.jobs import ClusterOptions
-from zorder.api.modes import WriteMode
-from zorder.api.runs import RunPlan
-from zorder.api.sources import InProcessInput, WriteSource
+from zorder.api.sources import WriteSource
 from zorder.errors import InvalidArgumentError, SchemaMismatchError
+from zorder.plan.jobs import ClusterOptions
+from zorder.plan.modes import WriteMode
+from zorder.plan.runs import InProcessInput, RunPlan
 from zorder.table import Storage, load_snapshot
 from zorder.table.delta.transactions import AppTransaction
 

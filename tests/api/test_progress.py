@@ -11,7 +11,8 @@ from types import SimpleNamespace
 import pytest
 from rich.console import Console
 
-from zorder.api.progress import phase, spark_status, status_text
+from zorder.api.progress import spark_status, status_text
+from zorder.plan.progress import phase
 from zorder.spark.progress import JobProgress, _ConnectProgress
 
 

@@ -7,7 +7,7 @@ import pyarrow as pa
 from hypothesis import given
 from hypothesis import strategies as st
 
-from zorder.api.inprocess import _row_partitions
+from zorder.arrow.engine import _row_partitions
 from zorder.arrow.layout import curve_files, sorted_files
 from zorder.curves.clustering import ClusteringColumn, ClusteringPlan
 

@@ -37,13 +37,13 @@ import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 
 import zorder
-import zorder.api.in_spark as in_spark
-import zorder.api.inprocess as inprocess_module
-import zorder.api.runs as runs_module
+import zorder.arrow.engine as inprocess_module
+import zorder.plan.runs as runs_module
+import zorder.spark.engine as in_spark
 from tests.spark.jvm import QUICK_JVM_OPTIONS
-from zorder.api.modes import Engine
 from zorder.arrow.layout import FileRows
 from zorder.arrow.writes import write_files
+from zorder.plan.modes import Engine
 from zorder.spark import local_session
 from zorder.spark.layout import cluster
 from zorder.spark.partitions import cluster_partitions

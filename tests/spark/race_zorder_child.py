@@ -19,7 +19,7 @@ import sys
 from unittest.mock import patch
 
 import zorder
-import zorder.api.runs as runs_module
+import zorder.plan.runs as runs_module
 from tests.spark.crash_child import announcing_commit
 
 BY = ["a", "b"]

@@ -66,10 +66,10 @@ from pyspark.sql import SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
 
 import zorder
-import zorder.api.runs as runs_module
+import zorder.plan.runs as runs_module
 from tests.spark.helpers import kernel_rows
-from zorder.api.modes import Engine
 from zorder.errors import ConcurrentCommitError
+from zorder.plan.modes import Engine
 from zorder.table.delta.commit import commit_files
 
 COLUMNS = ["id", "p", "v", "a", "b"]

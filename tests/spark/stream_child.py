@@ -47,8 +47,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
 
 import zorder
-import zorder.api.in_spark as in_spark
-import zorder.api.runs as runs_module
+import zorder.plan.runs as runs_module
+import zorder.spark.engine as in_spark
 from tests.spark.jvm import QUICK_JVM_OPTIONS
 from zorder.api.streams import BatchWriter
 from zorder.spark import local_session

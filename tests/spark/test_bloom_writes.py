@@ -244,8 +244,8 @@ def test_appends_keep_the_tables_filters_and_partitions_take_none(
 def test_a_spec_without_filters_keeps_the_tables_and_order_names_nothing(
     spark: SparkSession, tmp_path: Path
 ) -> None:
-    from zorder.api.jobs import ClusterOptions, _resolved_spec
     from zorder.curves.kinds import ClusteringSpec
+    from zorder.plan.jobs import ClusterOptions, _resolved_spec
 
     path = tmp_path / "t"
     zorder.write(

@@ -263,8 +263,8 @@ def test_nested_fields_added_and_dropped_since_a_file_was_written(
 def test_partitions_of_a_renamed_partition_column_are_chosen_as_spark_chooses(
     spark: SparkSession, kernel: duckdb.DuckDBPyConnection, tmp_path: Path
 ) -> None:
+    from zorder.api.cluster import chosen_here
     from zorder.api.context import Context
-    from zorder.api.inprocess import chosen_here
     from zorder.skipping.sql import parse_filter
     from zorder.spark.writes import chosen_by_spark
     from zorder.table import Storage, load_snapshot

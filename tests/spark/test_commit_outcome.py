@@ -14,7 +14,7 @@ commit) is made for real by deltalake; the step around it is made to raise:
 Then every file the log references must exist, and deltalake, DuckDB's
 ``delta_scan`` and ``zorder.to_arrow`` read the same rows. An optimize's files are
 written by either engine (Spark, or this process), then committed by the path both
-share (:mod:`zorder.api.runs`): each kind of optimize is made by each.
+share (:mod:`zorder.plan.runs`): each kind of optimize is made by each.
 """
 
 from __future__ import annotations
@@ -36,11 +36,11 @@ from deltalake.table import TableAlterer
 from pyspark.sql import SparkSession
 
 import zorder
-import zorder.api.runs as runs_module
+import zorder.plan.runs as runs_module
 import zorder.table.delta.commit as commit_module
 from tests.delta_writer import delete_rows, live_adds
 from tests.spark.helpers import arrow_rows, delta_rs_rows, kernel_rows
-from zorder.api.modes import Engine, WriteMode
+from zorder.plan.modes import Engine, WriteMode
 
 pytestmark = pytest.mark.spark
 

@@ -18,15 +18,15 @@ from deltalake import DeltaTable, write_deltalake
 from pyspark.sql import SparkSession
 
 import zorder
-import zorder.api.runs as runs_module
-from zorder.api.modes import Engine
+import zorder.plan.runs as runs_module
 from zorder.errors import ConcurrentCommitError
+from zorder.plan.modes import Engine
 from zorder.table.delta.commit import commit_files
 
 pytestmark = pytest.mark.spark
 
 BY = ["a", "b"]
-# Either engine writes an optimize's files; both commit through zorder.api.runs.
+# Either engine writes an optimize's files; both commit through zorder.plan.runs.
 ENGINES: list[Engine] = ["spark", "arrow"]
 
 

@@ -38,8 +38,8 @@ from tests.spark.test_partitioned_optimize import (
     just_before_commit,
     other_process,
 )
-from zorder.api.modes import Engine
 from zorder.errors import ConcurrentCommitError, UnsupportedTableError
+from zorder.plan.modes import Engine
 
 pytestmark = pytest.mark.spark
 
@@ -222,8 +222,8 @@ def test_optimize_of_a_change_data_feed_table_with_deleted_rows_is_refused_first
 ) -> None:
     path = copy_of("cdf-table-with-cdc-and-dvs", tmp_path)
     listing = sorted(str(p) for p in Path(path).rglob("*"))
-    import zorder.api.in_spark as in_spark
-    import zorder.api.inprocess as inprocess_module
+    import zorder.arrow.engine as inprocess_module
+    import zorder.spark.engine as in_spark
 
     def never(*args: object, **kwargs: object) -> None:
         raise AssertionError("nothing may be laid out")

@@ -69,8 +69,8 @@ from pyspark.sql.types import (
 )
 
 import zorder
-from zorder.api.context import Context, session_ansi
-from zorder.api.inprocess import chosen_here
+from zorder.api.cluster import chosen_here
+from zorder.api.context import Context
 from zorder.columns import match_column
 from zorder.errors import FilterEvaluationError, UnsupportedFilterError, ZorderError
 from zorder.skipping.ansi import ANSI_SETTING
@@ -79,6 +79,7 @@ from zorder.skipping.sql import parse_filter, parse_unfolded, referenced_columns
 from zorder.spark.compat import PYSPARK_VERSION
 from zorder.spark.guard import check_spark_parse
 from zorder.spark.scan import read_files
+from zorder.spark.settings import session_ansi
 from zorder.spark.writes import chosen_by_spark
 from zorder.table import Storage, TableSnapshot, load_snapshot
 

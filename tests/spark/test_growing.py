@@ -16,8 +16,8 @@ from pyspark.sql import functions as F
 
 import zorder
 from tests.spark.helpers import delta_rows, spark_rows
-from zorder.api.modes import Engine
 from zorder.curves import ClusteringSpec
+from zorder.plan.modes import Engine
 from zorder.table import Storage, latest_clustering
 
 BY = ["a", "b"]

@@ -21,8 +21,8 @@ from pyspark.sql import functions as F
 from typer.testing import CliRunner
 
 import zorder
-from zorder.api.modes import Engine
 from zorder.cli import app
+from zorder.plan.modes import Engine
 from zorder.skipping import spark_functions
 from zorder.spark.compat import version_tuple
 from zorder.spark.guard import check_spark_parse

@@ -26,10 +26,10 @@ from hypothesis import strategies as st
 from pyspark.sql import DataFrame, SparkSession
 
 import zorder
-import zorder.api.runs as runs_module
+import zorder.plan.runs as runs_module
 from tests.spark.helpers import delta_rs_rows, kernel_rows, row_multiset
-from zorder.api.modes import Engine
 from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError, TableExistsError
+from zorder.plan.modes import Engine
 from zorder.spark.compat import collect_arrow
 from zorder.table.clustering import SPEC_TRANSACTION
 from zorder.table.delta.commit import commit_files

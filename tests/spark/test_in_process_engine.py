@@ -221,7 +221,7 @@ def test_arrow_refuses_what_only_spark_does(source: str, tmp_path: Path) -> None
 def test_auto_runs_spark_over_the_bounds(
     spark: SparkSession, source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import zorder.api.engines as engines
+    import zorder.plan.engines as engines
 
     monkeypatch.setattr(engines, "IN_PROCESS_ROWS", ROWS - 1)
     path = str(tmp_path / "t")

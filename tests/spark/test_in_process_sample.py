@@ -18,8 +18,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 import zorder
-import zorder.api.in_spark as in_spark
 import zorder.arrow.sample as sample_module
+import zorder.spark.engine as in_spark
 from tests.spark.helpers import all_types_frame, kernel_rows, row_multiset
 from tests.spark.test_partitioned_optimize import DAYS, appended_by_delta_rs, contents
 from zorder.arrow.sample import sample_files

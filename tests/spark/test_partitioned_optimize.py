@@ -15,10 +15,10 @@ from deltalake import DeltaTable, write_deltalake
 from pyspark.sql import SparkSession
 
 import zorder
-import zorder.api.runs as runs_module
+import zorder.plan.runs as runs_module
 from tests.spark.helpers import row_multiset
-from zorder.api.context import session_ansi
-from zorder.api.modes import Engine
+from zorder.plan.modes import Engine
+from zorder.spark.settings import session_ansi
 from zorder.table.delta.commit import commit_files
 
 pytestmark = pytest.mark.spark
@@ -133,7 +133,7 @@ def test_bad_where_is_refused_before_anything_runs(spark: SparkSession, tmp_path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-# Either engine writes an optimize's files; both commit through zorder.api.runs.
+# Either engine writes an optimize's files; both commit through zorder.plan.runs.
 ENGINES: list[Engine] = ["spark", "arrow"]
 
 

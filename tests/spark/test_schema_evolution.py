@@ -28,7 +28,7 @@ from pyspark.sql import SparkSession
 
 import zorder
 from tests.spark.helpers import arrow_rows, delta_rs_rows, kernel_rows, row_multiset
-from zorder.api.modes import EngineUsed
+from zorder.plan.modes import EngineUsed
 
 pytestmark = pytest.mark.spark
 

@@ -25,10 +25,10 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
 
 import zorder
-import zorder.api.runs as runs_module
+import zorder.plan.runs as runs_module
 from tests.spark.helpers import delta_rs_rows, kernel_rows
-from zorder.api.modes import Engine
 from zorder.errors import ConcurrentCommitError, InvalidArgumentError
+from zorder.plan.modes import Engine
 from zorder.table.delta.commit import CommitRequest, commit_files
 
 pytestmark = pytest.mark.spark

@@ -27,9 +27,9 @@ from pyspark.sql import functions as F
 
 import zorder
 from tests.spark.helpers import PREFIX, all_types_frame, row_multiset, spark_rows
-from zorder.api.context import session_ansi
 from zorder.errors import FilterEvaluationError, ForbiddenFilterError, UnsupportedFilterError
 from zorder.spark.compat import arrow_frame
+from zorder.spark.settings import session_ansi
 
 pytestmark = pytest.mark.spark
 

@@ -19,9 +19,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 import zorder
-import zorder.api.in_spark as in_spark
-import zorder.api.runs as runs_module
 import zorder.arrow.sample
+import zorder.plan.runs as runs_module
+import zorder.spark.engine as in_spark
 from tests.spark.helpers import (
     all_types_frame,
     assert_stats_bound_files,
@@ -30,9 +30,9 @@ from tests.spark.helpers import (
     needs_arrow_udf,
     spark_rows,
 )
-from zorder.api.modes import Engine
 from zorder.curves import ClusteringSpec, Curve, KeyMethod
 from zorder.errors import InvalidArgumentError
+from zorder.plan.modes import Engine
 from zorder.spark.compat import collect_arrow
 from zorder.spark.keys import plan_key, sample_columns
 from zorder.spark.layout import plan_clustering
@@ -199,7 +199,7 @@ def test_optimize_takes_the_row_count_from_the_log_when_every_file_has_one(
         write_deltalake(table, arrow.slice(700), mode="append")
     assert zorder.table.load_snapshot(Storage.of(path)).counted_rows == 1200
     counts_given: list[int | None] = []
-    real_sample = zorder.spark.layout.sample_columns
+    real_sample = sample_columns
 
     def spy(*args: Any, **kwargs: Any) -> pa.Table:
         counts_given.append(kwargs.get("rows"))
@@ -237,7 +237,7 @@ def test_the_default_sample_grows_with_the_file_count(
     spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     sizes_given: list[int] = []
-    real_sample = zorder.spark.layout.sample_columns
+    real_sample = sample_columns
 
     def spy(*args: Any, **kwargs: Any) -> pa.Table:
         sizes_given.append(kwargs["sample_size"])

@@ -48,7 +48,7 @@ def main(argv: list[str]) -> None:
         delete_rows(path, data_file, [int(p) for p in positions.split(",")])
     elif kind == "optimize":
         import zorder
-        from zorder.api.engines import check_engine
+        from zorder.plan.engines import check_engine
         from zorder.spark import local_session
 
         started: list[SparkSession] = []

@@ -19,7 +19,6 @@ from zorder.api.describe import (
     RunDescription,
     TableDescription,
 )
-from zorder.api.modes import INPUT_FORMATS, InputFormat, WriteMode
 
 # The wrappers share names with modules (describe, vacuum, restore): zorder.api.table loads
 # those first (through arrow above), so these names are bound to the functions last.
@@ -29,6 +28,7 @@ from zorder.api.restore import RestoreResult
 from zorder.api.scanning import Scan, ScanReport
 from zorder.api.table import Snapshot, Table
 from zorder.api.vacuum import VacuumResult
+from zorder.plan.modes import INPUT_FORMATS, InputFormat, WriteMode
 from zorder.sizes import DEFAULT_TARGET_FILE_SIZE, parse_size
 
 if TYPE_CHECKING:

@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING
 from zorder.advice.advisor import Advice, Candidate, TableSize, advise_sample
 from zorder.advice.workload import Workload, read_workload
 from zorder.api.context import Context
-from zorder.api.jobs import file_count
 from zorder.api.scanning import plan_scan
 from zorder.columns import resolve_column
 from zorder.curves.clustering import ClusteringColumn
 from zorder.curves.encodings import SUPPORTED_TYPES, canonical_type_name
 from zorder.errors import InvalidArgumentError, ZorderError
+from zorder.plan.jobs import file_count
 from zorder.sizes import DEFAULT_TARGET_FILE_SIZE
 from zorder.skipping.sql import ParsedFilter
 from zorder.spark.keys import (

@@ -1,13 +1,13 @@
 """``write`` and ``optimize``: cluster rows along a curve into a Delta table.
 
 Both follow one path: check everything before any session starts, choose the
-engine (:mod:`zorder.api.engines`: this process for small work, handed to
-:mod:`zorder.api.inprocess`, else Spark, :mod:`zorder.api.in_spark`, and Spark again
+engine (:mod:`zorder.plan.engines`: this process for small work, handed to
+:mod:`zorder.arrow.engine`, else Spark, :mod:`zorder.spark.engine`, and Spark again
 where the in-process engine finds it cannot go on; Spark's part is imported only
 when Spark runs), lay the rows out (key, one partition per file, sort
 within files), write Parquet into a directory of the run's own under the table
 root, read the footers for statistics, and commit all files in one Delta
-transaction through :func:`zorder.api.runs.commit_run`, whichever engine wrote
+transaction through :func:`zorder.plan.runs.commit_run`, whichever engine wrote
 them. A failure leaves the table as it was and removes the run's directory,
 unless the log shows (or cannot show otherwise) that the commit was made: then
 the files stay, referenced by it (see :func:`zorder.table.guarded_run`).
@@ -18,46 +18,58 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from zorder.api.engines import EngineChoice, RunWith, check_engine, choose_engine
-from zorder.api.inprocess import (
+from zorder.api.context import Context
+from zorder.api.progress import progress_of, watch_session
+from zorder.arrow.engine import (
     ArrowRun,
     NeedsSparkError,
-    chosen_here,
     declined_in_process,
     optimize_work,
 )
-from zorder.api.jobs import (
+from zorder.arrow.sample import sampled_here
+from zorder.curves.kinds import ClusteringSpec
+from zorder.errors import InvalidArgumentError
+from zorder.plan.engines import EngineChoice, check_engine, choose_engine
+from zorder.plan.jobs import (
     ClusterJob,
     ClusterOptions,
     optimize_job,
     write_commit_mode,
     write_job,
 )
-from zorder.api.modes import Engine, WriteMode
-from zorder.api.progress import phase, progress_of, timed_phases
-from zorder.api.runs import ClusterMetrics, RunPlan, execute_and_commit, unchanged_metrics
-from zorder.curves.kinds import ClusteringSpec
-from zorder.errors import InvalidArgumentError
-from zorder.table import Storage, TableSnapshot, record_properties, rewrite_scope
+from zorder.plan.modes import Engine, WriteMode
+from zorder.plan.progress import phase, timed_phases
+from zorder.plan.runs import (
+    ClusterMetrics,
+    InProcessInput,
+    RunPlan,
+    execute_and_commit,
+    unchanged_metrics,
+)
+from zorder.skipping.sql import ParsedFilter
+from zorder.table import DataFile, Storage, TableSnapshot, record_properties, rewrite_scope
 from zorder.table.delta.evolution import add_columns
 from zorder.table.delta.schema import delta_schema
 from zorder.table.delta.transactions import AlreadyRecordedError, AppTransaction
-from zorder.table.partition_filters import check_partition_where
+from zorder.table.partition_filters import check_partition_where, partitions_where
 from zorder.table.tiering import check_fanout, files_to_optimize, runs_of_spec
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    import pyarrow as pa
+    from pyspark.sql import DataFrame, SparkSession
 
-    from zorder.api.in_spark import SparkRun
-    from zorder.api.sources import InProcessInput, WriteSource
+    from zorder.api.sources import WriteSource
+    from zorder.spark.engine import SparkRun
 
 __all__ = [
     "ClusterMetrics",
     "NothingToDo",
+    "RunWith",
     "WriteMode",
+    "chosen_here",
     "optimize_table",
     "plan_optimize",
     "plan_write",
@@ -103,7 +115,7 @@ def write_table(
     Under ``asked.schema_mode="merge"``, columns the table lacks are added to it in a commit of
     their own before anything is written (:func:`zorder.table.delta.evolution.add_columns`).
     """
-    from zorder.api.sources import InProcessInput, WriteSource, read_source
+    from zorder.api.sources import WriteSource, read_source
 
     started = time.perf_counter()
     shown = progress_of(run.progress, f"Clustering into {storage.uri}...", None)
@@ -123,7 +135,7 @@ def write_table(
         plan = dataclasses.replace(planned, job=_evolved(planned.job), started=started)
 
         def in_spark(plan: RunPlan) -> SparkRun:
-            from zorder.api.in_spark import SparkRun, filled  # pyspark loads when Spark runs
+            from zorder.spark.engine import SparkRun, filled  # pyspark loads when Spark runs
 
             frame = plan.rows
             if frame is None or isinstance(frame, InProcessInput):
@@ -133,7 +145,7 @@ def write_table(
             return SparkRun(frame.sparkSession, filled(plan.job, frame))
 
         rows = plan.rows if isinstance(plan.rows, InProcessInput) else None
-        here = ArrowRun(run.context, rows) if rows is not None else None
+        here = ArrowRun(run.context.time_zone, rows) if rows is not None else None
         try:
             metrics = _executed(plan, run, here, in_spark, f"Clustering into {plan.job.uri}...")
         except AlreadyRecordedError:
@@ -260,6 +272,24 @@ def _with_overwritten(job: ClusterJob, metrics: ClusterMetrics) -> ClusterMetric
     )
 
 
+@dataclass(frozen=True, kw_only=True)
+class RunWith:
+    """How a write or an optimize runs: the engine asked for; the handle's context (its
+    session, started only when Spark runs, and the zone and ANSI meaning filters and
+    partition values are read with); a status line."""
+
+    engine: Engine = "auto"
+    context: Context = field(default_factory=Context)
+    progress: bool = False
+
+    def spark(self, what: str) -> SparkSession:
+        """The session Spark runs ``what`` in (``"write"``, ``"optimize"``), started now if
+        it was not; InvalidArgumentError if none can be had."""
+        spark = self.context.session(f"Table.{what}")
+        watch_session(spark)  # a status line shows its tasks
+        return spark
+
+
 @dataclass(frozen=True)
 class NothingToDo:
     """A run planned with nothing to write or rewrite (an optimize with no file to
@@ -268,6 +298,20 @@ class NothingToDo:
 
     job: ClusterJob
     why: str
+
+
+def chosen_here(
+    snapshot: TableSnapshot,
+    partitions: Sequence[tuple[Any, ...]],
+    parsed: ParsedFilter,
+    context: Context,
+) -> set[tuple[Any, ...]] | None:
+    """The partitions an optimize's ``where`` (parsed and checked by
+    :func:`~zorder.table.partition_filters.check_partition_where`) chooses, read without
+    Spark in ``context``'s zone and ANSI meaning (the one decision of them, whichever
+    engine runs); None where only Spark can tell."""
+    zone, ansi = context.time_zone, context.ansi
+    return partitions_where(snapshot, partitions, parsed, time_zone=zone, ansi=ansi)
 
 
 def optimize_table(
@@ -298,11 +342,18 @@ def optimize_table(
         plan = dataclasses.replace(planned, started=started)
 
         def in_spark(plan: RunPlan) -> SparkRun:
-            from zorder.api.in_spark import SparkRun  # pyspark loads only when Spark runs
+            from zorder.spark.engine import SparkRun  # pyspark loads only when Spark runs
 
-            return SparkRun(run.spark("optimize"))
+            names = plan.job.plan.names
 
-        here = ArrowRun(run.context)
+            def sampler(
+                groups: Sequence[Sequence[DataFile]], sizes: Sequence[int]
+            ) -> list[pa.Table] | None:
+                return sampled_here(snapshot, names, groups, sizes)  # a small one, here
+
+            return SparkRun(run.spark("optimize"), sampler=sampler)
+
+        here = ArrowRun(run.context.time_zone)
         return _executed(plan, run, here, in_spark, f"Optimizing {plan.job.uri}...")
 
 

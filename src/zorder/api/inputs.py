@@ -7,10 +7,10 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from zorder.api.context import Context, table_storage
-from zorder.api.modes import INPUT_FORMATS, InputFormat
 from zorder.api.scanning import plan_scan
 from zorder.columns import resolve_columns
 from zorder.errors import InvalidArgumentError, SourceNotFoundError, ZorderError
+from zorder.plan.modes import INPUT_FORMATS, InputFormat
 from zorder.table import is_delta_table, load_snapshot
 
 if TYPE_CHECKING:

@@ -19,14 +19,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from zorder.api.catalog import is_table_name, lookup, new_table_location, register
-from zorder.api.context import active_session
 from zorder.api.describe import TableDescription
-from zorder.api.modes import Engine, InputFormat, SchemaMode, WriteMode
 from zorder.api.restore import RestoreResult
 from zorder.api.scanning import Scan, Where
 from zorder.api.table import Table
 from zorder.api.vacuum import VacuumResult
 from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError
+from zorder.plan.modes import Engine, InputFormat, SchemaMode, WriteMode
+from zorder.spark.settings import active_session
 from zorder.table import AsOf
 from zorder.table.tiering import DEFAULT_FANOUT
 

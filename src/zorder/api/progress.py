@@ -8,12 +8,14 @@ tracker on a classic session, the server's progress messages on Spark
 Connect (:func:`zorder.spark.progress.watch_jobs`). The line is redrawn
 four times a second from a thread of its own.
 
-The operations name their phases with :func:`phase`, which does nothing
-when no display is showing, so they call it unconditionally. A display
+The operations name their phases with :func:`zorder.plan.progress.phase`, which
+does nothing but time them when no display is showing, so they call it
+unconditionally. A display
 started before Spark is (the CLI starts Spark only when a run needs it) is
 told the session when the run gets it (:func:`watch_session`), and shows
 its tasks from then on. The in-process engine has no tasks: it counts the
-files it writes of those it plans, and their rows (:func:`files_planned`).
+files it writes of those it plans, and their rows
+(:func:`zorder.plan.progress.files_planned`).
 """
 
 from __future__ import annotations
@@ -22,132 +24,46 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
-from contextvars import ContextVar
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.live import Live
 from rich.spinner import Spinner
 
+from zorder.plan.progress import FileProgress, Shown, showing, showing_as
 from zorder.sizes import size_text
 from zorder.spark.progress import JobProgress, watch_jobs
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = [
-    "FileProgress",
-    "files_planned",
-    "phase",
-    "phase_seconds",
-    "progress_of",
-    "spark_status",
-    "status_text",
-    "timed_phases",
-    "watch_session",
-]
-
-
-@dataclass(frozen=True)
-class FileProgress:
-    """The in-process engine's files: written of planned, and the rows written."""
-
-    files_done: int
-    files_total: int
-    rows: int
+__all__ = ["progress_of", "spark_status", "status_text", "watch_session"]
 
 
 def _no_jobs() -> JobProgress | None:
     return None
 
 
-class _Phase:
-    """The phase the display shows; set by the operation, read by the display's thread.
-
-    A new phase is drawn at once (``redraw``), not at the next tick: a phase
-    shorter than a quarter second is still seen.
-    """
+class _Phase(Shown):
+    """The phase the display shows, and the session whose tasks it shows."""
 
     def __init__(self, watches: ExitStack) -> None:
-        self.name = ""
-        self.redraw: Callable[[], None] = lambda: None
+        super().__init__()
         # Replaced whole, read by the display's thread.
         self.jobs: Callable[[], JobProgress | None] = _no_jobs
         self.session: SparkSession | None = None
-        self.files: FileProgress | None = None
         self.watches = watches  # the session's watch, ended with the display
-        self.lock = threading.Lock()  # files are counted by the writers' threads
-
-
-_SHOWING: ContextVar[_Phase | None] = ContextVar("zorder_progress_phase", default=None)
-# When each phase of the running operation began (see timed_phases).
-_MARKS: ContextVar[list[tuple[str, float]] | None] = ContextVar("zorder_phase_marks", default=None)
-
-
-@contextmanager
-def timed_phases() -> Iterator[None]:
-    """Time the phases :func:`phase` names inside the block (read with :func:`phase_seconds`)."""
-    token = _MARKS.set([("checking", time.perf_counter())])
-    try:
-        yield
-    finally:
-        _MARKS.reset(token)
-
-
-def phase_seconds() -> tuple[tuple[str, float], ...]:
-    """Each phase so far in the :func:`timed_phases` block and its seconds, in order; a phase
-    named twice (a partitioned write counts, then samples) adds up."""
-    marks = _MARKS.get()
-    if not marks:
-        return ()
-    ends = [at for _, at in marks[1:]] + [time.perf_counter()]
-    totals: dict[str, float] = {}
-    for (name, began), ended in zip(marks, ends, strict=True):
-        totals[name] = totals.get(name, 0.0) + ended - began
-    return tuple(totals.items())
-
-
-def phase(name: str) -> None:
-    """Say what the operation does now (``"sampling"``...): on the display, if one shows,
-    and to the phase timing of :func:`timed_phases`."""
-    marks = _MARKS.get()
-    if marks is not None:
-        marks.append((name, time.perf_counter()))
-    current = _SHOWING.get()
-    if current is not None:
-        current.name = name
-        current.redraw()
 
 
 def watch_session(spark: SparkSession) -> None:
     """Show the tasks of ``spark``'s jobs on the display that shows now, if any (and watches
     no session yet): a run calls it when it gets its session."""
-    current = _SHOWING.get()
-    if current is None or current.session is not None:
+    current = showing()
+    if not isinstance(current, _Phase) or current.session is not None:
         return
     current.session = spark
     current.jobs = current.watches.enter_context(watch_jobs(spark))
     current.redraw()
-
-
-def files_planned(total: int) -> Callable[[int], None]:
-    """Show ``0/total files`` on the display that shows now, if any; the function returned
-    counts one file written and its rows (from any thread)."""
-    current = _SHOWING.get()
-    if current is None:
-        return lambda rows: None
-    shown = current
-    shown.files = FileProgress(0, total, 0)
-    shown.redraw()
-
-    def written(rows: int) -> None:
-        with shown.lock:
-            was = shown.files or FileProgress(0, total, 0)
-            shown.files = FileProgress(was.files_done + 1, was.files_total, was.rows + rows)
-        shown.redraw()
-
-    return written
 
 
 def status_text(
@@ -192,7 +108,7 @@ def spark_status(
 
     ``spark`` None: the session is not known yet (:func:`watch_session` tells it). Inside
     another display this one adds nothing: the outer line goes on, told the session."""
-    outer = _SHOWING.get()
+    outer = showing()
     if outer is not None:
         if spark is not None:
             watch_session(spark)
@@ -207,30 +123,26 @@ def spark_status(
     stop = threading.Event()
     watches = ExitStack()
     current = _Phase(watches)
-    token = _SHOWING.set(current)
-    try:
-        with watches, _drawing(shown, message, redrawn) as update:
-            if spark is not None:
-                watch_session(spark)
+    with showing_as(current), watches, _drawing(shown, message, redrawn) as update:
+        if spark is not None:
+            watch_session(spark)
 
-            def draw() -> None:
-                seconds = time.monotonic() - started
-                update(status_text(message, current.name, current.jobs(), seconds, current.files))
+        def draw() -> None:
+            seconds = time.monotonic() - started
+            update(status_text(message, current.name, current.jobs(), seconds, current.files))
 
-            def refresh() -> None:
-                while not stop.wait(0.25 if redrawn else PLAIN_LINE_SECONDS):
-                    draw()
+        def refresh() -> None:
+            while not stop.wait(0.25 if redrawn else PLAIN_LINE_SECONDS):
+                draw()
 
-            current.redraw = draw
-            thread = threading.Thread(target=refresh, name="zorder-progress", daemon=True)
-            thread.start()
-            try:
-                yield
-            finally:
-                stop.set()
-                thread.join()
-    finally:
-        _SHOWING.reset(token)
+        current.redraw = draw
+        thread = threading.Thread(target=refresh, name="zorder-progress", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()
 
 
 @contextmanager

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
 
-from zorder.api.context import Context, required_session
+from zorder.api.context import Context
 from zorder.arrow import read_rows
 from zorder.arrow.blooms import ProbeCost, probe_blooms
 from zorder.columns import match_column, resolve_column, sql_identifier
@@ -40,6 +40,7 @@ from zorder.skipping.constants import FoldContext
 from zorder.skipping.explain import planned_sql
 from zorder.skipping.guard import spark_rendered
 from zorder.skipping.zones import session_zone
+from zorder.spark.settings import required_session
 from zorder.table import DataFile, TableSnapshot
 
 __all__ = [

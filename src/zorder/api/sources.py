@@ -14,24 +14,25 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from zorder.api.context import Context, table_storage
-from zorder.api.engines import InProcessWork
 from zorder.api.inputs import (
     check_input_columns,
     check_input_exists,
     input_format,
     read_input,
 )
-from zorder.api.modes import InputFormat
 from zorder.arrow.files import legacy_calendar, read_file, read_in_order
 from zorder.curves.kinds import ClusteringSpec
 from zorder.errors import ZorderError
+from zorder.plan.engines import InProcessWork
+from zorder.plan.modes import InputFormat
+from zorder.plan.runs import InProcessInput
 from zorder.table import DataFile, load_snapshot
 
 if TYPE_CHECKING:
@@ -47,18 +48,6 @@ class WriteSource:
     path: str
     format: InputFormat | None = None
     storage_options: Mapping[str, str] | None = None
-
-
-@dataclass(frozen=True)
-class InProcessInput:
-    """An input as the in-process engine would read it: its schema as Spark reads it (in
-    Spark's JSON form, which Delta's log holds), its size, and the read; or why it is left
-    to Spark (``declined``)."""
-
-    schema: str | None
-    work: InProcessWork | None
-    declined: str | None = None
-    read: Callable[[], pa.Table] = field(default=lambda: pa.table({}), repr=False)
 
 
 def checked_source(source: WriteSource, by: Sequence[str] | ClusteringSpec | None) -> WriteSource:

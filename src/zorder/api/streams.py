@@ -22,10 +22,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from zorder.api.jobs import check_schema_mode, check_size
-from zorder.api.modes import SchemaMode
 from zorder.curves.kinds import ClusteringSpec, Curve, KeyMethod, as_curve, as_key_method
 from zorder.errors import ConcurrentCommitError, InvalidArgumentError, InvalidArgumentTypeError
+from zorder.plan.jobs import check_schema_mode, check_size
+from zorder.plan.modes import SchemaMode
 from zorder.table.delta.transactions import AppTransaction
 
 if TYPE_CHECKING:

@@ -38,7 +38,6 @@ from typing import TYPE_CHECKING
 from zorder.api.catalog import is_table_name, lookup
 from zorder.api.context import Context
 from zorder.api.describe import FileDescription, TableDescription, describe_snapshot
-from zorder.api.modes import Engine, InputFormat, SchemaMode, WriteMode
 from zorder.api.restore import RestoreResult, check_restore_target, restore_snapshot
 from zorder.api.scanning import Scan, Where, plan_scan
 from zorder.api.vacuum import VacuumResult, check_retain_hours, vacuum_snapshot
@@ -49,6 +48,7 @@ from zorder.errors import (
     NotADeltaTableError,
     TableNotFoundError,
 )
+from zorder.plan.modes import Engine, InputFormat, SchemaMode, WriteMode
 from zorder.table import (
     AsOf,
     Commit,
@@ -65,8 +65,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from zorder.advice.advisor import Advice
-    from zorder.api.cluster import ClusterMetrics
-    from zorder.api.engines import RunWith
+    from zorder.api.cluster import ClusterMetrics, RunWith
     from zorder.curves.kinds import ClusteringSpec, Curve, KeyMethod
 
 __all__ = ["Commit", "Snapshot", "Table"]
@@ -417,11 +416,11 @@ class Table:
         (pyarrow, no JVM, no session needed) for work within the in-process bounds (4M
         rows, 256 MiB, 1,000 files read), else Spark; ``"spark"`` always Spark;
         ``"arrow"`` always this process, refusing work outside the bounds. Both write the
-        same files from the same rows (:mod:`zorder.api.inprocess`); the result's
+        same files from the same rows (:mod:`zorder.arrow.engine`); the result's
         ``engine`` and ``engine_reason`` say which ran and why.
         """
         from zorder.api.cluster import optimize_table
-        from zorder.api.jobs import ClusterOptions
+        from zorder.plan.jobs import ClusterOptions
 
         asked = ClusterOptions(
             by=by,
@@ -536,8 +535,8 @@ class Table:
         (None) refuses any difference from the table's columns.
         """
         from zorder.api.cluster import write_table
-        from zorder.api.jobs import ClusterOptions
         from zorder.api.sources import WriteSource
+        from zorder.plan.jobs import ClusterOptions
         from zorder.table.delta.transactions import AppTransaction
 
         transaction = AppTransaction.of(txn_app_id, txn_version)  # checked before any read
@@ -603,7 +602,7 @@ class Table:
     def _run_with(self, engine: Engine, progress: bool) -> RunWith:
         """How a write or an optimize of this handle runs: Spark's session is the handle's,
         started when first needed; filters and partition values read in its zone."""
-        from zorder.api.engines import RunWith
+        from zorder.api.cluster import RunWith
 
         return RunWith(engine=engine, context=self.context, progress=progress)
 

@@ -20,13 +20,16 @@ for them), deleted rows left out, strings cut as
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa
 
 from zorder.arrow.files import read_file, read_in_order
+from zorder.curves.clustering import DEFAULT_SAMPLE_SEED
 from zorder.curves.ranks import ranked_prefix
+from zorder.errors import ZorderError
 from zorder.table.delta.snapshot import DataFile, TableSnapshot
 
 __all__ = [
@@ -37,8 +40,11 @@ __all__ = [
     "ranked_sample",
     "sample_files",
     "sample_plan",
+    "sampled_here",
     "samples_in_process",
 ]
+
+_log = logging.getLogger(__name__)
 
 # Measured on a local session (benchmarks/partitions.py's table, four clustering
 # columns): 3M rows sampled here in 0.35 s, by Spark in 0.85 s. The bounds keep a
@@ -124,3 +130,23 @@ def sample_files(
     for (index, _), part in zip(wanted, read, strict=True):
         parts[index].append(part)
     return [ranked_sample(own, schema) for own in parts]
+
+
+def sampled_here(
+    snapshot: TableSnapshot,
+    columns: Sequence[str],
+    groups: Sequence[Sequence[DataFile]],
+    sizes: Sequence[int],
+) -> list[pa.Table] | None:
+    """Samples of ``sizes[i]`` rows of the files ``groups[i]`` (of ``snapshot``) an
+    optimize rewrites, drawn here where :func:`samples_in_process` allows them
+    (:func:`sample_files`, with the seed Spark's sample takes); None leaves the sampling to
+    Spark: so does a failure here, which Spark's read then reports."""
+    files = [f for group in groups for f in group]
+    if not samples_in_process(files):
+        return None
+    try:
+        return sample_files(snapshot, groups, columns, sizes, seed=DEFAULT_SAMPLE_SEED)
+    except (OSError, pa.ArrowException, ZorderError) as error:
+        _log.info("sampling %s in process failed, Spark samples it: %s", snapshot.uri, error)
+        return None

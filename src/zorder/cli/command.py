@@ -40,11 +40,11 @@ from typer.core import TyperArgument, TyperCommand, TyperGroup
 from typer.models import ParameterInfo
 
 import zorder
-from zorder.api.modes import Engine, SchemaMode
 from zorder.cli.output import Output, output_for
 from zorder.cli.spark import session, spark_log
 from zorder.curves.kinds import DEFAULT_BLOOM_FPP, Curve, KeyMethod
 from zorder.errors import InvalidArgumentError
+from zorder.plan.modes import Engine, SchemaMode
 from zorder.sizes import MAX_FILES
 from zorder.table import parse_storage_options
 

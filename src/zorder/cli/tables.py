@@ -14,7 +14,6 @@ import typer
 
 import zorder
 from zorder.api.catalog import is_table_name
-from zorder.api.modes import InputFormat, WriteMode
 from zorder.cli import render
 from zorder.cli.command import (
     AS_OF,
@@ -33,6 +32,7 @@ from zorder.cli.rows import in_zone
 from zorder.cli.spark import SessionView
 from zorder.curves.kinds import ClusteringSpec
 from zorder.errors import InvalidArgumentError
+from zorder.plan.modes import InputFormat, WriteMode
 from zorder.sizes import MAX_FILES
 from zorder.table import MIN_VACUUM_RETENTION_HOURS
 from zorder.table.delta.retention import DEFAULT_RETENTION_HOURS, RETENTION_PROPERTY

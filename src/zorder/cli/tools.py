@@ -43,8 +43,8 @@ def demo(
     as_json: JsonOption = False,
 ) -> None:
     """The network-connections experiment: linear vs Z-order vs Hilbert layouts."""
-    from zorder.api.progress import phase
     from zorder.demo import run_demo
+    from zorder.plan.progress import phase
 
     spark = session(out, master, None, remote)
     with out.working("Demo:", spark):
@@ -80,8 +80,8 @@ def bench(
     import dataclasses
     import json
 
-    from zorder.api.progress import phase
     from zorder.bench import DEFAULT, QUICK, run_bench
+    from zorder.plan.progress import phase
 
     if json_path and not Path(json_path).absolute().parent.is_dir():
         raise InvalidArgumentError(

@@ -1,7 +1,7 @@
 """Partitions of a run's rows and their files: how many files each partition gets, the rows
 sampled from each, and each one's file plan fitted on its sample, numbered after the files
 of the partitions before it. Pure, for both engines (:mod:`zorder.spark.partitions`,
-:mod:`zorder.api.inprocess`).
+:mod:`zorder.arrow.engine`).
 """
 
 from __future__ import annotations

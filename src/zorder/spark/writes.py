@@ -237,7 +237,7 @@ def chosen_by_spark(
     """The partitions whose values satisfy ``where`` (checked by
     :func:`~zorder.table.partition_filters.check_partition_where`), as Spark itself
     evaluates it on a small DataFrame of the partitions' values: one job. For a ``where``
-    the exact in-process evaluator refuses (:func:`~zorder.api.inprocess.chosen_here`
+    the exact in-process evaluator refuses (:func:`~zorder.arrow.engine.chosen_here`
     decides the rest, in the run's zone and ANSI meaning)."""
     check_spark_parse(spark, where)
     columns = snapshot.partition_columns

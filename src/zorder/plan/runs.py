@@ -3,8 +3,8 @@ the files a run wrote checked, committed with their statistics, the table's prop
 recorded, and the result.
 
 A :class:`RunPlan` is what the runner (:mod:`zorder.api.cluster`) hands an engine. An
-engine (:class:`RunEngine`: Spark's :class:`~zorder.api.in_spark.SparkRun`, this
-process's :class:`~zorder.api.inprocess.ArrowRun`) writes the plan's files into a run's
+engine (:class:`RunEngine`: Spark's :class:`~zorder.spark.engine.SparkRun`, this
+process's :class:`~zorder.arrow.engine.ArrowRun`) writes the plan's files into a run's
 directory and says what it wrote, a :class:`RunOutput`; :func:`execute_and_commit`
 opens that directory inside :func:`zorder.table.guarded_run`, has the engine write it,
 and commits through :func:`commit_run`, whichever engine wrote it.
@@ -16,19 +16,20 @@ import dataclasses
 import shlex
 import time
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+import pyarrow as pa
 from deltalake import Schema as DeltaSchema
 
-from zorder.api.engines import EngineChoice
-from zorder.api.jobs import ClusterJob
-from zorder.api.modes import EngineUsed
-from zorder.api.progress import phase, phase_seconds
 from zorder.curves.kinds import Curve, KeyMethod
 from zorder.curves.partitions import Partition, PartitionFiles
 from zorder.errors import InternalError, InvalidArgumentError
+from zorder.plan.engines import EngineChoice, InProcessWork
+from zorder.plan.jobs import ClusterJob
+from zorder.plan.modes import EngineUsed
+from zorder.plan.progress import phase, phase_seconds
 from zorder.stats import ColumnDepth
 from zorder.table import (
     CommitAttempt,
@@ -47,10 +48,9 @@ from zorder.table.depths import rewritten_depths, snapshot_depths
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from zorder.api.sources import InProcessInput
-
 __all__ = [
     "ClusterMetrics",
+    "InProcessInput",
     "RunEngine",
     "RunOutput",
     "RunPlan",
@@ -165,6 +165,18 @@ class RunOutput:
     time_zone: str | None = None
 
 
+@dataclass(frozen=True)
+class InProcessInput:
+    """An input as the in-process engine would read it: its schema as Spark reads it (in
+    Spark's JSON form, which Delta's log holds), its size, and the read; or why it is left
+    to Spark (``declined``)."""
+
+    schema: str | None
+    work: InProcessWork | None
+    declined: str | None = None
+    read: Callable[[], pa.Table] = field(default=lambda: pa.table({}), repr=False)
+
+
 @dataclass(frozen=True, kw_only=True)
 class RunPlan:
     """One write or optimize, planned, as either engine executes it: the job (its table, its
@@ -172,7 +184,7 @@ class RunPlan:
     chosen for it) and, for an optimize, the files it rewrites (files of
     ``job.snapshot``, whole partitions where deleted rows require it); for a write, its
     rows (``rows``): a DataFrame, or the input the in-process engine reads
-    (:class:`zorder.api.sources.InProcessInput`). ``started``: when the command began (its
+    (:class:`InProcessInput`). ``started``: when the command began (its
     result's seconds)."""
 
     job: ClusterJob
@@ -241,7 +253,7 @@ def commit_run(
     version = commit_files(request, attempt)
     # After the data commit, in a commit of its own (Delta refuses unknown properties
     # at creation): a crash in between leaves the rows committed and the properties
-    # as they were; see api/jobs._resolved_spec for how the spec is then found again.
+    # as they were; see plan/jobs._resolved_spec for how the spec is then found again.
     # Still guarded: an error here says the run's files are committed and kept.
     phase("properties")
     properties = job.remember.properties(snapshot, written)

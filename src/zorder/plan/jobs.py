@@ -16,8 +16,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from zorder.api.engines import EngineChoice
-from zorder.api.modes import SCHEMA_MODES, WRITE_MODES, SchemaMode, WriteMode
 from zorder.columns import resolve_columns
 from zorder.curves.clustering import ClusteringPlan, sample_size_for
 from zorder.curves.kinds import (
@@ -44,6 +42,8 @@ from zorder.errors import (
     TableExistsError,
     UnsupportedTableError,
 )
+from zorder.plan.engines import EngineChoice
+from zorder.plan.modes import SCHEMA_MODES, WRITE_MODES, SchemaMode, WriteMode
 from zorder.sizes import DEFAULT_TARGET_FILE_SIZE, MAX_FILES, parse_size
 from zorder.table import (
     CommitMode,
@@ -124,7 +124,7 @@ class ClusterJob:
     sample_size: int | None
     remember: Remember
     transaction: AppTransaction | None = None  # the writer's own txn, committed with the data
-    engine: EngineChoice | None = None  # who runs it, once chosen (zorder.api.engines)
+    engine: EngineChoice | None = None  # who runs it, once chosen (zorder.plan.engines)
     evolution: SchemaEvolution | None = None  # schema_mode="merge": how the schema changes
     where: str | None = None  # an optimize's choice of partitions (its commit records it)
 

@@ -1,31 +1,33 @@
 """The Spark engine of ``write`` and ``optimize``: a plan's rows laid out and written by
-Spark (:class:`SparkRun`, a :class:`~zorder.api.runs.RunEngine`).
+Spark (:class:`SparkRun`, a :class:`~zorder.plan.runs.RunEngine`).
 
 :mod:`zorder.api.cluster` chooses the engine and hands a plan here when Spark runs it
-(the in-process engine is :mod:`zorder.api.inprocess`): the rows are laid out
+(the in-process engine is :mod:`zorder.arrow.engine`): the rows are laid out
 partition by partition where the table has partitions (:mod:`zorder.spark.partitions`),
 else as one run of files (:mod:`zorder.spark.layout`), and written by Spark into the
-run's own directory; :func:`zorder.api.runs.execute_and_commit` commits them. Only this
-module of the write path imports pyspark when it loads, so an in-process run loads none.
+run's own directory; :func:`zorder.plan.runs.execute_and_commit` commits them. A small
+optimize's sample may be drawn in process, by the function the runner gives
+(:func:`zorder.arrow.sample.sampled_here`), in the shape Spark's own sample has. Only
+this module of the write path imports pyspark when it loads, so an in-process run
+loads none.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from zorder.api.context import session_time_zone
-from zorder.api.jobs import ClusterJob, file_count
-from zorder.api.progress import phase
-from zorder.api.runs import RunOutput, RunPlan
-from zorder.api.samples import files_sample, partitions_sample
 from zorder.curves.partitions import files_per_partition
 from zorder.errors import StorageMismatchError
+from zorder.plan.jobs import ClusterJob, file_count
+from zorder.plan.progress import phase
+from zorder.plan.runs import RunOutput, RunPlan
 from zorder.spark.layout import cluster
 from zorder.spark.partitions import (
     Partition,
@@ -36,6 +38,7 @@ from zorder.spark.partitions import (
     partition_sample_sizes,
 )
 from zorder.spark.scan import read_files, read_partitions, spark_schema
+from zorder.spark.settings import session_time_zone
 from zorder.spark.storage import spark_path
 from zorder.spark.writes import (
     estimated_bytes,
@@ -48,7 +51,11 @@ from zorder.table.clustering import Run
 from zorder.table.delta.schema import delta_schema
 from zorder.table.delta.snapshot import by_partition
 
-__all__ = ["SparkRun", "filled"]
+__all__ = ["InProcessSampler", "SparkRun", "filled"]
+
+# Samples of ``sizes[i]`` rows of the files ``groups[i]`` drawn in process, or None where
+# Spark samples them: (groups, sizes) -> samples.
+InProcessSampler = Callable[[Sequence[Sequence[DataFile]], Sequence[int]], list[pa.Table] | None]
 
 
 def filled(job: ClusterJob, df: DataFrame) -> DataFrame:
@@ -64,14 +71,16 @@ def filled(job: ClusterJob, df: DataFrame) -> DataFrame:
 @dataclass(frozen=True)
 class SparkRun:
     """The Spark engine: a plan executed in ``session``. A write's rows are ``frame`` (the
-    table's columns it lacks filled, :func:`filled`); an optimize reads the plan's files."""
+    table's columns it lacks filled, :func:`filled`); an optimize reads the plan's files,
+    its sample drawn by ``sampler`` where that draws one (else by Spark)."""
 
     session: SparkSession
     frame: DataFrame | None = None
+    sampler: InProcessSampler | None = None
 
     def execute(self, plan: RunPlan, run: Run) -> RunOutput | None:
         if plan.job.operation == "optimize":
-            return _rewritten(plan.job, self.session, plan.read, run)
+            return _rewritten(plan.job, self.session, plan.read, run, self.sampler)
         assert self.frame is not None, "a write's rows are given"
         return _clustered(plan.job, self.frame, run)
 
@@ -91,7 +100,11 @@ def _clustered(job: ClusterJob, df: DataFrame, run: Run) -> RunOutput:
 
 
 def _rewritten(
-    job: ClusterJob, spark: SparkSession, read: Sequence[DataFile], run: Run
+    job: ClusterJob,
+    spark: SparkSession,
+    read: Sequence[DataFile],
+    run: Run,
+    sampler: InProcessSampler | None,
 ) -> RunOutput | None:
     """Optimize's rows, those of ``read`` (files of the job's snapshot), clustered and
     written; None where they hold no row and no deleted row (nothing to do)."""
@@ -108,7 +121,7 @@ def _rewritten(
             run,
             files=file_count(job.num_files, job.sized_by, bytes_read),
             rows=None if None in counts else sum(c or 0 for c in counts),
-            sampled_from=read,
+            drawn=_files_sample(job, sampler, read),
         )
     groups = by_partition(read)
     key = f"__zorder_partition_{uuid.uuid4().hex}"
@@ -121,6 +134,7 @@ def _rewritten(
         key=key,
         partitions=logged_partitions(todo, groups),
         groups=[groups[values] for values in todo],
+        sampler=sampler,
     )
     if layout is None and not any(f.has_vector for f in read):
         return None  # no rows: nothing to do
@@ -143,6 +157,7 @@ def _partitioned_layout(
     key: str | None = None,
     partitions: Sequence[Partition] | None = None,
     groups: Sequence[Sequence[DataFile]] = (),
+    sampler: InProcessSampler | None = None,
 ) -> PartitionedLayout | None:
     """``df`` laid out partition by partition, or None when it has no rows at all.
 
@@ -150,7 +165,7 @@ def _partitioned_layout(
     key, and ``partitions`` the partitions with their row counts when known
     (else one job counts them). ``groups``: the files ``df`` reads when an
     optimize rewrites them, the partition whose key is i reading ``groups[i]``
-    (their sample may then be drawn in process).
+    (their sample may then be drawn in process, by ``sampler``).
     """
     if key is None:
         key = f"__zorder_partition_{uuid.uuid4().hex}"
@@ -165,7 +180,8 @@ def _partitioned_layout(
     )
     phase("sampling")
     sizes = partition_sample_sizes(per_partition, partitions)
-    sample = partitions_sample(job, partitions, groups, sizes, key=key) if groups else None
+    drawn = sampler([groups[int(p.key)] for p in partitions], sizes) if sampler and groups else None
+    sample = None if drawn is None else _keyed(partitions, drawn, key)
     return cluster_partitions(
         df,
         key,
@@ -185,13 +201,13 @@ def _written(
     files: int,
     partitioned: PartitionedLayout | None = None,
     rows: int | None = None,
-    sampled_from: Sequence[DataFile] = (),
+    drawn: Callable[[int], pa.Table | None] | None = None,
 ) -> RunOutput:
     """Lay out and write ``df`` into ``run``'s directory; what was written.
 
     ``rows`` is the exact row count of ``df`` when the log knows it (saves
-    the sample its count job); ``sampled_from``, the files ``df`` reads when
-    an optimize rewrites them (their sample may be drawn in process).
+    the sample its count job); ``drawn``, a sample of a size drawn in
+    process (None: Spark samples ``df``).
     """
     snapshot, uri = job.snapshot, job.uri
     if partitioned is not None:
@@ -200,10 +216,10 @@ def _written(
     else:
         phase("sampling")
         size = job.sample_rows(files)
-        drawn = files_sample(job, sampled_from, size)  # in process, for a small optimize
+        here = drawn(size) if drawn is not None else None  # in process, for a small optimize
         if rows is None and job.plan.bloom_filters:  # sizes the filters; the sample counts no more
             rows = df.count()
-        laid_out = cluster(df, job.plan, num_files=files, sample_size=size, rows=rows, sample=drawn)
+        laid_out = cluster(df, job.plan, num_files=files, sample_size=size, rows=rows, sample=here)
         per_file = -(-rows // files) if rows is not None else None
     phase("clustering and writing")
     location = spark_path(df.sparkSession, f"{uri}/{run.directory}")
@@ -233,3 +249,30 @@ def _written(
         # An optimize's values come from the log; a write's rows are the session's.
         time_zone=None if job.operation == "optimize" else session_time_zone(df.sparkSession),
     )
+
+
+def _keyed(partitions: Sequence[Partition], drawn: Sequence[pa.Table], key: str) -> pa.Table:
+    """Samples drawn per partition as one, with the partition's key in column ``key``
+    first, as :func:`~zorder.spark.partitions.cluster_partitions` takes them."""
+    return pa.concat_tables(
+        part.add_column(0, key, pa.repeat(pa.scalar(p.key, pa.int64()), part.num_rows))
+        for p, part in zip(partitions, drawn, strict=True)
+    )
+
+
+def _files_sample(
+    job: ClusterJob, sampler: InProcessSampler | None, files: Sequence[DataFile]
+) -> Callable[[int], pa.Table | None] | None:
+    """How a sample of ``files`` (an unpartitioned optimize's) of a size is drawn in
+    process, as :func:`~zorder.spark.layout.cluster` takes it; None where Spark samples
+    them, or where nothing is sampled (no files, or a plain sort)."""
+    if sampler is None or not files or job.plan.sorts_plainly:
+        return None
+
+    def draw(size: int) -> pa.Table | None:
+        if size < 1:  # refused by cluster, with its message
+            return None
+        sample = sampler([files], [size])
+        return None if sample is None else sample[0]
+
+    return draw

@@ -28,7 +28,7 @@ InputFormat = Literal["parquet", "csv", "delta"]
 INPUT_FORMATS: tuple[InputFormat, ...] = get_args(InputFormat)
 
 # Who writes a run's files: Spark, or this process with pyarrow (no JVM); "auto" chooses
-# the in-process engine for work within its bounds (zorder.api.engines).
+# the in-process engine for work within its bounds (zorder.plan.engines).
 Engine = Literal["auto", "spark", "arrow"]
 ENGINES: tuple[Engine, ...] = get_args(Engine)
 EngineUsed = Literal["spark", "arrow"]

@@ -1,6 +1,6 @@
 """Which engine runs a write or an optimize: Spark, or this process (pyarrow, no JVM).
 
-The in-process engine (:mod:`zorder.api.inprocess`) holds the rows it
+The in-process engine (:mod:`zorder.arrow.engine`) holds the rows it
 rewrites in memory, so it takes only work within bounds measured for it
 (``benchmarks/cold.py``): at most IN_PROCESS_ROWS rows, IN_PROCESS_BYTES of
 input files and IN_PROCESS_FILES files. ``engine="auto"`` runs work within
@@ -12,16 +12,11 @@ Spark.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
-from zorder.api.context import Context
-from zorder.api.modes import ENGINES, Engine, EngineUsed
 from zorder.errors import InvalidArgumentError
+from zorder.plan.modes import ENGINES, Engine, EngineUsed
 from zorder.sizes import size_text
-
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
 
 __all__ = [
     "IN_PROCESS_BYTES",
@@ -29,7 +24,6 @@ __all__ = [
     "IN_PROCESS_ROWS",
     "EngineChoice",
     "InProcessWork",
-    "RunWith",
     "check_engine",
     "choose_engine",
 ]
@@ -80,26 +74,6 @@ class EngineChoice:
 
     engine: EngineUsed
     reason: str
-
-
-@dataclass(frozen=True, kw_only=True)
-class RunWith:
-    """How a write or an optimize runs: the engine asked for; the handle's context (its
-    session, started only when Spark runs, and the zone and ANSI meaning filters and
-    partition values are read with); a status line."""
-
-    engine: Engine = "auto"
-    context: Context = field(default_factory=Context)
-    progress: bool = False
-
-    def spark(self, what: str) -> SparkSession:
-        """The session Spark runs ``what`` in (``"write"``, ``"optimize"``), started now if
-        it was not; InvalidArgumentError if none can be had."""
-        spark = self.context.session(f"Table.{what}")
-        from zorder.api.progress import watch_session
-
-        watch_session(spark)  # a status line shows its tasks
-        return spark
 
 
 def check_engine(engine: object) -> Engine:

@@ -1,14 +1,14 @@
 """The in-process engine: a write or an optimize run in this process, without a JVM.
 
-For work within the bounds of :mod:`zorder.api.engines`. The rows are read
+For work within the bounds of :mod:`zorder.plan.engines`. The rows are read
 with pyarrow (an optimize's files as Spark reads them: deleted rows left out,
 partition values from the log, a column-mapped table's names), keyed with the
 file plan fitted on the same sample the Spark engine fits on (for an optimize,
 :func:`zorder.arrow.sample.sample_files`, which the Spark engine also uses for
 such work), cut and sorted into the same files (:mod:`zorder.arrow.layout`),
 written as Spark writes them (:mod:`zorder.arrow.writes`): :class:`ArrowRun`, a
-:class:`~zorder.api.runs.RunEngine`, committed through the path both engines share
-(:func:`zorder.api.runs.execute_and_commit`).
+:class:`~zorder.plan.runs.RunEngine`, committed through the path both engines share
+(:func:`zorder.plan.runs.execute_and_commit`).
 
 A partitioned table is worked one partition at a time, so the rows held are
 one partition's. Files only Spark reads right (written in Spark's legacy
@@ -20,18 +20,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from deltalake import Schema as DeltaSchema
 
-from zorder.api.context import Context
-from zorder.api.engines import InProcessWork
-from zorder.api.jobs import ClusterJob, file_count
-from zorder.api.progress import files_planned, phase
-from zorder.api.runs import RunOutput, RunPlan, partition_texts
 from zorder.arrow.files import LegacyCalendarError, read_file, read_in_order
 from zorder.arrow.layout import curve_files, sorted_files
 from zorder.arrow.sample import drawn_rows, ranked_sample, sample_plan
@@ -49,20 +44,18 @@ from zorder.curves.partitions import (
 )
 from zorder.curves.ranks import ranked_prefix
 from zorder.errors import BrokenTableError, InternalError, InvalidArgumentError
-from zorder.skipping.sql import ParsedFilter
+from zorder.plan.engines import InProcessWork
+from zorder.plan.jobs import ClusterJob, file_count
+from zorder.plan.progress import files_planned, phase
+from zorder.plan.runs import InProcessInput, RunOutput, RunPlan, partition_texts
 from zorder.table import DataFile, TableSnapshot
 from zorder.table.clustering import Run
 from zorder.table.delta.schema import delta_schema
 from zorder.table.delta.snapshot import by_partition
-from zorder.table.partition_filters import partitions_where
-
-if TYPE_CHECKING:
-    from zorder.api.sources import InProcessInput
 
 __all__ = [
     "ArrowRun",
     "NeedsSparkError",
-    "chosen_here",
     "declined_in_process",
     "optimize_work",
 ]
@@ -73,20 +66,6 @@ class NeedsSparkError(Exception):
 
     Control flow, not a :class:`~zorder.errors.ZorderError`: the runner catches it and
     runs Spark, or, for ``engine="arrow"``, raises the reason as a refusal."""
-
-
-def chosen_here(
-    snapshot: TableSnapshot,
-    partitions: Sequence[tuple[Any, ...]],
-    parsed: ParsedFilter,
-    context: Context,
-) -> set[tuple[Any, ...]] | None:
-    """The partitions an optimize's ``where`` (parsed and checked by
-    :func:`~zorder.table.partition_filters.check_partition_where`) chooses, read without
-    Spark in ``context``'s zone and ANSI meaning (the one decision of them, whichever
-    engine runs); None where only Spark can tell."""
-    zone, ansi = context.time_zone, context.ansi
-    return partitions_where(snapshot, partitions, parsed, time_zone=zone, ansi=ansi)
 
 
 def optimize_work(read: Sequence[DataFile]) -> InProcessWork:
@@ -160,17 +139,18 @@ def stored_rows(snapshot: TableSnapshot, rows: pa.Table) -> pa.Table:
 @dataclass(frozen=True)
 class ArrowRun:
     """The in-process engine: a plan executed in this process. A write's rows are
-    ``source``'s (their partition values, instants, taken in ``context``'s zone where the
-    table's log writes them without one); an optimize reads the plan's files."""
+    ``source``'s (their partition values, instants, taken in ``time_zone``, the handle's
+    context's, where the table's log writes them without one); an optimize reads the
+    plan's files."""
 
-    context: Context
+    time_zone: str
     source: InProcessInput | None = None
 
     def execute(self, plan: RunPlan, run: Run) -> RunOutput:
         if plan.job.operation == "optimize":
             return _optimized(plan.job, plan.read, run)
         assert self.source is not None, "a write's input is given"
-        return _written(plan.job, self.source, run, self.context.time_zone)
+        return _written(plan.job, self.source, run, self.time_zone)
 
 
 def _optimized(job: ClusterJob, read: Sequence[DataFile], run: Run) -> RunOutput:
