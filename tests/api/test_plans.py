@@ -16,7 +16,7 @@ from zorder.api.cluster import NothingToDo, RunWith, plan_optimize, plan_write
 from zorder.api.context import Context
 from zorder.api.sources import WriteSource
 from zorder.errors import InvalidArgumentError, SchemaMismatchError
-from zorder.plan.jobs import ClusterOptions
+from zorder.plan.jobs import ClusterOptions, OptimizeRequest, WriteRequest
 from zorder.plan.modes import WriteMode
 from zorder.plan.runs import InProcessInput, RunPlan
 from zorder.table import Storage, load_snapshot
@@ -28,7 +28,10 @@ def _planned(path: str, *, where: str | None = None, fanout: int = 4) -> RunPlan
     run = RunWith(engine="arrow", context=Context.of(None))
     asked = ClusterOptions(by=["x", "y"])
     snapshot = load_snapshot(storage)
-    return plan_optimize(storage, snapshot, asked, where=where, full=False, fanout=fanout, run=run)
+    request = OptimizeRequest(
+        storage=storage, snapshot=snapshot, asked=asked, where=where, full=False, fanout=fanout
+    )
+    return plan_optimize(request, run=run)
 
 
 def _entries(path: str) -> list[str]:
@@ -91,15 +94,15 @@ def _planned_write(
     storage = Storage.of(path)
     snapshot = load_snapshot(storage) if Path(path, "_delta_log").exists() else None
     transaction = AppTransaction.of(options.pop("txn_app_id", None), options.pop("txn", None))
-    return plan_write(
-        WriteSource(source),
-        storage,
-        snapshot,
-        ClusterOptions(**options),  # type: ignore[arg-type]
+    request = WriteRequest(
+        storage=storage,
+        snapshot=snapshot,
+        asked=ClusterOptions(**options),  # type: ignore[arg-type]
         mode=mode,
-        partition_by=None,
         transaction=transaction,
-        run=RunWith(engine="arrow", context=Context.of(None)),
+    )
+    return plan_write(
+        WriteSource(source), request, run=RunWith(engine="arrow", context=Context.of(None))
     )
 
 

@@ -35,7 +35,8 @@ from zorder.errors import InvalidArgumentError
 from zorder.plan.engines import EngineChoice, check_engine, choose_engine
 from zorder.plan.jobs import (
     ClusterJob,
-    ClusterOptions,
+    OptimizeRequest,
+    WriteRequest,
     optimize_job,
     write_commit_mode,
     write_job,
@@ -53,7 +54,7 @@ from zorder.skipping.sql import ParsedFilter
 from zorder.table import DataFile, Storage, TableSnapshot, record_properties, rewrite_scope
 from zorder.table.delta.evolution import add_columns
 from zorder.table.delta.schema import delta_schema
-from zorder.table.delta.transactions import AlreadyRecordedError, AppTransaction
+from zorder.table.delta.transactions import AlreadyRecordedError
 from zorder.table.partition_filters import check_partition_where, partitions_where
 from zorder.table.tiering import check_fanout, files_to_optimize, runs_of_spec
 
@@ -93,22 +94,13 @@ def _skipped(job: ClusterJob, started: float) -> ClusterMetrics:
 
 
 def write_table(
-    source: DataFrame | WriteSource,
-    storage: Storage,
-    snapshot: TableSnapshot | None,
-    asked: ClusterOptions,
-    *,
-    mode: WriteMode,
-    partition_by: Sequence[str] | None,
-    transaction: AppTransaction | None,
-    run: RunWith,
+    source: DataFrame | WriteSource, request: WriteRequest, *, run: RunWith
 ) -> ClusterMetrics:
     """:meth:`zorder.Table.write`: ``source`` (a DataFrame, or files at a path) clustered
-    into the table at ``storage``, whose newest version is ``snapshot`` (None: there is no
-    table yet): planned (:func:`plan_write`), then executed by the engine chosen and
-    committed.
+    into the table ``request`` names: planned (:func:`plan_write`), then executed by the
+    engine chosen and committed.
 
-    With ``transaction``, a write the table records already is skipped before
+    With the request's ``transaction``, a write the table records already is skipped before
     anything runs, and one a concurrent writer commits first is skipped at the
     commit (its files deleted): see :mod:`zorder.table.delta.transactions`.
 
@@ -118,18 +110,9 @@ def write_table(
     from zorder.api.sources import WriteSource, read_source
 
     started = time.perf_counter()
-    shown = progress_of(run.progress, f"Clustering into {storage.uri}...", None)
+    shown = progress_of(run.progress, f"Clustering into {request.storage.uri}...", None)
     with timed_phases(), shown:
-        planned = plan_write(
-            source,
-            storage,
-            snapshot,
-            asked,
-            mode=mode,
-            partition_by=partition_by,
-            transaction=transaction,
-            run=run,
-        )
+        planned = plan_write(source, request, run=run)
         if isinstance(planned, NothingToDo):
             return _skipped(planned.job, started)
         plan = dataclasses.replace(planned, job=_evolved(planned.job), started=started)
@@ -154,15 +137,7 @@ def write_table(
 
 
 def plan_write(
-    source: DataFrame | WriteSource,
-    storage: Storage,
-    snapshot: TableSnapshot | None,
-    asked: ClusterOptions,
-    *,
-    mode: WriteMode,
-    partition_by: Sequence[str] | None,
-    transaction: AppTransaction | None,
-    run: RunWith,
+    source: DataFrame | WriteSource, request: WriteRequest, *, run: RunWith
 ) -> RunPlan | NothingToDo:
     """A write of ``source`` planned: the job (checked against the rows' schema and the
     table's), the engine that will write it and its rows (a DataFrame, or the input read in
@@ -173,24 +148,16 @@ def plan_write(
     ``schema_mode="merge"`` adds are added when the plan runs."""
     from zorder.api.sources import WriteSource, checked_source
 
-    write_commit_mode(mode, storage, snapshot)  # refused before any input is read
+    storage, snapshot, transaction = request.storage, request.snapshot, request.transaction
+    write_commit_mode(request.mode, storage, snapshot)  # refused before any input is read
     if isinstance(source, WriteSource):
-        source = checked_source(source, asked.by)
+        source = checked_source(source, request.asked.by)
     rows, df, choice = _write_input(source, storage, run)
     # The rows' schema in Spark's JSON form (Delta's log's), whichever engine reads them.
     schema = df.schema.json() if df is not None else rows.schema if rows is not None else None
     assert schema is not None
-    job = write_job(
-        schema,
-        storage,
-        snapshot,
-        asked,
-        mode=mode,
-        partition_by=partition_by,
-        transaction=transaction,
-    )
-    job = dataclasses.replace(job, engine=choice)
-    if transaction is not None and snapshot is not None and transaction.done_in(snapshot.table):
+    job = dataclasses.replace(write_job(schema, request), engine=choice)
+    if transaction is not None and snapshot is not None and transaction.done_in(snapshot):
         return NothingToDo(
             job,
             f"the table records version {transaction.version} of the writer "
@@ -314,25 +281,16 @@ def chosen_here(
     return partitions_where(snapshot, partitions, parsed, time_zone=zone, ansi=ansi)
 
 
-def optimize_table(
-    storage: Storage,
-    snapshot: TableSnapshot,
-    asked: ClusterOptions,
-    *,
-    where: str | None,
-    full: bool,
-    fanout: int,
-    run: RunWith,
-) -> ClusterMetrics:
-    """:meth:`zorder.Table.optimize`: the table at ``storage``, as of ``snapshot`` (its
+def optimize_table(request: OptimizeRequest, *, run: RunWith) -> ClusterMetrics:
+    """:meth:`zorder.Table.optimize`: the table ``request`` names, as of its snapshot (the
     newest version when planned), planned (:func:`plan_optimize`), then executed by the
     engine chosen and committed; with nothing to rewrite, only the properties the table
     should record are (a commit of their own where one changes)."""
     started = time.perf_counter()
-    with timed_phases(), progress_of(run.progress, f"Optimizing {storage.uri}...", None):
-        planned = plan_optimize(
-            storage, snapshot, asked, where=where, full=full, fanout=fanout, run=run
-        )
+    snapshot = request.snapshot
+    shown = progress_of(run.progress, f"Optimizing {request.storage.uri}...", None)
+    with timed_phases(), shown:
+        planned = plan_optimize(request, run=run)
         if isinstance(planned, NothingToDo):
             job = planned.job
             wanted = job.remember.properties(snapshot, [])
@@ -357,26 +315,18 @@ def optimize_table(
         return _executed(plan, run, here, in_spark, f"Optimizing {plan.job.uri}...")
 
 
-def plan_optimize(
-    storage: Storage,
-    snapshot: TableSnapshot,
-    asked: ClusterOptions,
-    *,
-    where: str | None,
-    full: bool,
-    fanout: int,
-    run: RunWith,
-) -> RunPlan | NothingToDo:
-    """An optimize of ``snapshot`` planned: the job, the files to rewrite and the engine
-    that will, or why nothing needs rewriting. Every input is checked before a session
-    starts; ``where`` is read in ``run``'s context (its zone and ANSI meaning) where the
+def plan_optimize(request: OptimizeRequest, *, run: RunWith) -> RunPlan | NothingToDo:
+    """An optimize of the request's snapshot planned: the job, the files to rewrite and the
+    engine that will, or why nothing needs rewriting. Every input is checked before a
+    session starts; ``where`` is read in ``run``'s context (its zone and ANSI meaning) where the
     exact evaluator reads it, else by Spark, on the partitions' values alone. Nothing is
     written or committed."""
     check_engine(run.engine)
-    fanout = check_fanout(fanout)
+    storage, snapshot, where, full = request.storage, request.snapshot, request.where, request.full
+    fanout = check_fanout(request.fanout)
     # Refused here, before any session starts, whoever evaluates it below.
     parsed = None if where is None else check_partition_where(snapshot, where)
-    job = optimize_job(storage, snapshot, asked, where=where, fanout=fanout)
+    job = optimize_job(request)
     phase("planning")
     partitions = list(snapshot.files_by_partition())
     chosen: set[tuple[Any, ...]] | None = set(partitions)

@@ -420,7 +420,7 @@ class Table:
         ``engine`` and ``engine_reason`` say which ran and why.
         """
         from zorder.api.cluster import optimize_table
-        from zorder.plan.jobs import ClusterOptions
+        from zorder.plan.jobs import ClusterOptions, OptimizeRequest
 
         asked = ClusterOptions(
             by=by,
@@ -435,15 +435,15 @@ class Table:
         newest = self._newest_for_commit()
         if newest is None:
             raise not_a_table(self.storage, then="; nothing to optimize")
-        metrics = optimize_table(
-            self.storage,
-            newest,
-            asked,
+        request = OptimizeRequest(
+            storage=self.storage,
+            snapshot=newest,
+            asked=asked,
             where=where,
             full=full,
             fanout=fanout,
-            run=self._run_with(engine, progress),
         )
+        metrics = optimize_table(request, run=self._run_with(engine, progress))
         return self._committed(metrics)
 
     def write(
@@ -536,7 +536,7 @@ class Table:
         """
         from zorder.api.cluster import write_table
         from zorder.api.sources import WriteSource
-        from zorder.plan.jobs import ClusterOptions
+        from zorder.plan.jobs import ClusterOptions, WriteRequest
         from zorder.table.delta.transactions import AppTransaction
 
         transaction = AppTransaction.of(txn_app_id, txn_version)  # checked before any read
@@ -562,16 +562,15 @@ class Table:
                 f"format={format!r} reads an input path; a DataFrame carries its own rows"
             )
         newest = self._newest_for_commit()
-        metrics = write_table(
-            source,
-            self.storage,
-            newest,
-            asked,
+        request = WriteRequest(
+            storage=self.storage,
+            snapshot=newest,
+            asked=asked,
             mode=mode,
             partition_by=partition_by,
             transaction=transaction,
-            run=self._run_with(engine, progress),
         )
+        metrics = write_table(source, request, run=self._run_with(engine, progress))
         return self._committed(metrics)
 
     def advise(

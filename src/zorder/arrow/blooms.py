@@ -49,7 +49,7 @@ import pyarrow as pa
 
 from zorder.errors import ColumnNotFoundError
 from zorder.stats.bloom import BloomFilter, StoredColumn, parse_filter, probed_type, value_hash
-from zorder.table.delta.snapshot import DataFile, TableSnapshot, has_scheme
+from zorder.table import DataFile, TableSnapshot, has_scheme
 from zorder.table.storage import Storage
 
 __all__ = ["CACHE_BYTES", "BloomProbe", "ProbeCost", "clear_cache", "probe_blooms"]

@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 from deltalake import Schema as DeltaSchema
 
 from zorder.arrow.files import LegacyCalendarError, read_file, read_in_order
-from zorder.arrow.layout import curve_files, sorted_files
+from zorder.arrow.layout import FileRows, curve_files, sorted_files
 from zorder.arrow.sample import drawn_rows, ranked_sample, sample_plan
 from zorder.arrow.writes import ParquetOptions, ancient_values, hive_directory, write_files
 from zorder.curves.clustering import DEFAULT_SAMPLE_SEED
@@ -48,10 +48,9 @@ from zorder.plan.engines import InProcessWork
 from zorder.plan.jobs import ClusterJob, file_count
 from zorder.plan.progress import files_planned, phase
 from zorder.plan.runs import InProcessInput, RunOutput, RunPlan, partition_texts
-from zorder.table import DataFile, TableSnapshot
+from zorder.table import DataFile, TableSnapshot, by_partition
 from zorder.table.clustering import Run
 from zorder.table.delta.schema import delta_schema
-from zorder.table.delta.snapshot import by_partition
 
 __all__ = [
     "ArrowRun",
@@ -252,17 +251,7 @@ def _rewrite_files(
         rows = _concatenated(snapshot, parts)
         laid_out = curve_files(rows, plan, fitted)
     del parts
-    stored = stored_rows(snapshot, rows)
-    options = parquet_options(job, stored.schema, -(-rows.num_rows // files))
-    written = files_planned(len(laid_out.numbers))
-    write_files(
-        stored,
-        laid_out,
-        storage=job.storage,
-        directory=run.directory,
-        options=options,
-        written=written,
-    )
+    _write_run(job, stored_rows(snapshot, rows), laid_out, run, files)
     return files
 
 
@@ -456,16 +445,29 @@ def _write_rows(
         laid_out = sorted_files(rows, plan, count=files)
     else:
         laid_out = curve_files(rows, plan, fitted)
-    stored = _stored(job, rows)
-    options = parquet_options(job, stored_schema, -(-rows.num_rows // files))
-    written = files_planned(len(laid_out.numbers))
+    _write_run(job, _stored(job, rows), laid_out, run, files, schema=stored_schema)
+
+
+def _write_run(
+    job: ClusterJob,
+    stored: pa.Table,
+    laid_out: FileRows,
+    run: Run,
+    files: int,
+    *,
+    schema: pa.Schema | None = None,
+) -> None:
+    """An unpartitioned run's rows (``stored``: the table's names and types) written into
+    ``run``'s directory as ``laid_out`` places them in ``files`` files; their Parquet
+    options sized from ``schema`` (default: the rows')."""
+    options = parquet_options(job, schema or stored.schema, -(-stored.num_rows // files))
     write_files(
         stored,
         laid_out,
         storage=job.storage,
         directory=run.directory,
         options=options,
-        written=written,
+        written=files_planned(len(laid_out.numbers)),
     )
 
 

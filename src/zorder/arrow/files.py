@@ -26,7 +26,7 @@ from zorder.errors import BrokenTableError, FilterEvaluationError
 from zorder.skipping.rows import quoted_name
 from zorder.skipping.translate import Translation
 from zorder.skipping.zones import session_zone
-from zorder.table.delta.snapshot import DataFile, TableSnapshot, by_partition, has_scheme
+from zorder.table import DataFile, TableSnapshot, by_partition, has_scheme
 from zorder.table.storage import Storage
 
 _log = logging.getLogger(__name__)

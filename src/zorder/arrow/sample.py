@@ -30,7 +30,7 @@ from zorder.arrow.files import read_file, read_in_order
 from zorder.curves.clustering import DEFAULT_SAMPLE_SEED
 from zorder.curves.ranks import ranked_prefix
 from zorder.errors import ZorderError
-from zorder.table.delta.snapshot import DataFile, TableSnapshot
+from zorder.table import DataFile, TableSnapshot
 
 __all__ = [
     "IN_PROCESS_SAMPLE_BYTES",

@@ -59,8 +59,10 @@ from zorder.table.tiering import check_fanout
 __all__ = [
     "ClusterJob",
     "ClusterOptions",
+    "OptimizeRequest",
     "Remember",
     "SchemaEvolution",
+    "WriteRequest",
     "check_schema_mode",
     "check_size",
     "file_count",
@@ -206,20 +208,41 @@ class ClusterOptions:
         check_schema_mode(self.schema_mode)
 
 
-def write_job(
-    schema: str,
-    storage: Storage,
-    snapshot: TableSnapshot | None,
-    asked: ClusterOptions,
-    *,
-    mode: WriteMode,
-    partition_by: Sequence[str] | None,
-    transaction: AppTransaction | None,
-) -> ClusterJob:
-    """``zorder.write``'s request, checked against the rows' ``schema`` (in Spark's JSON form,
-    which Delta's log holds: whichever engine reads the rows, no engine's types) and the
-    table's ``snapshot`` (None: no table is there yet); ``transaction`` is the writer's own,
-    committed with the rows; ``asked.schema_mode="merge"`` lets the rows bring new columns."""
+@dataclass(frozen=True, kw_only=True)
+class WriteRequest:
+    """A write as asked, before its rows are read: the table at ``storage`` as of
+    ``snapshot`` (its newest version; None: no table is there yet), the options, the
+    mode, the partition columns asked for (None: the table's, else none) and the
+    writer's application transaction, committed with the rows."""
+
+    storage: Storage
+    snapshot: TableSnapshot | None
+    asked: ClusterOptions
+    mode: WriteMode
+    partition_by: Sequence[str] | None = None
+    transaction: AppTransaction | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class OptimizeRequest:
+    """An optimize as asked: the table at ``storage`` as of ``snapshot`` (its newest
+    version), the options, the partitions ``where`` chooses (None: all), whether every
+    file is reclustered (``full``) or only those no run vouches for and full tiers, and
+    the runs a tier merges at once (``fanout``)."""
+
+    storage: Storage
+    snapshot: TableSnapshot
+    asked: ClusterOptions
+    where: str | None
+    full: bool
+    fanout: int
+
+
+def write_job(schema: str, request: WriteRequest) -> ClusterJob:
+    """``zorder.write``'s ``request``, checked against the rows' ``schema`` (in Spark's JSON
+    form, which Delta's log holds: whichever engine reads the rows, no engine's types) and
+    the table's snapshot; ``asked.schema_mode="merge"`` lets the rows bring new columns."""
+    storage, snapshot, asked, mode = request.storage, request.snapshot, request.asked, request.mode
     commit_mode = write_commit_mode(mode, storage, snapshot)
     columns = Columns.from_json(schema)
     plan = plan_clustering(columns, _resolved_spec(asked, snapshot, storage))
@@ -228,7 +251,7 @@ def write_job(
         evolution = _evolution(
             snapshot.schema.json, schema, asked.schema_mode, f"{mode} to {storage.uri}"
         )
-    partition_columns = _write_partitions(columns, plan, partition_by, snapshot, mode)
+    partition_columns = _write_partitions(columns, plan, request.partition_by, snapshot, mode)
     records_spec = commit_mode != "append" or snapshot is None or snapshot.recorded_spec is None
     if not records_spec and asked.bloom_filters is not None:
         _check_append_blooms(plan.spec, snapshot)
@@ -241,7 +264,7 @@ def write_job(
         operation=("write", commit_mode),
         partition_by=partition_columns,
         records=plan.spec if records_spec else None,
-        transaction=transaction,
+        transaction=request.transaction,
     )
     return dataclasses.replace(job, evolution=evolution)
 
@@ -322,16 +345,15 @@ def _write_partitions(
     return resolve_partition_columns(schema, table_partitions, plan) if table_partitions else ()
 
 
-def optimize_job(
-    storage: Storage,
-    snapshot: TableSnapshot,
-    asked: ClusterOptions,
-    *,
-    where: str | None,
-    fanout: int,
-) -> ClusterJob:
-    """``zorder.optimize``'s request, checked against the table's ``snapshot``."""
-    check_fanout(fanout)
+def optimize_job(request: OptimizeRequest) -> ClusterJob:
+    """``zorder.optimize``'s ``request``, checked against the table's snapshot."""
+    storage, snapshot, asked, where = (
+        request.storage,
+        request.snapshot,
+        request.asked,
+        request.where,
+    )
+    check_fanout(request.fanout)
     snapshot.check_writable("optimize")
     spec = _resolved_spec(asked, snapshot, storage)
     # Only the schema is needed to check the request: no file is listed yet.

@@ -46,10 +46,9 @@ from zorder.spark.writes import (
     rows_per_row_group,
     write_run,
 )
-from zorder.table import DataFile, remove_writer_markers
+from zorder.table import DataFile, by_partition, remove_writer_markers
 from zorder.table.clustering import Run
 from zorder.table.delta.schema import delta_schema
-from zorder.table.delta.snapshot import by_partition
 
 __all__ = ["InProcessSampler", "SparkRun", "filled"]
 

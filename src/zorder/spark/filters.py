@@ -17,7 +17,7 @@ from typing import Any
 from pyspark.sql import Column, SparkSession
 
 from zorder.spark.scan import schema_frame
-from zorder.table.delta.snapshot import TableSnapshot
+from zorder.table import TableSnapshot
 
 __all__ = ["ColumnFilter", "column_filter"]
 

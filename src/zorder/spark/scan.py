@@ -45,13 +45,10 @@ from zorder.spark.compat import (
     spark_version,
 )
 from zorder.spark.storage import spark_paths, unescaped
+from zorder.table import DataFile, TableSnapshot, by_partition
 from zorder.table.delta.features import (
     ALLOWED_TYPE_CHANGES,
-    Protocol,
-    type_changes,
-    unsupported_type_changes,
 )
-from zorder.table.delta.snapshot import DataFile, TableSnapshot, by_partition
 
 __all__ = [
     "read_files",
@@ -199,8 +196,7 @@ def _refuse_unknown_type_changes(snapshot: TableSnapshot, spark: SparkSession) -
     relies on it alone) from Spark 4.0 on; any other change would fail inside
     the job, or be read as no Delta reader reads it.
     """
-    protocol = Protocol.of(snapshot.table.protocol())
-    widened = type_changes(protocol, snapshot.schema.json)
+    widened, changes = snapshot.type_changes()
     if widened and spark_version(spark) < TYPE_WIDENING_SPARK:
         raise SparkVersionError(
             f"table {snapshot.uri} (version {snapshot.version}) has widened columns "
@@ -208,7 +204,6 @@ def _refuse_unknown_type_changes(snapshot: TableSnapshot, spark: SparkSession) -
             f"cannot read: reading it with Spark needs Spark 4.0 or newer "
             f"(zorder.to_arrow reads it without Spark). Nothing was read"
         )
-    changes = unsupported_type_changes(protocol, snapshot.schema.json)
     if changes:
         raise UnsupportedTableError(
             f"table {snapshot.uri} (version {snapshot.version}) records type changes Delta's "

@@ -54,7 +54,14 @@ from zorder.table.delta.actions import (
     with_partition_statistics,
     with_partition_values,
 )
-from zorder.table.delta.features import Protocol, WriteOperation, unreadable, unwritable
+from zorder.table.delta.features import (
+    Protocol,
+    WriteOperation,
+    type_changes,
+    unreadable,
+    unsupported_type_changes,
+    unwritable,
+)
 from zorder.table.delta.mapping import ColumnMapping
 from zorder.table.delta.schema import TableSchema
 from zorder.table.delta.timestamps import instant, is_zoned, wall_clocks_in_zone
@@ -321,6 +328,20 @@ class TableSnapshot:
                 f"zorder cannot {operation} table {self.uri} (version {self.version}): "
                 f"{'; '.join(reasons)}. Nothing was written"
             )
+
+    def type_changes(self) -> tuple[list[str], list[str]]:
+        """The type changes the table's columns went through (``column: from -> to``), and
+        the reasons of those Delta's type widening does not allow; empty where it records
+        none."""
+        protocol = Protocol.of(self.table.protocol())
+        return (
+            type_changes(protocol, self.schema.json),
+            unsupported_type_changes(protocol, self.schema.json),
+        )
+
+    def transaction_version(self, app_id: str) -> int | None:
+        """The version the table records for the writer ``app_id`` (its ``txn``), if any."""
+        return self.table.transaction_version(app_id)
 
     @functools.cached_property
     def deleted_positions(self) -> Mapping[str, npt.NDArray[np.int64]]:

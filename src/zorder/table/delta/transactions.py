@@ -19,8 +19,7 @@ done (:class:`AlreadyRecordedError`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-from deltalake import DeltaTable
+from typing import Protocol
 
 from zorder.errors import InvalidArgumentError, InvalidArgumentTypeError
 from zorder.table.clustering import is_run_transaction
@@ -28,6 +27,12 @@ from zorder.table.clustering import is_run_transaction
 __all__ = ["AlreadyRecordedError", "AppTransaction"]
 
 _MAX_VERSION = 2**63 - 1  # the log's version is a long
+
+
+class RecordsTransactions(Protocol):
+    """A loaded table that says which version it records for a writer's app id."""
+
+    def transaction_version(self, app_id: str) -> int | None: ...
 
 
 @dataclass(frozen=True)
@@ -69,11 +74,12 @@ class AppTransaction:
             )
         return cls(app_id, version)
 
-    def recorded(self, table: DeltaTable) -> int | None:
-        """The version the loaded ``table`` records for this app id, None if none."""
+    def recorded(self, table: RecordsTransactions) -> int | None:
+        """The version the loaded ``table`` (a snapshot, or deltalake's table) records for
+        this app id, None if none."""
         return table.transaction_version(self.app_id)
 
-    def done_in(self, table: DeltaTable) -> bool:
+    def done_in(self, table: RecordsTransactions) -> bool:
         """Whether the loaded ``table`` records this version for the app id, or a newer one:
         then this commit was made before and must add nothing."""
         recorded = self.recorded(table)
