@@ -115,11 +115,19 @@ compat: java
 	$(COMPAT_VENV)/bin/python -c "import pyspark, sys; sys.exit(pyspark.__version__ != '$(PYSPARK)' and 'pyspark ' + pyspark.__version__ + ' installed, not $(PYSPARK)')"
 	$(COMPAT_VENV)/bin/pytest -m compat -p no:cacheprovider $(COMPAT_TESTS)
 
+# The newest line first: its venv then holds compat-duckdb's in-process tests (no JVM), which
+# run beside the oldest line's Spark tests, as make unit runs the pure tests beside the Spark
+# ones; compat-duckdb's report follows, and either failing fails the target.
 compat-matrix:
-	$(MAKE) compat PYSPARK=$(PYSPARK_OLDEST)
-	$(MAKE) compat PYSPARK=$(PYSPARK_DELTA_NEWEST) COMPAT_TESTS="$(DELTA_TESTS)"
 	$(MAKE) compat PYSPARK=$(PYSPARK_NEWEST)
-	$(MAKE) compat-duckdb
+	@rm -f .compat-duckdb.log
+	$(MAKE) compat-duckdb > .compat-duckdb.log 2>&1 & duck=$$!; \
+	$(MAKE) compat PYSPARK=$(PYSPARK_OLDEST); oldest=$$?; \
+	wait $$duck; duck=$$?; \
+	echo "=== make compat-duckdb (run beside pyspark $(PYSPARK_OLDEST)) ==="; \
+	cat .compat-duckdb.log; rm -f .compat-duckdb.log; \
+	test $$oldest -eq 0 && test $$duck -eq 0
+	$(MAKE) compat PYSPARK=$(PYSPARK_DELTA_NEWEST) COMPAT_TESTS="$(DELTA_TESTS)"
 
 # The in-process reads (to_arrow, DuckDB's prefilter) with the oldest and the newest DuckDB, in
 # the newest pyspark's compat venv; its DuckDB goes back to dev's pin on the next make compat.
