@@ -28,8 +28,11 @@ def test_delta_spark_writers_racing_zorder_lose_and_double_no_row(
     kinds = {o.kind for o in tally.outcomes}
     assert kinds >= {f"delta:{op}" for op in races.DELTA_OPS}
     assert kinds >= {f"zorder:{op}" for op in races.ZORDER_OPS}
-    # Every order was asked for, and in each the two transactions overlapped at least once.
-    for order in races.ORDERS:
+    # Every order was asked for. The two that force an overlap showed one at least once; a
+    # free race overlaps by chance (about a quarter of make races' free races, RELIABILITY.md),
+    # so on a slow machine none of the short run's few may.
+    assert {p.order for p in tally.pairings} >= set(races.ORDERS)
+    for order in ("delta-first", "zorder-first"):
         assert any(p.overlapped for p in tally.pairings if p.order == order), order
     # Every operation that answered was either recorded or failed on a clean conflict.
     answered = [o for o in tally.outcomes if o.ok is not None and not o.nothing]

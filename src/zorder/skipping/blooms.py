@@ -91,6 +91,8 @@ class _Lookups(PredicateVisitor[_Asked]):
         self.columns = columns
 
     def _leaf(self, node: Comparison | InList, values: tuple[Any, ...]) -> _Asked:
+        if _asks(node) and not values:  # IN () (or IN (NULL)): never TRUE, whatever the type
+            return {}
         if not _asks(node) or not probed_type(self.columns.get(node.column, "")):
             return None
         return {node.column: set(values)}
